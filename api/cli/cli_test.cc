@@ -1,0 +1,172 @@
+// Runs the real `reckon` binary (RECKON_CLI_PATH) with stdin from a file and checks the exact
+// bytes it writes to stdout and stderr, and its exit code.
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include <boost/json.hpp>
+
+#include "base/fingerprint.h"
+#include "base/jcs.h"
+
+namespace reckon {
+namespace {
+
+struct Outcome {
+  int exit_code = -1;  // 128 + signal number if the process was killed
+  std::string out;
+  std::string err;
+};
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (std::filesystem::temp_directory_path() / "reckon_cli_test.XXXXXX");
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr) << "mkdtemp: " << errno;
+    dir_ = pattern;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  static std::string ReadFile(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+  // Runs `reckon args...` with `input` on stdin; stdout and stderr go to files, so no pipe can
+  // fill up and deadlock.
+  Outcome Reckon(const std::vector<std::string>& args, std::string_view input = "") {
+    const std::filesystem::path in_path = dir_ / "stdin";
+    const std::filesystem::path out_path = dir_ / "stdout";
+    const std::filesystem::path err_path = dir_ / "stderr";
+    std::ofstream(in_path, std::ios::binary) << input;
+    std::vector<std::string> argv_storage = {RECKON_CLI_PATH};
+    argv_storage.insert(argv_storage.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (std::string& arg : argv_storage) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+
+    const pid_t pid = fork();
+    if (pid == 0) {
+      const int in = open(in_path.c_str(), O_RDONLY);
+      const int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) {
+        _exit(126);
+      }
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    Outcome run;
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid) return run;
+    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    run.out = ReadFile(out_path);
+    run.err = ReadFile(err_path);
+    return run;
+  }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(CliTest, JcsWritesExactlyTheCanonicalBytes) {
+  const Outcome run = Reckon({"jcs"}, "{ \"b\": [1.0, 1e21, \"\\u00e9\"],\n  \"a\": null }\n");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, "{\"a\":null,\"b\":[1,1e+21,\"\xC3\xA9\"]}");
+  EXPECT_EQ(run.err, "");
+}
+
+TEST_F(CliTest, JcsHandlesLargeInput) {
+  std::string input = "[";
+  for (int i = 0; i < 200000; ++i) input += (i > 0 ? ", " : "") + std::to_string(i) + ".0";
+  input += "]";
+  const Outcome run = Reckon({"jcs"}, input);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, CanonicalizeJson(input).value());
+}
+
+TEST_F(CliTest, JcsRejectsMalformedJsonWithExitCode2AndTheByteOffset) {
+  const Outcome run = Reckon({"jcs"}, R"({"a":1,"a":2})");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.out, "");
+  EXPECT_EQ(run.err, "reckon jcs: duplicate member name \"a\" at byte 7\n");
+
+  for (const std::string_view bad : {"{\"a\":}", "[1,", "", "[NaN]", "[\"\\ud800\"]", "1e400"}) {
+    const Outcome r = Reckon({"jcs"}, bad);
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_EQ(r.out, "") << bad;
+    EXPECT_TRUE(r.err.starts_with("reckon jcs: ")) << r.err;
+    EXPECT_NE(r.err.find("byte"), std::string::npos) << r.err;
+  }
+}
+
+TEST_F(CliTest, FingerprintPrintsTheIntentHash) {
+  const Outcome run = Reckon({"fingerprint"}, R"({"b":1.0,"a":"x"})");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, ToHex(Sha256(R"({"a":"x","b":1})")) + "\n");
+  EXPECT_EQ(run.err, "");
+}
+
+TEST_F(CliTest, FingerprintLeavesSecretsOut) {
+  const std::vector<std::string> args = {"fingerprint", "--secret", "card.number", "--secret",
+                                         "token"};
+  const Outcome a =
+      Reckon(args, R"({"amount":5,"token":"t1","card":{"number":"4111","exp":"12/30"}})");
+  const Outcome b =
+      Reckon(args, R"({"card":{"exp":"12/30","number":"5500"},"token":"t2","amount":5})");
+  const Outcome c =
+      Reckon(args, R"({"amount":6,"token":"t1","card":{"number":"4111","exp":"12/30"}})");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(a.out, ToHex(Sha256(R"({"amount":5,"card":{"exp":"12/30"}})")) + "\n");
+  EXPECT_EQ(b.out, a.out);
+  EXPECT_NE(c.out, a.out);
+  const Outcome without_secrets = Reckon({"fingerprint"}, R"({"amount":5,"token":"t1"})");
+  EXPECT_NE(without_secrets.out, Reckon({"fingerprint"}, R"({"amount":5,"token":"t2"})").out);
+}
+
+TEST_F(CliTest, FingerprintRejectsBadInputWithExitCode2) {
+  const Outcome run = Reckon({"fingerprint"}, "{\"a\":1,}");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.out, "");
+  EXPECT_EQ(run.err,
+            "reckon fingerprint: unexpected character '}' at byte 7, expected a member name\n");
+  const Outcome too_big = Reckon({"fingerprint"}, R"({"n":9007199254740993})");
+  EXPECT_EQ(too_big.exit_code, 2);
+  EXPECT_NE(too_big.err.find("/n"), std::string::npos) << too_big.err;
+}
+
+TEST_F(CliTest, HelpListsTheSubcommands) {
+  const Outcome run = Reckon({"--help"});
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_NE(run.out.find("jcs"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("fingerprint"), std::string::npos) << run.out;
+}
+
+TEST_F(CliTest, UnknownSubcommandIsNamed) {
+  const Outcome run = Reckon({"frobnicate"});
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_NE(run.err.find("frobnicate"), std::string::npos) << run.err;
+}
+
+TEST_F(CliTest, UsageErrorsExitNonZeroWithCli11sMessage) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {}, {"frobnicate"}, {"jcs", "--bogus"}, {"fingerprint", "--secret"}}) {
+    const Outcome run = Reckon(args, "{}");
+    EXPECT_NE(run.exit_code, 0) << testing::PrintToString(args);
+    EXPECT_NE(run.exit_code, 2) << "2 is reserved for bad input";
+    EXPECT_FALSE(run.err.empty()) << testing::PrintToString(args);
+    EXPECT_EQ(run.out, "") << testing::PrintToString(args);
+  }
+}
+
+}  // namespace
+}  // namespace reckon

@@ -1,0 +1,42 @@
+#include "api/cli/fingerprint_command.h"
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "base/fingerprint.h"
+#include "base/jcs.h"
+
+namespace reckon::cli {
+namespace {
+
+Result<void> RunFingerprint(CommandEnv& env, const std::vector<std::string>& secrets) {
+  RECKON_TRY(const std::string input, ReadAll(env.in));
+  RECKON_TRY(const boost::json::value value, ParseStrictJson(input));
+  RECKON_TRY(const std::string hash, IntentHash(value, secrets));
+  if (!(env.out << hash << "\n").flush()) {
+    return Err(Errc::kUnavailable, "cannot write to standard output");
+  }
+  return Ok();
+}
+
+}  // namespace
+
+void AddFingerprintCommand(CLI::App& app, CommandEnv& env) {
+  CLI::App* command = app.add_subcommand(
+      "fingerprint", "Print the intent hash (SHA-256 of the canonical JSON) of the JSON on stdin");
+  // The option owns its values; the callback reads them after parsing. Both live in `command`.
+  CLI::Option* secrets =
+      command
+          ->add_option("--secret",
+                       "Dotted path of a secret field to leave out of the hash (repeatable)")
+          ->type_name("FIELD")
+          ->take_all();
+  command->callback([&env, secrets] {
+    if (Result<void> result = RunFingerprint(env, secrets->results()); !result) {
+      ReportError(env, "fingerprint", result.error());
+    }
+  });
+}
+
+}  // namespace reckon::cli

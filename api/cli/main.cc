@@ -1,0 +1,33 @@
+// The `reckon` command-line tool: one CLI11 app, one subcommand per file pair.
+#include <CLI/CLI.hpp>
+
+#include <exception>
+#include <iostream>
+
+#include "api/cli/command.h"
+#include "api/cli/fingerprint_command.h"
+#include "api/cli/jcs_command.h"
+
+int main(int argc, char** argv) {
+  reckon::cli::CommandEnv env{std::cin, std::cout, std::cerr};
+  CLI::App app("Reckon: a durable workflow engine.", "reckon");
+  // At most one; "none" is reported after parsing so that an unknown subcommand gets CLI11's
+  // "not expected: frobnicate" rather than "A subcommand is required".
+  app.require_subcommand(0, 1);
+  reckon::cli::AddJcsCommand(app, env);
+  reckon::cli::AddFingerprintCommand(app, env);
+  try {
+    app.parse(argc, argv);  // runs the chosen subcommand's callback
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e, env.out, env.err);
+  } catch (const std::exception& e) {
+    // The process boundary: an exception here is a bug, not bad input.
+    env.err << "reckon: internal error: " << e.what() << "\n";
+    return reckon::cli::kExitFailure;
+  }
+  if (app.get_subcommands().empty()) {
+    env.err << "reckon: a subcommand is required\n\n" << app.help();
+    return static_cast<int>(CLI::ExitCodes::RequiredError);
+  }
+  return env.exit_code;
+}

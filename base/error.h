@@ -1,0 +1,86 @@
+// Reckon's one error type, carried by Result<T> (Boost.Outcome).
+//
+// Codes are grouped by what the caller should do next, not by subsystem (see Abseil's
+// status.h for the idea): a caller that only looks at action() still does the right thing.
+//
+//   action          codes                               what the caller does
+//   kRetry          kUnavailable, kResourceExhausted,   try the same call again later, with
+//                   kDeadlineExceeded                   backoff; nothing was changed
+//   kDoNotRetry     kInvalidArgument, kNotFound,        the request is wrong; fix the request,
+//                   kAlreadyExists, kPermissionDenied,  retrying it unchanged fails the same way
+//                   kUnimplemented
+//   kFixStateFirst  kConflict, kFailedPrecondition,     the world moved under the caller: reread
+//                   kNondeterminism                     state (or fix code) and decide again
+//   kBug            kInternal, kCorruption              a broken invariant; report it, stop
+//
+// Expected failures travel as values; exceptions are for bugs and are caught once at a
+// process boundary. Error is a small value type; copying it copies the message.
+#pragma once
+
+#include <boost/outcome/result.hpp>
+#include <boost/outcome/try.hpp>
+
+#include <string>
+#include <string_view>
+
+namespace reckon {
+
+enum class Errc {
+  kUnavailable,
+  kResourceExhausted,
+  kDeadlineExceeded,
+  kInvalidArgument,
+  kNotFound,
+  kAlreadyExists,
+  kPermissionDenied,
+  kUnimplemented,
+  kConflict,
+  kFailedPrecondition,
+  kNondeterminism,
+  kInternal,
+  kCorruption,
+};
+
+enum class ErrorAction { kRetry, kDoNotRetry, kFixStateFirst, kBug };
+
+// Stable lower_snake name of a code ("invalid_argument"), used in logs, traces and the wire.
+std::string_view ErrcName(Errc code);
+std::string_view ErrorActionName(ErrorAction action);
+ErrorAction ActionOf(Errc code);
+
+class Error {
+ public:
+  Error(Errc code, std::string message) : code_(code), message_(std::move(message)) {}
+
+  Errc code() const { return code_; }
+  ErrorAction action() const { return ActionOf(code_); }
+  const std::string& message() const { return message_; }
+
+  // "invalid_argument: step 'refund': field 'amount_cents' must be an integer".
+  std::string ToString() const;
+
+  // Returns a copy whose message is "<context>: <message>", same code.
+  Error WithContext(std::string_view context) const;
+
+  friend bool operator==(const Error&, const Error&) = default;
+
+ private:
+  Errc code_;
+  std::string message_;
+};
+
+template <class T>
+using Result = boost::outcome_v2::result<T, Error, boost::outcome_v2::policy::terminate>;
+
+// Result<void> that carries success.
+inline Result<void> Ok() { return boost::outcome_v2::success(); }
+
+// Shorthands: `return Err(Errc::kNotFound, "no workflow 'x'");`
+inline Error Err(Errc code, std::string message) { return Error(code, std::move(message)); }
+
+}  // namespace reckon
+
+// RECKON_TRY(auto x, Expr()) / RECKON_TRY(Expr()): propagate the error of a Result.
+#define RECKON_TRY BOOST_OUTCOME_TRY
+// The same inside a coroutine (co_return instead of return).
+#define RECKON_CO_TRY BOOST_OUTCOME_CO_TRY
