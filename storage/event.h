@@ -1,0 +1,142 @@
+// The journal's events: one C++ struct per event type, gathered in the EventBody variant.
+//
+// An Event is one entry of a run's append-only history. Its body is encoded with Cap'n Proto
+// (storage/events.capnp; format and compatibility rules in docs/JOURNAL_FORMAT.md). The
+// variant's alternative index is the union ordinal of events.capnp, so the order here never
+// changes: new types are appended at the end.
+//
+// JSON-valued fields hold canonical JSON text with the contract's secret fields removed; times
+// are microseconds since the Unix epoch. Plain value types; copy freely.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace reckon::storage {
+
+struct WorkflowStarted {
+  std::string workflow_type;
+  std::string input_json;
+  std::string definition_hash;
+};
+struct WorkflowCompleted { std::string result_json; };
+struct WorkflowFailed { std::string code; std::string message; };
+struct WorkflowCancelRequested { std::string reason; };
+struct WorkflowCancelled {};
+struct WorkflowTaskScheduled {};
+struct WorkflowTaskStarted { std::string worker; };
+struct WorkflowTaskCompleted {};
+struct OperationPrepared {
+  std::string step_id;
+  std::string operation_id;
+  std::string tool;
+  std::string contract_hash;
+  std::string fingerprint;
+  std::string side_effect;
+  std::string input_json;
+};
+struct ApprovalRequested {
+  std::string operation_id;
+  std::string approval_id;
+  std::string intent_hash;
+  std::int64_t deadline_us = 0;
+};
+struct ApprovalGranted {
+  std::string operation_id;
+  std::string approval_id;
+  std::string intent_hash;
+  std::string approved_by;
+  std::int64_t expires_at_us = 0;
+};
+struct ApprovalDenied {
+  std::string operation_id;
+  std::string approval_id;
+  std::string denied_by;
+  std::string reason;
+};
+struct AttemptStarted {
+  std::string operation_id;
+  std::uint32_t attempt = 0;
+  std::string worker;
+  std::int64_t deadline_us = 0;
+  std::string approval_id;
+};
+struct OperationCommitted {
+  std::string operation_id;
+  std::uint32_t attempt = 0;
+  std::string result_json;
+  std::string provider_ref;
+  std::string source;
+};
+struct OperationRejected {
+  std::string operation_id;
+  std::uint32_t attempt = 0;
+  std::string code;
+  std::string message;
+};
+struct AttemptFailedRetryable {
+  std::string operation_id;
+  std::uint32_t attempt = 0;
+  std::string code;
+  std::string message;
+  std::int64_t retry_at_us = 0;
+};
+struct OutcomeUnknown {
+  std::string operation_id;
+  std::uint32_t attempt = 0;
+  std::string reason;
+  std::int64_t reconcile_at_us = 0;
+};
+struct ReconciliationStarted {
+  std::string operation_id;
+  std::uint32_t round = 0;
+};
+struct ReconciliationResult {
+  std::string operation_id;
+  std::uint32_t round = 0;
+  std::string result;
+  std::string provider_ref;
+  std::int64_t next_at_us = 0;
+};
+struct NeedsHuman { std::string operation_id; std::string reason; };
+struct HumanResolved {
+  std::string operation_id;
+  bool committed = false;
+  std::string provider_ref;
+  std::string resolved_by;
+  std::string note;
+};
+struct TimerStarted { std::string timer_id; std::int64_t fire_at_us = 0; };
+struct TimerFired { std::string timer_id; };
+struct SignalReceived { std::string name; std::string payload_json; };
+struct MarkerRecorded { std::string step_id; std::string kind; std::string value_json; };
+struct RetryScheduled {
+  std::string operation_id;
+  std::uint32_t next_attempt = 0;
+  std::int64_t retry_at_us = 0;
+  std::string reason;
+};
+
+using EventBody = std::variant<
+    WorkflowStarted, WorkflowCompleted, WorkflowFailed, WorkflowCancelRequested,
+    WorkflowCancelled, WorkflowTaskScheduled, WorkflowTaskStarted, WorkflowTaskCompleted,
+    OperationPrepared, ApprovalRequested, ApprovalGranted, ApprovalDenied, AttemptStarted,
+    OperationCommitted, OperationRejected, AttemptFailedRetryable, OutcomeUnknown,
+    ReconciliationStarted, ReconciliationResult, NeedsHuman, HumanResolved, TimerStarted,
+    TimerFired, SignalReceived, MarkerRecorded, RetryScheduled>;
+
+struct Event {
+  std::int64_t seq = 0;             // 1-based position in the run's history
+  std::int64_t recorded_at_us = 0;  // when the engine appended it
+  EventBody body;
+};
+
+// The stable type number stored beside each event (union ordinal + 1).
+inline int EventTypeNumber(const EventBody& body) { return static_cast<int>(body.index()) + 1; }
+
+// "OperationCommitted": the event type's name as used in history listings and traces.
+std::string_view EventTypeName(const EventBody& body);
+
+}  // namespace reckon::storage

@@ -1,0 +1,330 @@
+#include "storage/event_codec.h"
+
+#include <capnp/message.h>
+#include <capnp/serialize.h>
+#include <kj/exception.h>
+
+#include <cstring>
+#include <type_traits>
+
+#include "storage/events.capnp.h"
+
+namespace reckon::storage {
+namespace {
+
+using wire::EventPayload;
+
+kj::StringPtr T(const std::string& s) { return kj::StringPtr(s.c_str(), s.size()); }
+std::string S(capnp::Text::Reader text) { return std::string(text.cStr(), text.size()); }
+
+// --- encoding: one overload per event type ------------------------------------------------
+
+void Encode(EventPayload::Builder p, const WorkflowStarted& e) {
+  auto b = p.initWorkflowStarted();
+  b.setWorkflowType(T(e.workflow_type));
+  b.setInputJson(T(e.input_json));
+  b.setDefinitionHash(T(e.definition_hash));
+}
+void Encode(EventPayload::Builder p, const WorkflowCompleted& e) {
+  p.initWorkflowCompleted().setResultJson(T(e.result_json));
+}
+void Encode(EventPayload::Builder p, const WorkflowFailed& e) {
+  auto b = p.initWorkflowFailed();
+  b.setCode(T(e.code));
+  b.setMessage(T(e.message));
+}
+void Encode(EventPayload::Builder p, const WorkflowCancelRequested& e) {
+  p.initWorkflowCancelRequested().setReason(T(e.reason));
+}
+void Encode(EventPayload::Builder p, const WorkflowCancelled&) { p.initWorkflowCancelled(); }
+void Encode(EventPayload::Builder p, const WorkflowTaskScheduled&) {
+  p.initWorkflowTaskScheduled();
+}
+void Encode(EventPayload::Builder p, const WorkflowTaskStarted& e) {
+  p.initWorkflowTaskStarted().setWorker(T(e.worker));
+}
+void Encode(EventPayload::Builder p, const WorkflowTaskCompleted&) {
+  p.initWorkflowTaskCompleted();
+}
+void Encode(EventPayload::Builder p, const OperationPrepared& e) {
+  auto b = p.initOperationPrepared();
+  b.setStepId(T(e.step_id));
+  b.setOperationId(T(e.operation_id));
+  b.setTool(T(e.tool));
+  b.setContractHash(T(e.contract_hash));
+  b.setFingerprint(T(e.fingerprint));
+  b.setSideEffect(T(e.side_effect));
+  b.setInputJson(T(e.input_json));
+}
+void Encode(EventPayload::Builder p, const ApprovalRequested& e) {
+  auto b = p.initApprovalRequested();
+  b.setOperationId(T(e.operation_id));
+  b.setApprovalId(T(e.approval_id));
+  b.setIntentHash(T(e.intent_hash));
+  b.setDeadlineUs(e.deadline_us);
+}
+void Encode(EventPayload::Builder p, const ApprovalGranted& e) {
+  auto b = p.initApprovalGranted();
+  b.setOperationId(T(e.operation_id));
+  b.setApprovalId(T(e.approval_id));
+  b.setIntentHash(T(e.intent_hash));
+  b.setApprovedBy(T(e.approved_by));
+  b.setExpiresAtUs(e.expires_at_us);
+}
+void Encode(EventPayload::Builder p, const ApprovalDenied& e) {
+  auto b = p.initApprovalDenied();
+  b.setOperationId(T(e.operation_id));
+  b.setApprovalId(T(e.approval_id));
+  b.setDeniedBy(T(e.denied_by));
+  b.setReason(T(e.reason));
+}
+void Encode(EventPayload::Builder p, const AttemptStarted& e) {
+  auto b = p.initAttemptStarted();
+  b.setOperationId(T(e.operation_id));
+  b.setAttempt(e.attempt);
+  b.setWorker(T(e.worker));
+  b.setDeadlineUs(e.deadline_us);
+  b.setApprovalId(T(e.approval_id));
+}
+void Encode(EventPayload::Builder p, const OperationCommitted& e) {
+  auto b = p.initOperationCommitted();
+  b.setOperationId(T(e.operation_id));
+  b.setAttempt(e.attempt);
+  b.setResultJson(T(e.result_json));
+  b.setProviderRef(T(e.provider_ref));
+  b.setSource(T(e.source));
+}
+void Encode(EventPayload::Builder p, const OperationRejected& e) {
+  auto b = p.initOperationRejected();
+  b.setOperationId(T(e.operation_id));
+  b.setAttempt(e.attempt);
+  b.setCode(T(e.code));
+  b.setMessage(T(e.message));
+}
+void Encode(EventPayload::Builder p, const AttemptFailedRetryable& e) {
+  auto b = p.initAttemptFailedRetryable();
+  b.setOperationId(T(e.operation_id));
+  b.setAttempt(e.attempt);
+  b.setCode(T(e.code));
+  b.setMessage(T(e.message));
+  b.setRetryAtUs(e.retry_at_us);
+}
+void Encode(EventPayload::Builder p, const OutcomeUnknown& e) {
+  auto b = p.initOutcomeUnknown();
+  b.setOperationId(T(e.operation_id));
+  b.setAttempt(e.attempt);
+  b.setReason(T(e.reason));
+  b.setReconcileAtUs(e.reconcile_at_us);
+}
+void Encode(EventPayload::Builder p, const ReconciliationStarted& e) {
+  auto b = p.initReconciliationStarted();
+  b.setOperationId(T(e.operation_id));
+  b.setRound(e.round);
+}
+void Encode(EventPayload::Builder p, const ReconciliationResult& e) {
+  auto b = p.initReconciliationResult();
+  b.setOperationId(T(e.operation_id));
+  b.setRound(e.round);
+  b.setResult(T(e.result));
+  b.setProviderRef(T(e.provider_ref));
+  b.setNextAtUs(e.next_at_us);
+}
+void Encode(EventPayload::Builder p, const NeedsHuman& e) {
+  auto b = p.initNeedsHuman();
+  b.setOperationId(T(e.operation_id));
+  b.setReason(T(e.reason));
+}
+void Encode(EventPayload::Builder p, const HumanResolved& e) {
+  auto b = p.initHumanResolved();
+  b.setOperationId(T(e.operation_id));
+  b.setCommitted(e.committed);
+  b.setProviderRef(T(e.provider_ref));
+  b.setResolvedBy(T(e.resolved_by));
+  b.setNote(T(e.note));
+}
+void Encode(EventPayload::Builder p, const TimerStarted& e) {
+  auto b = p.initTimerStarted();
+  b.setTimerId(T(e.timer_id));
+  b.setFireAtUs(e.fire_at_us);
+}
+void Encode(EventPayload::Builder p, const TimerFired& e) {
+  p.initTimerFired().setTimerId(T(e.timer_id));
+}
+void Encode(EventPayload::Builder p, const SignalReceived& e) {
+  auto b = p.initSignalReceived();
+  b.setName(T(e.name));
+  b.setPayloadJson(T(e.payload_json));
+}
+void Encode(EventPayload::Builder p, const MarkerRecorded& e) {
+  auto b = p.initMarkerRecorded();
+  b.setStepId(T(e.step_id));
+  b.setKind(T(e.kind));
+  b.setValueJson(T(e.value_json));
+}
+
+void Encode(EventPayload::Builder p, const RetryScheduled& e) {
+  auto b = p.initRetryScheduled();
+  b.setOperationId(T(e.operation_id));
+  b.setNextAttempt(e.next_attempt);
+  b.setRetryAtUs(e.retry_at_us);
+  b.setReason(T(e.reason));
+}
+
+// --- decoding -------------------------------------------------------------------------------
+
+Result<EventBody> DecodeUnion(EventPayload::Reader p) {
+  switch (p.which()) {
+    case EventPayload::WORKFLOW_STARTED: {
+      auto r = p.getWorkflowStarted();
+      return WorkflowStarted{S(r.getWorkflowType()), S(r.getInputJson()),
+                             S(r.getDefinitionHash())};
+    }
+    case EventPayload::WORKFLOW_COMPLETED:
+      return WorkflowCompleted{S(p.getWorkflowCompleted().getResultJson())};
+    case EventPayload::WORKFLOW_FAILED: {
+      auto r = p.getWorkflowFailed();
+      return WorkflowFailed{S(r.getCode()), S(r.getMessage())};
+    }
+    case EventPayload::WORKFLOW_CANCEL_REQUESTED:
+      return WorkflowCancelRequested{S(p.getWorkflowCancelRequested().getReason())};
+    case EventPayload::WORKFLOW_CANCELLED: return WorkflowCancelled{};
+    case EventPayload::WORKFLOW_TASK_SCHEDULED: return WorkflowTaskScheduled{};
+    case EventPayload::WORKFLOW_TASK_STARTED:
+      return WorkflowTaskStarted{S(p.getWorkflowTaskStarted().getWorker())};
+    case EventPayload::WORKFLOW_TASK_COMPLETED: return WorkflowTaskCompleted{};
+    case EventPayload::OPERATION_PREPARED: {
+      auto r = p.getOperationPrepared();
+      return OperationPrepared{S(r.getStepId()),       S(r.getOperationId()),
+                               S(r.getTool()),         S(r.getContractHash()),
+                               S(r.getFingerprint()),  S(r.getSideEffect()),
+                               S(r.getInputJson())};
+    }
+    case EventPayload::APPROVAL_REQUESTED: {
+      auto r = p.getApprovalRequested();
+      return ApprovalRequested{S(r.getOperationId()), S(r.getApprovalId()),
+                               S(r.getIntentHash()), r.getDeadlineUs()};
+    }
+    case EventPayload::APPROVAL_GRANTED: {
+      auto r = p.getApprovalGranted();
+      return ApprovalGranted{S(r.getOperationId()), S(r.getApprovalId()), S(r.getIntentHash()),
+                             S(r.getApprovedBy()), r.getExpiresAtUs()};
+    }
+    case EventPayload::APPROVAL_DENIED: {
+      auto r = p.getApprovalDenied();
+      return ApprovalDenied{S(r.getOperationId()), S(r.getApprovalId()), S(r.getDeniedBy()),
+                            S(r.getReason())};
+    }
+    case EventPayload::ATTEMPT_STARTED: {
+      auto r = p.getAttemptStarted();
+      return AttemptStarted{S(r.getOperationId()), r.getAttempt(), S(r.getWorker()),
+                            r.getDeadlineUs(), S(r.getApprovalId())};
+    }
+    case EventPayload::OPERATION_COMMITTED: {
+      auto r = p.getOperationCommitted();
+      return OperationCommitted{S(r.getOperationId()), r.getAttempt(), S(r.getResultJson()),
+                                S(r.getProviderRef()), S(r.getSource())};
+    }
+    case EventPayload::OPERATION_REJECTED: {
+      auto r = p.getOperationRejected();
+      return OperationRejected{S(r.getOperationId()), r.getAttempt(), S(r.getCode()),
+                               S(r.getMessage())};
+    }
+    case EventPayload::ATTEMPT_FAILED_RETRYABLE: {
+      auto r = p.getAttemptFailedRetryable();
+      return AttemptFailedRetryable{S(r.getOperationId()), r.getAttempt(), S(r.getCode()),
+                                    S(r.getMessage()), r.getRetryAtUs()};
+    }
+    case EventPayload::OUTCOME_UNKNOWN: {
+      auto r = p.getOutcomeUnknown();
+      return OutcomeUnknown{S(r.getOperationId()), r.getAttempt(), S(r.getReason()),
+                            r.getReconcileAtUs()};
+    }
+    case EventPayload::RECONCILIATION_STARTED: {
+      auto r = p.getReconciliationStarted();
+      return ReconciliationStarted{S(r.getOperationId()), r.getRound()};
+    }
+    case EventPayload::RECONCILIATION_RESULT: {
+      auto r = p.getReconciliationResult();
+      return ReconciliationResult{S(r.getOperationId()), r.getRound(), S(r.getResult()),
+                                  S(r.getProviderRef()), r.getNextAtUs()};
+    }
+    case EventPayload::NEEDS_HUMAN: {
+      auto r = p.getNeedsHuman();
+      return NeedsHuman{S(r.getOperationId()), S(r.getReason())};
+    }
+    case EventPayload::HUMAN_RESOLVED: {
+      auto r = p.getHumanResolved();
+      return HumanResolved{S(r.getOperationId()), r.getCommitted(), S(r.getProviderRef()),
+                           S(r.getResolvedBy()), S(r.getNote())};
+    }
+    case EventPayload::TIMER_STARTED: {
+      auto r = p.getTimerStarted();
+      return TimerStarted{S(r.getTimerId()), r.getFireAtUs()};
+    }
+    case EventPayload::TIMER_FIRED: return TimerFired{S(p.getTimerFired().getTimerId())};
+    case EventPayload::SIGNAL_RECEIVED: {
+      auto r = p.getSignalReceived();
+      return SignalReceived{S(r.getName()), S(r.getPayloadJson())};
+    }
+    case EventPayload::MARKER_RECORDED: {
+      auto r = p.getMarkerRecorded();
+      return MarkerRecorded{S(r.getStepId()), S(r.getKind()), S(r.getValueJson())};
+    }
+    case EventPayload::RETRY_SCHEDULED: {
+      auto r = p.getRetryScheduled();
+      return RetryScheduled{S(r.getOperationId()), r.getNextAttempt(), r.getRetryAtUs(),
+                            S(r.getReason())};
+    }
+  }
+  // A union ordinal this release does not know: written by a newer release.
+  return Err(Errc::kFailedPrecondition,
+             "unknown event type ordinal " + std::to_string(static_cast<int>(p.which())) +
+                 ": the journal was written by a newer release of reckon; upgrade to read it");
+}
+
+}  // namespace
+
+std::string EncodeEventBody(const EventBody& body) {
+  capnp::MallocMessageBuilder message(64);
+  auto payload = message.initRoot<EventPayload>();
+  std::visit([&](const auto& event) { Encode(payload, event); }, body);
+  kj::Array<capnp::word> words = capnp::messageToFlatArray(message);
+  auto bytes = words.asBytes();
+  return std::string(reinterpret_cast<const char*>(bytes.begin()), bytes.size());
+}
+
+Result<EventBody> EventDecoder::Decode(std::span<const std::byte> bytes) {
+  if (bytes.empty() || bytes.size() % sizeof(capnp::word) != 0) {
+    return Err(Errc::kCorruption, "event payload of " + std::to_string(bytes.size()) +
+                                      " bytes is not a whole number of 8-byte words");
+  }
+  scratch_.resize(bytes.size() / sizeof(capnp::word));
+  std::memcpy(scratch_.data(), bytes.data(), bytes.size());
+  try {
+    capnp::ReaderOptions options;
+    options.traversalLimitInWords = scratch_.size() * 4 + 64;
+    capnp::FlatArrayMessageReader reader(
+        kj::ArrayPtr<const capnp::word>(scratch_.data(), scratch_.size()), options);
+    return DecodeUnion(reader.getRoot<EventPayload>());
+  } catch (const kj::Exception& e) {
+    return Err(Errc::kCorruption,
+               std::string("event payload does not decode: ") + e.getDescription().cStr());
+  }
+}
+
+std::string_view EventTypeName(const EventBody& body) {
+  static constexpr std::string_view kNames[] = {
+      "WorkflowStarted",        "WorkflowCompleted",     "WorkflowFailed",
+      "WorkflowCancelRequested", "WorkflowCancelled",    "WorkflowTaskScheduled",
+      "WorkflowTaskStarted",    "WorkflowTaskCompleted", "OperationPrepared",
+      "ApprovalRequested",      "ApprovalGranted",       "ApprovalDenied",
+      "AttemptStarted",         "OperationCommitted",    "OperationRejected",
+      "AttemptFailedRetryable", "OutcomeUnknown",        "ReconciliationStarted",
+      "ReconciliationResult",   "NeedsHuman",            "HumanResolved",
+      "TimerStarted",           "TimerFired",            "SignalReceived",
+      "MarkerRecorded",         "RetryScheduled"};
+  static_assert(std::size(kNames) == std::variant_size_v<EventBody>);
+  return kNames[body.index()];
+}
+
+}  // namespace reckon::storage

@@ -1,0 +1,193 @@
+# Journal event payloads. The format is described in docs/JOURNAL_FORMAT.md.
+#
+# Compatibility rules (a journal written by an older release must still replay):
+#   - field and union ordinals are never reused or renumbered; a retired field stays, commented
+#     "retired", and new fields get the next ordinal;
+#   - a new event type is a new union member at the next ordinal;
+#   - the SQLite `type` column holds the union ordinal + 1, so it is stable too.
+# Every time is microseconds since the Unix epoch (UTC). JSON values are canonical JSON text
+# (RFC 8785) with the tool contract's secret fields removed.
+@0x8ab1e29bc7fdb7e5;
+
+using Cxx = import "/capnp/c++.capnp";
+$Cxx.namespace("reckon::storage::wire");
+
+struct EventPayload {
+  union {
+    workflowStarted @0 :WorkflowStarted;
+    workflowCompleted @1 :WorkflowCompleted;
+    workflowFailed @2 :WorkflowFailed;
+    workflowCancelRequested @3 :WorkflowCancelRequested;
+    workflowCancelled @4 :Empty;
+    workflowTaskScheduled @5 :Empty;
+    workflowTaskStarted @6 :WorkflowTaskStarted;
+    workflowTaskCompleted @7 :Empty;
+    operationPrepared @8 :OperationPrepared;
+    approvalRequested @9 :ApprovalRequested;
+    approvalGranted @10 :ApprovalGranted;
+    approvalDenied @11 :ApprovalDenied;
+    attemptStarted @12 :AttemptStarted;
+    operationCommitted @13 :OperationCommitted;
+    operationRejected @14 :OperationRejected;
+    attemptFailedRetryable @15 :AttemptFailedRetryable;
+    outcomeUnknown @16 :OutcomeUnknown;
+    reconciliationStarted @17 :ReconciliationStarted;
+    reconciliationResult @18 :ReconciliationResult;
+    needsHuman @19 :NeedsHuman;
+    humanResolved @20 :HumanResolved;
+    timerStarted @21 :TimerStarted;
+    timerFired @22 :TimerFired;
+    signalReceived @23 :SignalReceived;
+    markerRecorded @24 :MarkerRecorded;
+    retryScheduled @25 :RetryScheduled;
+  }
+}
+
+struct Empty {}
+
+struct WorkflowStarted {
+  workflowType @0 :Text;
+  inputJson @1 :Text;
+  # Hash of what defines the run besides the input (e.g. a compiled plan); empty if none.
+  definitionHash @2 :Text;
+}
+
+struct WorkflowCompleted {
+  resultJson @0 :Text;
+}
+
+struct WorkflowFailed {
+  code @0 :Text;
+  message @1 :Text;
+}
+
+struct WorkflowCancelRequested {
+  reason @0 :Text;
+}
+
+struct WorkflowTaskStarted {
+  worker @0 :Text;
+}
+
+struct OperationPrepared {
+  stepId @0 :Text;
+  operationId @1 :Text;
+  tool @2 :Text;
+  contractHash @3 :Text;
+  fingerprint @4 :Text;      # intent hash of the input, secret fields removed
+  sideEffect @5 :Text;       # read_only | idempotent_write | deduplicated_write | non_repeatable_write
+  inputJson @6 :Text;        # the input with secret fields removed
+}
+
+struct ApprovalRequested {
+  operationId @0 :Text;
+  approvalId @1 :Text;
+  intentHash @2 :Text;
+  deadlineUs @3 :Int64;      # 0: waits forever
+}
+
+struct ApprovalGranted {
+  operationId @0 :Text;
+  approvalId @1 :Text;
+  intentHash @2 :Text;
+  approvedBy @3 :Text;
+  expiresAtUs @4 :Int64;
+}
+
+struct ApprovalDenied {
+  operationId @0 :Text;
+  approvalId @1 :Text;
+  deniedBy @2 :Text;
+  reason @3 :Text;
+}
+
+struct AttemptStarted {
+  operationId @0 :Text;
+  attempt @1 :UInt32;
+  worker @2 :Text;
+  deadlineUs @3 :Int64;      # the attempt's hard deadline
+  approvalId @4 :Text;       # the grant this attempt consumed, if any
+}
+
+struct OperationCommitted {
+  operationId @0 :Text;
+  attempt @1 :UInt32;
+  resultJson @2 :Text;
+  providerRef @3 :Text;
+  source @4 :Text;           # attempt | late_completion | reconciliation | human
+}
+
+struct OperationRejected {
+  operationId @0 :Text;
+  attempt @1 :UInt32;
+  code @2 :Text;
+  message @3 :Text;
+}
+
+struct AttemptFailedRetryable {
+  operationId @0 :Text;
+  attempt @1 :UInt32;
+  code @2 :Text;
+  message @3 :Text;
+  retryAtUs @4 :Int64;
+}
+
+struct OutcomeUnknown {
+  operationId @0 :Text;
+  attempt @1 :UInt32;
+  reason @2 :Text;           # deadline_exceeded | connection_lost | worker_lost | engine_restart | ...
+  reconcileAtUs @3 :Int64;   # earliest reconciliation: hard deadline + grace
+}
+
+struct ReconciliationStarted {
+  operationId @0 :Text;
+  round @1 :UInt32;
+}
+
+struct ReconciliationResult {
+  operationId @0 :Text;
+  round @1 :UInt32;
+  result @2 :Text;           # committed | not_found | still_unknown
+  providerRef @3 :Text;
+  nextAtUs @4 :Int64;        # still_unknown: when to ask again
+}
+
+struct NeedsHuman {
+  operationId @0 :Text;
+  reason @1 :Text;
+}
+
+struct HumanResolved {
+  operationId @0 :Text;
+  committed @1 :Bool;
+  providerRef @2 :Text;
+  resolvedBy @3 :Text;
+  note @4 :Text;
+}
+
+struct TimerStarted {
+  timerId @0 :Text;
+  fireAtUs @1 :Int64;
+}
+
+struct TimerFired {
+  timerId @0 :Text;
+}
+
+struct SignalReceived {
+  name @0 :Text;
+  payloadJson @1 :Text;
+}
+
+struct MarkerRecorded {
+  stepId @0 :Text;
+  kind @1 :Text;             # now | random | model_reply | ...
+  valueJson @2 :Text;
+}
+
+struct RetryScheduled {
+  operationId @0 :Text;
+  nextAttempt @1 :UInt32;    # the attempt number the retry will carry
+  retryAtUs @2 :Int64;
+  reason @3 :Text;           # retryable_failure | unknown_outcome | reconciled_not_found | human_not_committed
+}

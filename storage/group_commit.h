@@ -1,0 +1,91 @@
+// GroupCommitter: shares one SQLite commit (one fsync) among concurrent appends.
+//
+// Appends from any thread or coroutine are queued; a flush on the commit strand takes every
+// queued request, applies them in one transaction (each in its own savepoint, so a conflict
+// fails only its own request), commits once, and then completes each request. While one
+// commit's fsync is in progress, new requests queue up and form the next group, so throughput
+// grows with concurrency while a lone append pays for exactly one commit.
+//
+// Durability: a completion with a value is sent only after COMMIT returned, so an acknowledged
+// append has the durability of JournalOptions::sync (power-loss safe with kFull).
+//
+// Threading: AsyncAppend and Append are thread-safe. The Journal is touched only by flushes,
+// which run serialized on a strand of the executor given at construction; nothing else may use
+// the Journal while the GroupCommitter lives. The Journal must outlive the GroupCommitter. On
+// destruction, requests still queued complete with Errc::kUnavailable.
+#pragma once
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/strand.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "base/error.h"
+#include "storage/journal.h"
+
+namespace reckon::storage {
+
+class GroupCommitter {
+ public:
+  using Signature = void(Result<AppendAck>);
+  using Handler = boost::asio::any_completion_handler<Signature>;
+
+  struct Options {
+    std::size_t max_group = 512;  // requests per transaction; the rest form the next group
+  };
+
+  GroupCommitter(Journal& journal, boost::asio::any_io_executor executor, Options options);
+  GroupCommitter(Journal& journal, boost::asio::any_io_executor executor)
+      : GroupCommitter(journal, std::move(executor), Options{}) {}
+  ~GroupCommitter();
+  GroupCommitter(const GroupCommitter&) = delete;
+  GroupCommitter& operator=(const GroupCommitter&) = delete;
+
+  // Completes with the AppendAck once the request is durable, or with the request's error.
+  // The completion runs on the handler's associated executor.
+  template <typename Token>
+  auto AsyncAppend(AppendRequest request, Token&& token) {
+    return boost::asio::async_initiate<Token, Signature>(
+        [this](auto handler, AppendRequest request) {
+          Enqueue(std::move(request), Handler(std::move(handler)));
+        },
+        token, std::move(request));
+  }
+
+  // Blocks the calling thread until the request is durable. Must not be called from a thread
+  // that runs the commit executor (it would wait for itself).
+  Result<AppendAck> Append(AppendRequest request);
+
+  struct Stats {
+    std::uint64_t commits = 0;  // transactions committed
+    std::uint64_t appends = 0;  // requests completed
+  };
+  Stats stats() const { return {commits_.load(), appends_.load()}; }
+
+ private:
+  struct Pending {
+    AppendRequest request;
+    Handler handler;
+  };
+  void Enqueue(AppendRequest request, Handler handler);
+  void Flush();
+
+  Journal& journal_;
+  boost::asio::strand<boost::asio::any_io_executor> strand_;
+  Options options_;
+
+  std::mutex mutex_;
+  std::vector<Pending> pending_;  // guarded by mutex_
+  bool flush_scheduled_ = false;  // guarded by mutex_
+
+  std::atomic<std::uint64_t> commits_{0};
+  std::atomic<std::uint64_t> appends_{0};
+};
+
+}  // namespace reckon::storage

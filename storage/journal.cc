@@ -1,0 +1,315 @@
+#include "storage/journal.h"
+
+#include <cstring>
+#include <utility>
+
+#include "storage/journal_statements.h"
+#include "storage/schema.h"
+
+namespace reckon::storage {
+namespace {
+
+const char* SyncPragma(JournalOptions::Sync sync) {
+  switch (sync) {
+    case JournalOptions::Sync::kFull: return "PRAGMA synchronous = FULL";
+    case JournalOptions::Sync::kNormal: return "PRAGMA synchronous = NORMAL";
+    case JournalOptions::Sync::kOff: return "PRAGMA synchronous = OFF";
+  }
+  return "PRAGMA synchronous = FULL";
+}
+
+std::span<const std::byte> AsBytes(const std::string& s) {
+  return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Journal::Statements>> Journal::Statements::Prepare(SqliteDb& db) {
+  auto s = std::make_unique<Statements>();
+  const std::string runs = std::string("SELECT ") + kRunColumns + " FROM runs ";
+  const std::string ops = std::string("SELECT ") + kOperationColumns + " FROM operations ";
+  struct Entry {
+    Statement* stmt;
+    std::string sql;
+  };
+  const Entry entries[] = {
+      {&s->begin, "BEGIN IMMEDIATE"},
+      {&s->commit, "COMMIT"},
+      {&s->rollback, "ROLLBACK"},
+      {&s->savepoint, "SAVEPOINT append"},
+      {&s->release, "RELEASE append"},
+      {&s->rollback_to, "ROLLBACK TO append"},
+      {&s->find_run, runs + "WHERE workflow_id = ?1 AND run_id = ?2"},
+      {&s->find_latest_run, runs + "WHERE workflow_id = ?1 ORDER BY run_pk DESC LIMIT 1"},
+      {&s->list_runs, runs + "ORDER BY run_pk"},
+      {&s->list_runs_by_status, runs + "WHERE status = ?1 ORDER BY run_pk"},
+      {&s->insert_run,
+       "INSERT INTO runs (workflow_id, run_id, workflow_type, status, next_seq, created_at_us, "
+       "updated_at_us) VALUES (?1, ?2, ?3, 'running', 1, ?4, ?4)"},
+      {&s->update_run,
+       "UPDATE runs SET next_seq = ?2, status = coalesce(?3, status), "
+       "workflow_type = coalesce(?4, workflow_type), updated_at_us = ?5 WHERE run_pk = ?1"},
+      {&s->insert_event,
+       "INSERT INTO events (run_pk, seq, type, recorded_at_us, payload) "
+       "VALUES (?1, ?2, ?3, ?4, ?5)"},
+      {&s->read_events,
+       "SELECT seq, type, recorded_at_us, payload FROM events "
+       "WHERE run_pk = ?1 AND seq >= ?2 ORDER BY seq"},
+      {&s->upsert_operation,
+       "INSERT INTO operations (operation_id, step_id, tool, side_effect, state, attempt, "
+       "fingerprint, contract_hash, provider_ref, due_at_us, run_pk, updated_at_us) "
+       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
+       "ON CONFLICT (operation_id) DO UPDATE SET state = excluded.state, "
+       "attempt = excluded.attempt, provider_ref = excluded.provider_ref, "
+       "due_at_us = excluded.due_at_us, updated_at_us = excluded.updated_at_us"},
+      {&s->find_operation, ops + "WHERE operation_id = ?1"},
+      {&s->list_operations, ops + "WHERE run_pk = ?1 ORDER BY rowid"},
+      {&s->list_operations_in_state, ops + "WHERE state = ?1 ORDER BY due_at_us"},
+      {&s->upsert_timer,
+       "INSERT INTO timers (run_pk, timer_id, fire_at_us) VALUES (?1, ?2, ?3) "
+       "ON CONFLICT (run_pk, timer_id) DO UPDATE SET fire_at_us = excluded.fire_at_us"},
+      {&s->delete_timer, "DELETE FROM timers WHERE run_pk = ?1 AND timer_id = ?2"},
+      {&s->due_timers,
+       "SELECT run_pk, timer_id, fire_at_us FROM timers WHERE fire_at_us <= ?1 "
+       "ORDER BY fire_at_us LIMIT ?2"},
+      {&s->upsert_task,
+       "INSERT INTO tasks (task_id, queue, kind, run_pk, operation_id, attempt, visible_at_us, "
+       "lease_owner, lease_expires_at_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) "
+       "ON CONFLICT (task_id) DO UPDATE SET queue = excluded.queue, kind = excluded.kind, "
+       "attempt = excluded.attempt, visible_at_us = excluded.visible_at_us, "
+       "lease_owner = excluded.lease_owner, lease_expires_at_us = excluded.lease_expires_at_us"},
+      {&s->delete_task, "DELETE FROM tasks WHERE task_id = ?1"},
+      {&s->list_tasks,
+       "SELECT task_id, queue, kind, operation_id, attempt, visible_at_us, lease_owner, "
+       "lease_expires_at_us, run_pk FROM tasks WHERE queue = ?1 ORDER BY visible_at_us"},
+      {&s->upsert_approval,
+       "INSERT INTO approvals (approval_id, operation_id, run_pk, intent_hash, state, "
+       "decided_by, expires_at_us, updated_at_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
+       "ON CONFLICT (approval_id) DO UPDATE SET state = excluded.state, "
+       "decided_by = excluded.decided_by, expires_at_us = excluded.expires_at_us, "
+       "updated_at_us = excluded.updated_at_us"},
+      {&s->find_approval,
+       "SELECT approval_id, operation_id, intent_hash, state, decided_by, expires_at_us, "
+       "run_pk, updated_at_us FROM approvals WHERE approval_id = ?1"},
+      {&s->insert_outbox,
+       "INSERT INTO outbox (message_id, run_pk, operation_id, topic, payload, created_at_us, "
+       "next_attempt_at_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)"},
+      {&s->pending_outbox,
+       "SELECT id, message_id, operation_id, topic, payload, created_at_us, published_at_us, "
+       "attempts, next_attempt_at_us, run_pk FROM outbox "
+       "WHERE published_at_us = 0 AND next_attempt_at_us <= ?1 ORDER BY id LIMIT ?2"},
+      {&s->outbox_published,
+       "UPDATE outbox SET published_at_us = ?2, attempts = attempts + 1 WHERE id = ?1"},
+      {&s->outbox_failed,
+       "UPDATE outbox SET next_attempt_at_us = ?2, attempts = attempts + 1 WHERE id = ?1"},
+  };
+  for (const Entry& entry : entries) {
+    RECKON_TRY(*entry.stmt, db.Prepare(entry.sql));
+  }
+  return s;
+}
+
+Journal::Journal(SqliteDb db, int schema_version, std::unique_ptr<Statements> stmts)
+    : db_(std::move(db)), schema_version_(schema_version), stmts_(std::move(stmts)) {}
+
+Journal::~Journal() {
+  stmts_.reset();  // statements must be finalized before the connection closes
+}
+
+Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path, JournalOptions options) {
+  RECKON_TRY(SqliteDb db, SqliteDb::Open(path));
+  sqlite3_busy_timeout(db.handle(), static_cast<int>(options.busy_timeout.count()));
+  RECKON_TRY(std::string mode, db.QueryText("PRAGMA journal_mode = WAL"));
+  if (mode != "wal") {
+    return Err(Errc::kUnavailable, "journal '" + path + "' could not switch to WAL mode (got '" +
+                                       mode + "'); is the file on a filesystem that supports it?");
+  }
+  RECKON_TRY(db.Exec(SyncPragma(options.sync)));
+  RECKON_TRY(MigrateForward(db, JournalMigrations()));
+  RECKON_TRY(std::int64_t version, db.QueryInt("PRAGMA user_version"));
+  RECKON_TRY(auto stmts, Statements::Prepare(db));
+  return std::unique_ptr<Journal>(
+      new Journal(std::move(db), static_cast<int>(version), std::move(stmts)));
+}
+
+Result<AppendAck> Journal::Append(const AppendRequest& request) {
+  const AppendRequest* one[] = {&request};
+  return std::move(AppendGroup(one).front());
+}
+
+std::vector<Result<AppendAck>> Journal::AppendGroup(
+    std::span<const AppendRequest* const> requests) {
+  std::vector<Result<AppendAck>> results;
+  results.reserve(requests.size());
+  auto fail_all = [&](const Error& error) {
+    results.clear();
+    for (std::size_t i = 0; i < requests.size(); ++i) results.emplace_back(error);
+    return std::move(results);
+  };
+  if (poisoned_) {
+    return fail_all(Err(Errc::kUnavailable,
+                        "journal '" + path() + "' refused the append: an earlier commit failed, "
+                        "so what reached the disk is unknown; restart the process to reopen it"));
+  }
+  if (auto begun = stmts_->begin.Run(); !begun) return fail_all(begun.error());
+
+  bool any_applied = false;
+  for (const AppendRequest* request : requests) {
+    if (auto saved = stmts_->savepoint.Run(); !saved) {
+      results.emplace_back(saved.error());
+      continue;
+    }
+    auto applied = ApplyOne(*request);
+    if (applied) {
+      (void)stmts_->release.Run();
+      any_applied = true;
+    } else {
+      (void)stmts_->rollback_to.Run();
+      (void)stmts_->release.Run();
+    }
+    results.push_back(std::move(applied));
+    if (sqlite3_get_autocommit(db_.handle()) != 0) {
+      // An I/O error made SQLite abandon the whole transaction: nothing of it will commit.
+      return fail_all(Err(Errc::kUnavailable, "journal transaction was rolled back by SQLite "
+                                              "after an error; retry the append"));
+    }
+  }
+  if (!any_applied) {
+    (void)stmts_->rollback.Run();
+    return results;
+  }
+  if (auto committed = stmts_->commit.Run(); !committed) {
+    // SQLite rolls the transaction back when COMMIT fails with an I/O error, but whether the
+    // WAL frames reached the disk is unknown: stop writing until the process reopens the file.
+    (void)db_.Exec("ROLLBACK");
+    poisoned_ = true;
+    return fail_all(committed.error().WithContext("committing journal transaction"));
+  }
+  return results;
+}
+
+Result<AppendAck> Journal::ApplyOne(const AppendRequest& request) {
+  const RunRef& run = request.run;
+  if (request.events.empty()) {
+    return Err(Errc::kInvalidArgument, "append to run '" + run.workflow_id + "/" + run.run_id +
+                                           "' has no events; every state change needs one");
+  }
+  Statements& s = *stmts_;
+  std::int64_t run_pk = 0;
+  std::int64_t next_seq = 1;
+  s.find_run.Reset();
+  s.find_run.Bind(1, run.workflow_id).Bind(2, run.run_id);
+  RECKON_TRY(bool found, s.find_run.Step());
+  if (found) {
+    run_pk = s.find_run.ColumnInt(0);
+    next_seq = s.find_run.ColumnInt(5);
+  }
+  s.find_run.Reset();
+  if (request.expected_next_seq != next_seq) {
+    return Err(Errc::kConflict,
+               "run '" + run.workflow_id + "/" + run.run_id + "' expected next sequence " +
+                   std::to_string(request.expected_next_seq) + " but the journal is at " +
+                   std::to_string(next_seq) + "; reload the run's history and decide again");
+  }
+  if (!found) {
+    s.insert_run.Reset();
+    s.insert_run.Bind(1, run.workflow_id)
+        .Bind(2, run.run_id)
+        .Bind(3, request.workflow_type.value_or(""))
+        .Bind(4, request.now_us);
+    RECKON_TRY(s.insert_run.Run());
+    run_pk = sqlite3_last_insert_rowid(db_.handle());
+  }
+  const std::int64_t first_seq = next_seq;
+  for (const EventBody& body : request.events) {
+    encode_buffer_ = EncodeEventBody(body);
+    s.insert_event.Reset();
+    s.insert_event.Bind(1, run_pk)
+        .Bind(2, next_seq)
+        .Bind(3, static_cast<std::int64_t>(EventTypeNumber(body)))
+        .Bind(4, request.now_us)
+        .BindBlob(5, AsBytes(encode_buffer_));
+    RECKON_TRY(s.insert_event.Run());
+    ++next_seq;
+  }
+  s.update_run.Reset();
+  s.update_run.Bind(1, run_pk).Bind(2, next_seq).Bind(5, request.now_us);
+  if (request.status) s.update_run.Bind(3, *request.status);
+  if (request.workflow_type) s.update_run.Bind(4, *request.workflow_type);
+  RECKON_TRY(s.update_run.Run());
+  RECKON_TRY(ApplyDerived(request, run_pk));
+  return AppendAck{run_pk, first_seq, next_seq};
+}
+
+Result<void> Journal::ApplyDerived(const AppendRequest& request, std::int64_t run_pk) {
+  Statements& s = *stmts_;
+  for (const OperationRow& op : request.operations) {
+    s.upsert_operation.Reset();
+    s.upsert_operation.Bind(1, op.operation_id)
+        .Bind(2, op.step_id)
+        .Bind(3, op.tool)
+        .Bind(4, op.side_effect)
+        .Bind(5, op.state)
+        .Bind(6, op.attempt)
+        .Bind(7, op.fingerprint)
+        .Bind(8, op.contract_hash)
+        .Bind(9, op.provider_ref)
+        .Bind(10, op.due_at_us)
+        .Bind(11, run_pk)
+        .Bind(12, request.now_us);
+    RECKON_TRY(s.upsert_operation.Run());
+  }
+  for (const TimerRow& timer : request.timers_set) {
+    s.upsert_timer.Reset();
+    s.upsert_timer.Bind(1, run_pk).Bind(2, timer.timer_id).Bind(3, timer.fire_at_us);
+    RECKON_TRY(s.upsert_timer.Run());
+  }
+  for (const std::string& timer_id : request.timers_cleared) {
+    s.delete_timer.Reset();
+    s.delete_timer.Bind(1, run_pk).Bind(2, timer_id);
+    RECKON_TRY(s.delete_timer.Run());
+  }
+  for (const TaskRow& task : request.tasks_put) {
+    s.upsert_task.Reset();
+    s.upsert_task.Bind(1, task.task_id)
+        .Bind(2, task.queue)
+        .Bind(3, task.kind)
+        .Bind(4, run_pk)
+        .Bind(5, task.operation_id)
+        .Bind(6, task.attempt)
+        .Bind(7, task.visible_at_us)
+        .Bind(8, task.lease_owner)
+        .Bind(9, task.lease_expires_at_us);
+    RECKON_TRY(s.upsert_task.Run());
+  }
+  for (const std::string& task_id : request.tasks_removed) {
+    s.delete_task.Reset();
+    s.delete_task.Bind(1, task_id);
+    RECKON_TRY(s.delete_task.Run());
+  }
+  for (const ApprovalRow& approval : request.approvals) {
+    s.upsert_approval.Reset();
+    s.upsert_approval.Bind(1, approval.approval_id)
+        .Bind(2, approval.operation_id)
+        .Bind(3, run_pk)
+        .Bind(4, approval.intent_hash)
+        .Bind(5, approval.state)
+        .Bind(6, approval.decided_by)
+        .Bind(7, approval.expires_at_us)
+        .Bind(8, request.now_us);
+    RECKON_TRY(s.upsert_approval.Run());
+  }
+  for (const OutboxRow& message : request.outbox) {
+    s.insert_outbox.Reset();
+    s.insert_outbox.Bind(1, message.message_id)
+        .Bind(2, run_pk)
+        .Bind(3, message.operation_id)
+        .Bind(4, message.topic)
+        .BindBlob(5, AsBytes(message.payload))
+        .Bind(6, request.now_us);
+    RECKON_TRY(s.insert_outbox.Run());
+  }
+  return Ok();
+}
+
+}  // namespace reckon::storage

@@ -1,0 +1,209 @@
+// Journal reads. Same threading rule as the rest of the Journal: one owner at a time.
+#include <utility>
+
+#include "storage/journal.h"
+#include "storage/journal_statements.h"
+
+namespace reckon::storage {
+
+RunRow ReadRun(const Statement& stmt) {
+  RunRow row;
+  row.run_pk = stmt.ColumnInt(0);
+  row.ref.workflow_id = stmt.ColumnText(1);
+  row.ref.run_id = stmt.ColumnText(2);
+  row.workflow_type = stmt.ColumnText(3);
+  row.status = stmt.ColumnText(4);
+  row.next_seq = stmt.ColumnInt(5);
+  row.created_at_us = stmt.ColumnInt(6);
+  row.updated_at_us = stmt.ColumnInt(7);
+  return row;
+}
+
+OperationRow ReadOperation(const Statement& stmt) {
+  OperationRow row;
+  row.operation_id = stmt.ColumnText(0);
+  row.step_id = stmt.ColumnText(1);
+  row.tool = stmt.ColumnText(2);
+  row.side_effect = stmt.ColumnText(3);
+  row.state = stmt.ColumnText(4);
+  row.attempt = stmt.ColumnInt(5);
+  row.fingerprint = stmt.ColumnText(6);
+  row.contract_hash = stmt.ColumnText(7);
+  row.provider_ref = stmt.ColumnText(8);
+  row.due_at_us = stmt.ColumnInt(9);
+  row.run_pk = stmt.ColumnInt(10);
+  row.updated_at_us = stmt.ColumnInt(11);
+  return row;
+}
+
+namespace {
+
+// Runs `stmt` (already bound) and collects every row with `read`; resets it afterwards.
+template <class Row, class ReadFn>
+Result<std::vector<Row>> Collect(Statement& stmt, ReadFn read) {
+  std::vector<Row> rows;
+  while (true) {
+    auto more = stmt.Step();
+    if (!more) {
+      stmt.Reset();
+      return more.error();
+    }
+    if (!more.value()) break;
+    rows.push_back(read(stmt));
+  }
+  stmt.Reset();
+  return rows;
+}
+
+template <class Row, class ReadFn>
+Result<std::optional<Row>> CollectOne(Statement& stmt, ReadFn read) {
+  RECKON_TRY(auto rows, Collect<Row>(stmt, read));
+  if (rows.empty()) return std::optional<Row>();
+  return std::optional<Row>(std::move(rows.front()));
+}
+
+}  // namespace
+
+Result<std::optional<RunRow>> Journal::FindRun(const RunRef& run) {
+  stmts_->find_run.Reset();
+  stmts_->find_run.Bind(1, run.workflow_id).Bind(2, run.run_id);
+  return CollectOne<RunRow>(stmts_->find_run, ReadRun);
+}
+
+Result<std::optional<RunRow>> Journal::FindLatestRun(const std::string& workflow_id) {
+  stmts_->find_latest_run.Reset();
+  stmts_->find_latest_run.Bind(1, workflow_id);
+  return CollectOne<RunRow>(stmts_->find_latest_run, ReadRun);
+}
+
+Result<std::vector<RunRow>> Journal::ListRuns(std::optional<std::string> status) {
+  if (!status) {
+    stmts_->list_runs.Reset();
+    return Collect<RunRow>(stmts_->list_runs, ReadRun);
+  }
+  stmts_->list_runs_by_status.Reset();
+  stmts_->list_runs_by_status.Bind(1, *status);
+  return Collect<RunRow>(stmts_->list_runs_by_status, ReadRun);
+}
+
+Result<std::vector<Event>> Journal::ReadEvents(const RunRef& run, std::int64_t from_seq) {
+  RECKON_TRY(auto found, FindRun(run));
+  std::vector<Event> events;
+  if (!found) return events;
+  Statement& stmt = stmts_->read_events;
+  stmt.Reset();
+  stmt.Bind(1, found->run_pk).Bind(2, from_seq);
+  events.reserve(static_cast<std::size_t>(std::max<std::int64_t>(0, found->next_seq - from_seq)));
+  while (true) {
+    auto more = stmt.Step();
+    if (!more) {
+      stmt.Reset();
+      return more.error();
+    }
+    if (!more.value()) break;
+    auto body = decoder_.Decode(stmt.ColumnBlob(3));
+    if (!body) {
+      Error error = body.error().WithContext(
+          "run '" + run.workflow_id + "/" + run.run_id + "' event " +
+          std::to_string(stmt.ColumnInt(0)));
+      stmt.Reset();
+      return error;
+    }
+    events.push_back(Event{stmt.ColumnInt(0), stmt.ColumnInt(2), std::move(body).value()});
+  }
+  stmt.Reset();
+  return events;
+}
+
+Result<std::optional<OperationRow>> Journal::FindOperation(const std::string& operation_id) {
+  stmts_->find_operation.Reset();
+  stmts_->find_operation.Bind(1, operation_id);
+  return CollectOne<OperationRow>(stmts_->find_operation, ReadOperation);
+}
+
+Result<std::vector<OperationRow>> Journal::ListOperations(std::int64_t run_pk) {
+  stmts_->list_operations.Reset();
+  stmts_->list_operations.Bind(1, run_pk);
+  return Collect<OperationRow>(stmts_->list_operations, ReadOperation);
+}
+
+Result<std::vector<OperationRow>> Journal::ListOperationsInState(const std::string& state) {
+  stmts_->list_operations_in_state.Reset();
+  stmts_->list_operations_in_state.Bind(1, state);
+  return Collect<OperationRow>(stmts_->list_operations_in_state, ReadOperation);
+}
+
+Result<std::vector<TimerRow>> Journal::DueTimers(std::int64_t now_us, int limit) {
+  stmts_->due_timers.Reset();
+  stmts_->due_timers.Bind(1, now_us).Bind(2, static_cast<std::int64_t>(limit));
+  return Collect<TimerRow>(stmts_->due_timers, [](const Statement& s) {
+    return TimerRow{std::string(s.ColumnText(1)), s.ColumnInt(2), s.ColumnInt(0)};
+  });
+}
+
+Result<std::vector<TaskRow>> Journal::ListTasks(const std::string& queue) {
+  stmts_->list_tasks.Reset();
+  stmts_->list_tasks.Bind(1, queue);
+  return Collect<TaskRow>(stmts_->list_tasks, [](const Statement& s) {
+    return TaskRow{std::string(s.ColumnText(0)), std::string(s.ColumnText(1)),
+                   std::string(s.ColumnText(2)), std::string(s.ColumnText(3)),
+                   s.ColumnInt(4),               s.ColumnInt(5),
+                   std::string(s.ColumnText(6)), s.ColumnInt(7),
+                   s.ColumnInt(8)};
+  });
+}
+
+Result<std::optional<ApprovalRow>> Journal::FindApproval(const std::string& approval_id) {
+  stmts_->find_approval.Reset();
+  stmts_->find_approval.Bind(1, approval_id);
+  return CollectOne<ApprovalRow>(stmts_->find_approval, [](const Statement& s) {
+    return ApprovalRow{std::string(s.ColumnText(0)), std::string(s.ColumnText(1)),
+                       std::string(s.ColumnText(2)), std::string(s.ColumnText(3)),
+                       std::string(s.ColumnText(4)), s.ColumnInt(5),
+                       s.ColumnInt(6),               s.ColumnInt(7)};
+  });
+}
+
+Result<std::vector<OutboxRow>> Journal::PendingOutbox(std::int64_t now_us, int limit) {
+  stmts_->pending_outbox.Reset();
+  stmts_->pending_outbox.Bind(1, now_us).Bind(2, static_cast<std::int64_t>(limit));
+  return Collect<OutboxRow>(stmts_->pending_outbox, [](const Statement& s) {
+    auto blob = s.ColumnBlob(4);
+    return OutboxRow{s.ColumnInt(0),
+                     std::string(s.ColumnText(1)),
+                     std::string(s.ColumnText(2)),
+                     std::string(s.ColumnText(3)),
+                     std::string(reinterpret_cast<const char*>(blob.data()), blob.size()),
+                     s.ColumnInt(5),
+                     s.ColumnInt(6),
+                     s.ColumnInt(7),
+                     s.ColumnInt(8),
+                     s.ColumnInt(9)};
+  });
+}
+
+Result<void> Journal::MarkOutboxPublished(std::int64_t id, std::int64_t published_at_us) {
+  stmts_->outbox_published.Reset();
+  stmts_->outbox_published.Bind(1, id).Bind(2, published_at_us);
+  return stmts_->outbox_published.Run();
+}
+
+Result<void> Journal::MarkOutboxFailed(std::int64_t id, std::int64_t next_attempt_at_us) {
+  stmts_->outbox_failed.Reset();
+  stmts_->outbox_failed.Bind(1, id).Bind(2, next_attempt_at_us);
+  return stmts_->outbox_failed.Run();
+}
+
+Result<std::string> Journal::IntegrityCheck() {
+  RECKON_TRY(auto stmt, db_.Prepare("PRAGMA integrity_check"));
+  std::string report;
+  while (true) {
+    RECKON_TRY(bool row, stmt.Step());
+    if (!row) break;
+    if (!report.empty()) report += "\n";
+    report += stmt.ColumnText(0);
+  }
+  return report;
+}
+
+}  // namespace reckon::storage

@@ -1,0 +1,35 @@
+// Private to the journal: its prepared statements, made once per connection.
+#pragma once
+
+#include "storage/journal.h"
+
+namespace reckon::storage {
+
+struct Journal::Statements {
+  friend class Journal;
+  static Result<std::unique_ptr<Statements>> Prepare(SqliteDb& db);
+
+  Statement begin, commit, rollback;
+  Statement savepoint, release, rollback_to;
+  Statement find_run, find_latest_run, list_runs, list_runs_by_status;
+  Statement insert_run, update_run;
+  Statement insert_event, read_events;
+  Statement upsert_operation, find_operation, list_operations, list_operations_in_state;
+  Statement upsert_timer, delete_timer, due_timers;
+  Statement upsert_task, delete_task, list_tasks;
+  Statement upsert_approval, find_approval;
+  Statement insert_outbox, pending_outbox, outbox_published, outbox_failed;
+};
+
+// Column list shared by the run queries and ReadRun().
+inline constexpr const char* kRunColumns =
+    "run_pk, workflow_id, run_id, workflow_type, status, next_seq, created_at_us, "
+    "updated_at_us";
+RunRow ReadRun(const Statement& stmt);
+
+inline constexpr const char* kOperationColumns =
+    "operation_id, step_id, tool, side_effect, state, attempt, fingerprint, contract_hash, "
+    "provider_ref, due_at_us, run_pk, updated_at_us";
+OperationRow ReadOperation(const Statement& stmt);
+
+}  // namespace reckon::storage

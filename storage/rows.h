@@ -1,0 +1,87 @@
+// Rows of the tables derived from events (runs, operations, timers, tasks, approvals, outbox).
+//
+// They are never written on their own: an AppendRequest carries the rows that its events
+// cause, and the journal writes both in one transaction (no state change without its event,
+// no task without its state change). Plain value types. Times are microseconds since the epoch.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace reckon::storage {
+
+// Identifies one run: a workflow id and the id of one execution of it.
+struct RunRef {
+  std::string workflow_id;
+  std::string run_id;
+  friend bool operator==(const RunRef&, const RunRef&) = default;
+};
+
+struct RunRow {
+  std::int64_t run_pk = 0;  // the journal's internal key; stable for the life of the file
+  RunRef ref;
+  std::string workflow_type;
+  std::string status;  // running | completed | failed | cancelled
+  std::int64_t next_seq = 1;
+  std::int64_t created_at_us = 0;
+  std::int64_t updated_at_us = 0;
+};
+
+struct OperationRow {
+  std::string operation_id;
+  std::string step_id;
+  std::string tool;
+  std::string side_effect;
+  std::string state;  // an operation state name (engine/operation_state.h)
+  std::int64_t attempt = 0;
+  std::string fingerprint;
+  std::string contract_hash;
+  std::string provider_ref;
+  std::int64_t due_at_us = 0;  // next deadline, retry or reconciliation; 0 when none
+  std::int64_t run_pk = 0;     // filled by the journal from the request's run
+  std::int64_t updated_at_us = 0;
+};
+
+struct TimerRow {
+  std::string timer_id;
+  std::int64_t fire_at_us = 0;
+  std::int64_t run_pk = 0;  // filled by the journal
+};
+
+struct TaskRow {
+  std::string task_id;
+  std::string queue;
+  std::string kind;  // workflow | tool | reconcile
+  std::string operation_id;
+  std::int64_t attempt = 0;  // the fencing token of a tool task
+  std::int64_t visible_at_us = 0;
+  std::string lease_owner;
+  std::int64_t lease_expires_at_us = 0;
+  std::int64_t run_pk = 0;  // filled by the journal
+};
+
+struct ApprovalRow {
+  std::string approval_id;
+  std::string operation_id;
+  std::string intent_hash;
+  std::string state;  // requested | granted | denied
+  std::string decided_by;
+  std::int64_t expires_at_us = 0;
+  std::int64_t run_pk = 0;  // filled by the journal
+  std::int64_t updated_at_us = 0;
+};
+
+struct OutboxRow {
+  std::int64_t id = 0;     // assigned by the journal
+  std::string message_id;  // unique; consumers deduplicate by it
+  std::string operation_id;
+  std::string topic;
+  std::string payload;
+  std::int64_t created_at_us = 0;
+  std::int64_t published_at_us = 0;  // 0 until delivered
+  std::int64_t attempts = 0;
+  std::int64_t next_attempt_at_us = 0;
+  std::int64_t run_pk = 0;  // filled by the journal
+};
+
+}  // namespace reckon::storage

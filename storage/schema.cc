@@ -1,0 +1,137 @@
+#include "storage/schema.h"
+
+#include <string>
+
+namespace reckon::storage {
+namespace {
+
+// Version 1: the event log, the run index, and the tables derived from events.
+constexpr std::string_view kV1 = R"sql(
+CREATE TABLE runs (
+  run_pk        INTEGER PRIMARY KEY,
+  workflow_id   TEXT    NOT NULL,
+  run_id        TEXT    NOT NULL,
+  workflow_type TEXT    NOT NULL DEFAULT '',
+  status        TEXT    NOT NULL DEFAULT 'running',
+  next_seq      INTEGER NOT NULL,
+  created_at_us INTEGER NOT NULL,
+  updated_at_us INTEGER NOT NULL,
+  UNIQUE (workflow_id, run_id)
+);
+CREATE INDEX runs_by_status ON runs (status);
+
+CREATE TABLE events (
+  run_pk         INTEGER NOT NULL,
+  seq            INTEGER NOT NULL,
+  type           INTEGER NOT NULL,
+  recorded_at_us INTEGER NOT NULL,
+  payload        BLOB    NOT NULL,
+  PRIMARY KEY (run_pk, seq)
+) WITHOUT ROWID;
+
+CREATE TABLE operations (
+  operation_id  TEXT    PRIMARY KEY,
+  run_pk        INTEGER NOT NULL,
+  step_id       TEXT    NOT NULL,
+  tool          TEXT    NOT NULL,
+  side_effect   TEXT    NOT NULL,
+  state         TEXT    NOT NULL,
+  attempt       INTEGER NOT NULL,
+  fingerprint   TEXT    NOT NULL,
+  contract_hash TEXT    NOT NULL,
+  provider_ref  TEXT    NOT NULL DEFAULT '',
+  due_at_us     INTEGER NOT NULL DEFAULT 0,
+  updated_at_us INTEGER NOT NULL
+);
+CREATE INDEX operations_by_run ON operations (run_pk);
+CREATE INDEX operations_by_state ON operations (state, due_at_us);
+
+CREATE TABLE timers (
+  run_pk     INTEGER NOT NULL,
+  timer_id   TEXT    NOT NULL,
+  fire_at_us INTEGER NOT NULL,
+  PRIMARY KEY (run_pk, timer_id)
+) WITHOUT ROWID;
+CREATE INDEX timers_by_due ON timers (fire_at_us);
+
+CREATE TABLE tasks (
+  task_id             TEXT    PRIMARY KEY,
+  queue               TEXT    NOT NULL,
+  kind                TEXT    NOT NULL,
+  run_pk              INTEGER NOT NULL,
+  operation_id        TEXT    NOT NULL DEFAULT '',
+  attempt             INTEGER NOT NULL DEFAULT 0,
+  visible_at_us       INTEGER NOT NULL,
+  lease_owner         TEXT    NOT NULL DEFAULT '',
+  lease_expires_at_us INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX tasks_by_queue ON tasks (queue, visible_at_us);
+
+CREATE TABLE approvals (
+  approval_id   TEXT    PRIMARY KEY,
+  operation_id  TEXT    NOT NULL,
+  run_pk        INTEGER NOT NULL,
+  intent_hash   TEXT    NOT NULL,
+  state         TEXT    NOT NULL,
+  decided_by    TEXT    NOT NULL DEFAULT '',
+  expires_at_us INTEGER NOT NULL DEFAULT 0,
+  updated_at_us INTEGER NOT NULL
+);
+CREATE INDEX approvals_by_operation ON approvals (operation_id);
+
+CREATE TABLE outbox (
+  id                 INTEGER PRIMARY KEY AUTOINCREMENT,
+  message_id         TEXT    NOT NULL UNIQUE,
+  run_pk             INTEGER NOT NULL,
+  operation_id       TEXT    NOT NULL DEFAULT '',
+  topic              TEXT    NOT NULL,
+  payload            BLOB    NOT NULL,
+  created_at_us      INTEGER NOT NULL,
+  published_at_us    INTEGER NOT NULL DEFAULT 0,
+  attempts           INTEGER NOT NULL DEFAULT 0,
+  next_attempt_at_us INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX outbox_pending ON outbox (published_at_us, next_attempt_at_us);
+)sql";
+
+constexpr Migration kMigrations[] = {
+    {1, "event log, run index, operations, timers, tasks, approvals, outbox", kV1},
+};
+
+}  // namespace
+
+std::span<const Migration> JournalMigrations() { return kMigrations; }
+
+Result<int> MigrateForward(SqliteDb& db, std::span<const Migration> migrations) {
+  RECKON_TRY(std::int64_t start, db.QueryInt("PRAGMA user_version"));
+  int newest = migrations.empty() ? 0 : migrations.back().version;
+  if (start > newest) {
+    return Err(Errc::kFailedPrecondition,
+               "journal '" + db.path() + "' has schema version " + std::to_string(start) +
+                   ", newer than this release understands (" + std::to_string(newest) +
+                   "); run a newer reckon against it");
+  }
+  for (const Migration& migration : migrations) {
+    if (migration.version <= start) continue;
+    RECKON_TRY(db.Exec("BEGIN IMMEDIATE"));
+    // Re-read under the write lock: another process may have migrated meanwhile.
+    auto current = db.QueryInt("PRAGMA user_version");
+    if (current && current.value() >= migration.version) {
+      RECKON_TRY(db.Exec("COMMIT"));
+      continue;
+    }
+    auto applied = db.Exec(migration.sql);
+    if (applied) {
+      applied = db.Exec("PRAGMA user_version = " + std::to_string(migration.version));
+    }
+    if (!applied) {
+      (void)db.Exec("ROLLBACK");
+      return applied.error().WithContext("migrating journal to schema version " +
+                                         std::to_string(migration.version));
+    }
+    RECKON_TRY(db.Exec("COMMIT"));
+  }
+  return static_cast<int>(start);
+}
+
+}  // namespace reckon::storage
