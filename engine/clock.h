@@ -1,0 +1,26 @@
+// Clock: where the engine gets the time. Passed in at construction (never read from a global),
+// so tests can drive time and replay never depends on the wall clock.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+namespace reckon {
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  // Microseconds since the Unix epoch.
+  virtual std::int64_t NowMicros() = 0;
+};
+
+class SystemClock final : public Clock {
+ public:
+  std::int64_t NowMicros() override {
+    return std::chrono::duration_cast<std::chrono::microseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
+};
+
+}  // namespace reckon

@@ -1,0 +1,532 @@
+#include "engine/decider.h"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <algorithm>
+#include <chrono>
+
+#include "base/fingerprint.h"
+#include "base/jcs.h"
+#include "engine/approval.h"
+#include "engine/failure_policy.h"
+#include "engine/operation_id.h"
+
+namespace reckon {
+
+using namespace storage;
+namespace json = boost::json;
+
+namespace {
+
+std::int64_t Micros(std::chrono::milliseconds ms) { return ms.count() * 1000; }
+
+// The input as the journal may hold it: canonical JSON without the secret fields.
+std::string RedactedJson(const json::value& input, const std::vector<std::string>& secrets) {
+  auto canonical = CanonicalizeJson(RemoveSecretFields(input, secrets));
+  return canonical ? std::move(canonical).value() : std::string("null");
+}
+
+bool IsWorkflowNews(const EventBody& body) {
+  return std::holds_alternative<WorkflowStarted>(body) ||
+         std::holds_alternative<OperationCommitted>(body) ||
+         std::holds_alternative<OperationRejected>(body) ||
+         std::holds_alternative<ApprovalDenied>(body) ||
+         std::holds_alternative<TimerFired>(body) ||
+         std::holds_alternative<SignalReceived>(body);
+}
+
+}  // namespace
+
+Decider::Decider(RunState& state, const ContractRegistry& contracts, std::int64_t now_us,
+                 DeciderOptions options)
+    : state_(state),
+      contracts_(contracts),
+      now_us_(now_us),
+      options_(std::move(options)),
+      status_before_(state.status()) {}
+
+Result<void> Decider::Emit(EventBody body) {
+  Event event{state_.next_seq(), now_us_, std::move(body)};
+  RECKON_TRY(state_.Apply(event));
+  std::visit(
+      [&](const auto& e) {
+        if constexpr (requires { e.operation_id; }) touched_operations_.insert(e.operation_id);
+      },
+      event.body);
+  if (auto* t = std::get_if<TimerStarted>(&event.body)) timers_set_.insert(t->timer_id);
+  if (auto* t = std::get_if<TimerFired>(&event.body)) {
+    timers_set_.erase(t->timer_id);
+    timers_cleared_.insert(t->timer_id);
+  }
+  events_.push_back(std::move(event));
+  return Ok();
+}
+
+bool Decider::HasWorkflowNews(std::size_t from) const {
+  for (std::size_t i = from; i < events_.size(); ++i) {
+    if (IsWorkflowNews(events_[i].body)) return true;
+  }
+  return false;
+}
+
+const RegisteredContract* Decider::ContractOf(const OperationView& op) const {
+  return contracts_.FindRegistered(op.tool);
+}
+
+Result<json::value> Decider::InputOf(const OperationView& op) const {
+  if (op.input) return *op.input;
+  return Err(Errc::kFailedPrecondition,
+             "operation '" + op.operation_id + "' (step '" + op.step_id +
+                 "') has no input in memory: the workflow has not replayed this step yet");
+}
+
+// --- workflow lifecycle ------------------------------------------------------------------
+
+Result<void> Decider::Start(const std::string& workflow_type, const json::value& input) {
+  if (state_.started()) {
+    return Err(Errc::kAlreadyExists, "run '" + state_.ref().workflow_id + "' already started");
+  }
+  RECKON_TRY(std::string canonical, CanonicalizeJson(input));
+  return Emit(WorkflowStarted{workflow_type, std::move(canonical), ""});
+}
+
+Result<void> Decider::ApplyCommands(std::vector<Command> commands) {
+  for (Command& command : commands) {
+    if (state_.terminal()) {
+      return Err(Errc::kNondeterminism, "run '" + state_.ref().workflow_id +
+                                            "' issued a command after it finished");
+    }
+    Result<void> applied = std::visit(
+        [&](auto& c) -> Result<void> {
+          using T = std::decay_t<decltype(c)>;
+          if constexpr (std::is_same_v<T, ScheduleCall>) {
+            return c.replayed ? ReplayCall(std::move(c)) : ScheduleNewCall(std::move(c));
+          } else if constexpr (std::is_same_v<T, StartTimer>) {
+            RECKON_TRY(Emit(TimerStarted{c.timer_id, c.fire_at_us}));
+            actions_.push_back(ArmWorkflowTimerAction{c.timer_id, c.fire_at_us});
+            return Ok();
+          } else if constexpr (std::is_same_v<T, RecordMarker>) {
+            return Emit(MarkerRecorded{c.step_id, c.kind, c.value_json});
+          } else if constexpr (std::is_same_v<T, CompleteWorkflow>) {
+            return Emit(WorkflowCompleted{c.result_json});
+          } else {
+            return Emit(WorkflowFailed{c.code, c.message});
+          }
+        },
+        command);
+    RECKON_TRY(applied);
+  }
+  return Ok();
+}
+
+Result<void> Decider::ScheduleNewCall(ScheduleCall call) {
+  if (state_.FindOperationByStep(call.step_id) != nullptr) {
+    return Err(Errc::kNondeterminism, "step '" + call.step_id + "' of run '" +
+                                          state_.ref().workflow_id +
+                                          "' was issued twice; step ids must be unique");
+  }
+  const std::string operation_id = OperationIdFor(state_.ref().workflow_id, call.step_id);
+  const RegisteredContract* contract = contracts_.FindRegistered(call.tool);
+  if (contract == nullptr) {
+    RECKON_TRY(Emit(OperationPrepared{call.step_id, operation_id, call.tool, "", "",
+                                      "non_repeatable_write", "null"}));
+    return Emit(OperationRejected{operation_id, 0, "unknown_tool",
+                                  "no tool '" + call.tool + "' is registered"});
+  }
+  const ToolContract& c = contract->contract();
+  std::string redacted = RedactedJson(call.input, c.secret_fields);
+  auto fingerprint = contract->IntentHashOf(call.input);
+  if (!fingerprint) {
+    RECKON_TRY(Emit(OperationPrepared{call.step_id, operation_id, call.tool, contract->hash(), "",
+                                      std::string(SideEffectName(c.side_effect)), redacted}));
+    return Emit(OperationRejected{operation_id, 0, "invalid_input", fingerprint.error().message()});
+  }
+  RECKON_TRY(Emit(OperationPrepared{call.step_id, operation_id, call.tool, contract->hash(),
+                                    fingerprint.value(),
+                                    std::string(SideEffectName(c.side_effect)), redacted}));
+  OperationView* op = state_.FindOperation(operation_id);
+  op->input = std::move(call.input);
+  return StartNextAttempt(*op);
+}
+
+Result<void> Decider::ReplayCall(ScheduleCall call) {
+  OperationView* op = state_.FindOperationByStep(call.step_id);
+  if (op == nullptr) {
+    return Err(Errc::kNondeterminism, "step '" + call.step_id + "' was replayed but run '" +
+                                          state_.ref().workflow_id + "' has no such step");
+  }
+  if (op->tool != call.tool) {
+    return Err(Errc::kNondeterminism,
+               "step '" + call.step_id + "' of run '" + state_.ref().workflow_id + "' calls '" +
+                   call.tool + "', but the history records a call to '" + op->tool +
+                   "'; the workflow code changed incompatibly");
+  }
+  if (const RegisteredContract* contract = ContractOf(*op); contract && !op->fingerprint.empty()) {
+    auto fingerprint = contract->IntentHashOf(call.input);
+    if (!fingerprint || fingerprint.value() != op->fingerprint) {
+      return Err(Errc::kNondeterminism,
+                 "step '" + call.step_id + "' of run '" + state_.ref().workflow_id +
+                     "' was called with a different input than the history records (intent " +
+                     op->fingerprint.substr(0, 12) + "...); the workflow code is not deterministic");
+    }
+  }
+  op->input = std::move(call.input);
+  return Ok();
+}
+
+// --- attempts ------------------------------------------------------------------------------
+
+Result<void> Decider::RequestApproval(OperationView& op) {
+  const std::string approval_id = ApprovalIdFor(op.operation_id, int(op.approval_requests) + 1);
+  std::int64_t deadline = 0;
+  if (const RegisteredContract* contract = ContractOf(op);
+      contract && contract->contract().approval.wait_deadline) {
+    deadline = now_us_ + contract->contract().approval.wait_deadline->count() * 1000000;
+  }
+  RECKON_TRY(Emit(ApprovalRequested{op.operation_id, approval_id, op.fingerprint, deadline}));
+  if (deadline > 0) actions_.push_back(ArmDueAction{op.operation_id, deadline});
+  return Ok();
+}
+
+Result<void> Decider::StartNextAttempt(OperationView& op) {
+  const RegisteredContract* contract = ContractOf(op);
+  if (contract == nullptr) {
+    return Err(Errc::kInternal, "operation '" + op.operation_id + "' uses tool '" + op.tool +
+                                    "', which is no longer registered");
+  }
+  const ToolContract& c = contract->contract();
+  RECKON_TRY(json::value input, InputOf(op));
+  RECKON_TRY(bool needs_approval, contract->ApprovalRequiredFor(input));
+  std::string approval_id;
+  if (needs_approval) {
+    if (op.approval_state != "granted") return RequestApproval(op);
+    ApprovalGrant grant{op.approval_id, op.operation_id, op.approval_intent_hash, op.approved_by,
+                        op.approval_expires_at_us};
+    if (!CheckGrant(grant, op.operation_id, op.fingerprint, now_us_)) {
+      return RequestApproval(op);  // expired or no longer bound: ask again
+    }
+    approval_id = op.approval_id;
+  }
+  const std::uint32_t attempt = op.attempt + 1;
+  const std::int64_t deadline = now_us_ + Micros(c.attempt_timeout);
+  RECKON_TRY(Emit(AttemptStarted{op.operation_id, attempt, options_.worker_name, deadline,
+                                 approval_id}));
+  actions_.push_back(StartAttemptAction{op.operation_id, attempt, deadline});
+  actions_.push_back(ArmDueAction{op.operation_id, deadline});
+  return Ok();
+}
+
+Result<void> Decider::AttemptFinished(const std::string& operation_id, std::uint32_t attempt,
+                                      const AttemptOutcome& outcome) {
+  OperationView* op = state_.FindOperation(operation_id);
+  if (op == nullptr || IsTerminal(op->state)) return Ok();  // nothing left to learn
+  const bool current = op->state == OperationState::kInFlight && op->attempt == attempt;
+  if (outcome.success) {
+    // From the current attempt: the result. From an attempt already given up on: late
+    // evidence that the effect happened, never a reason for another one. Every non-terminal
+    // state after a first attempt has an edge to committed for exactly this.
+    return Emit(OperationCommitted{operation_id, attempt, json::serialize(outcome.output),
+                                   outcome.provider_ref,
+                                   current ? "attempt" : "late_completion"});
+  }
+  if (!current) return Ok();  // a stale attempt's failure proves nothing
+  return HandleFailure(*op, outcome.kind, outcome.code, outcome.message);
+}
+
+Result<void> Decider::HandleFailure(OperationView& op, FailureKind reported,
+                                    const std::string& code, const std::string& message) {
+  const RegisteredContract* contract = ContractOf(op);
+  if (contract == nullptr) {
+    return Emit(OperationRejected{op.operation_id, op.attempt, code, message});
+  }
+  const ToolContract& c = contract->contract();
+  FailureReport report;
+  report.reported = reported;
+  report.code = code;
+  report.attempts_made = static_cast<int>(op.attempt);
+  report.earlier_outcome_unknown = op.earlier_outcome_unknown;
+  report.since_first_attempt =
+      std::chrono::milliseconds((now_us_ - op.first_attempt_at_us) / 1000);
+  FailureDecision decision = DecideAfterFailure(c, report);
+  const bool unknown = decision.kind == FailureKind::kUnknown;
+  const std::string reason = code.empty() ? std::string("unknown") : code;
+  switch (decision.action) {
+    case FailureAction::kFailStep: {
+      if (unknown) {
+        RECKON_TRY(Emit(OutcomeUnknown{op.operation_id, op.attempt, reason, 0}));
+      }
+      return Emit(OperationRejected{op.operation_id, op.attempt, reason,
+                                    message.empty() ? decision.reason : message});
+    }
+    case FailureAction::kRetry: {
+      const std::int64_t retry_at = now_us_ + Micros(decision.delay);
+      if (unknown) {
+        RECKON_TRY(Emit(OutcomeUnknown{op.operation_id, op.attempt, reason, 0}));
+        RECKON_TRY(Emit(RetryScheduled{op.operation_id, op.attempt + 1, retry_at,
+                                       "unknown_outcome"}));
+      } else {
+        RECKON_TRY(Emit(AttemptFailedRetryable{op.operation_id, op.attempt, reason, message,
+                                               retry_at}));
+      }
+      actions_.push_back(ArmDueAction{op.operation_id, retry_at});
+      return Ok();
+    }
+    case FailureAction::kReconcile: {
+      // The lookup race: never before the attempt's hard deadline plus the grace.
+      const std::int64_t at = std::max(now_us_, op.deadline_us) + Micros(decision.delay);
+      RECKON_TRY(Emit(OutcomeUnknown{op.operation_id, op.attempt, reason, at}));
+      actions_.push_back(ArmDueAction{op.operation_id, at});
+      return Ok();
+    }
+    case FailureAction::kNeedsHuman: {
+      if (op.state == OperationState::kInFlight) {
+        RECKON_TRY(Emit(OutcomeUnknown{op.operation_id, op.attempt, reason, 0}));
+      }
+      return Emit(NeedsHuman{op.operation_id, decision.reason});
+    }
+  }
+  return Err(Errc::kInternal, "unhandled failure action");
+}
+
+Result<void> Decider::Due(const std::string& operation_id) {
+  OperationView* op = state_.FindOperation(operation_id);
+  if (op == nullptr || op->due_at_us == 0 || now_us_ < op->due_at_us) return Ok();  // stale
+  switch (op->state) {
+    case OperationState::kInFlight:
+      actions_.push_back(CancelAttemptAction{op->operation_id, op->attempt});
+      return HandleFailure(*op, FailureKind::kUnknown, "deadline_exceeded",
+                           "the attempt passed its hard deadline");
+    case OperationState::kRetryScheduled:
+      return StartNextAttempt(*op);
+    case OperationState::kOutcomeUnknown: {
+      const std::uint32_t round = op->reconcile_rounds + 1;
+      RECKON_TRY(Emit(ReconciliationStarted{op->operation_id, round}));
+      actions_.push_back(StartReconcileAction{op->operation_id, round});
+      return Ok();
+    }
+    case OperationState::kAwaitingApproval:
+      return Emit(ApprovalDenied{op->operation_id, op->approval_id, "reckon",
+                                 "no decision before the approval deadline"});
+    default:
+      return Ok();
+  }
+}
+
+// --- reconciliation -------------------------------------------------------------------------
+
+Result<void> Decider::ReconcileFinished(const std::string& operation_id, std::uint32_t round,
+                                        const ReconcileOutcome& outcome) {
+  OperationView* op = state_.FindOperation(operation_id);
+  if (op == nullptr || op->state != OperationState::kReconciling ||
+      op->reconcile_rounds != round) {
+    return Ok();  // settled meanwhile (late evidence, a person): the lookup is moot
+  }
+  const RegisteredContract* contract = ContractOf(*op);
+  if (contract == nullptr) return Err(Errc::kInternal, "tool of '" + operation_id + "' vanished");
+  const ToolContract& c = contract->contract();
+  switch (outcome.verdict) {
+    case ReconcileVerdict::kCommitted: {
+      RECKON_TRY(Emit(ReconciliationResult{operation_id, round, "committed",
+                                           outcome.provider_ref, 0}));
+      return Emit(OperationCommitted{operation_id, op->attempt, json::serialize(outcome.output),
+                                     outcome.provider_ref, "reconciliation"});
+    }
+    case ReconcileVerdict::kNotFound: {
+      RECKON_TRY(Emit(ReconciliationResult{operation_id, round, "not_found", "", 0}));
+      if (static_cast<int>(op->attempt) >= c.retry.max_attempts) {
+        return Emit(OperationRejected{operation_id, op->attempt, "attempts_exhausted",
+                                      "the provider has no record of the operation and all " +
+                                          std::to_string(c.retry.max_attempts) +
+                                          " attempts are used"});
+      }
+      // not_found authorizes exactly one new attempt, with the same operation id.
+      RECKON_TRY(Emit(RetryScheduled{operation_id, op->attempt + 1, now_us_,
+                                     "reconciled_not_found"}));
+      return StartNextAttempt(*op);
+    }
+    case ReconcileVerdict::kStillUnknown: {
+      FailureDecision decision = DecideAfterStillUnknown(c, static_cast<int>(round));
+      if (decision.action == FailureAction::kReconcile) {
+        const std::int64_t next = now_us_ + Micros(decision.delay);
+        RECKON_TRY(Emit(ReconciliationResult{operation_id, round, "still_unknown", "", next}));
+        actions_.push_back(ArmDueAction{operation_id, next});
+        return Ok();
+      }
+      RECKON_TRY(Emit(ReconciliationResult{operation_id, round, "still_unknown", "", 0}));
+      return Emit(NeedsHuman{operation_id, decision.reason});
+    }
+  }
+  return Err(Errc::kInternal, "unhandled reconcile verdict");
+}
+
+// --- timers, signals, approvals, people ---------------------------------------------------
+
+Result<void> Decider::WorkflowTimerFired(const std::string& timer_id) {
+  if (!state_.pending_timers().count(timer_id)) return Ok();  // already fired
+  return Emit(TimerFired{timer_id});
+}
+
+Result<void> Decider::Signal(const std::string& name, const std::string& payload_json) {
+  if (state_.terminal()) {
+    return Err(Errc::kFailedPrecondition,
+               "run '" + state_.ref().workflow_id + "' is " + state_.status() +
+                   "; it takes no more signals");
+  }
+  RECKON_TRY(std::string canonical, CanonicalizeJson(payload_json));
+  return Emit(SignalReceived{name, std::move(canonical)});
+}
+
+Result<void> Decider::Decide(const ApprovalDecision& decision) {
+  OperationView* op = nullptr;
+  if (!decision.operation_id.empty()) {
+    op = state_.FindOperation(decision.operation_id);
+  } else {
+    for (const auto& [id, view] : state_.operations()) {
+      if (view.approval_id == decision.approval_id) op = state_.FindOperation(id);
+    }
+  }
+  const std::string what = decision.approval_id.empty() ? decision.operation_id
+                                                        : decision.approval_id;
+  if (op == nullptr) {
+    return Err(Errc::kNotFound, "no approval or operation '" + what + "' in run '" +
+                                    state_.ref().workflow_id + "'");
+  }
+  if (!decision.approval_id.empty() && op->approval_id != decision.approval_id) {
+    return Err(Errc::kPermissionDenied,
+               "approval '" + decision.approval_id + "' is not the current approval of operation '" +
+                   op->operation_id + "' (that is '" + op->approval_id + "')");
+  }
+  if (op->state != OperationState::kAwaitingApproval) {
+    return Err(Errc::kFailedPrecondition,
+               "operation '" + op->operation_id + "' is " +
+                   std::string(OperationStateName(op->state)) + ", not awaiting approval");
+  }
+  if (!decision.expected_intent_hash.empty() &&
+      decision.expected_intent_hash != op->fingerprint) {
+    return Err(Errc::kPermissionDenied,
+               "the intent of operation '" + op->operation_id + "' is " + op->fingerprint +
+                   ", not the " + decision.expected_intent_hash +
+                   " you reviewed; review it again before approving");
+  }
+  if (!decision.granted) {
+    return Emit(ApprovalDenied{op->operation_id, op->approval_id, decision.decided_by,
+                               decision.reason.empty() ? "denied" : decision.reason});
+  }
+  const RegisteredContract* contract = ContractOf(*op);
+  const std::int64_t ttl_us =
+      contract ? contract->contract().approval.grant_ttl.count() * 1000000 : 0;
+  RECKON_TRY(Emit(ApprovalGranted{op->operation_id, op->approval_id, op->fingerprint,
+                                  decision.decided_by, now_us_ + ttl_us}));
+  return StartNextAttempt(*op);
+}
+
+Result<void> Decider::Resolve(const HumanResolution& resolution) {
+  OperationView* op = state_.FindOperation(resolution.operation_id);
+  if (op == nullptr) {
+    return Err(Errc::kNotFound, "no operation '" + resolution.operation_id + "' in run '" +
+                                    state_.ref().workflow_id + "'");
+  }
+  if (op->state != OperationState::kNeedsHuman) {
+    return Err(Errc::kFailedPrecondition,
+               "operation '" + op->operation_id + "' is " +
+                   std::string(OperationStateName(op->state)) +
+                   "; only an operation that needs a human can be resolved");
+  }
+  if (resolution.committed && resolution.provider_ref.empty()) {
+    return Err(Errc::kInvalidArgument,
+               "resolving '" + op->operation_id +
+                   "' as committed needs the provider's reference as evidence");
+  }
+  RECKON_TRY(Emit(HumanResolved{op->operation_id, resolution.committed, resolution.provider_ref,
+                                resolution.resolved_by, resolution.note}));
+  if (resolution.committed) {
+    json::object result{{"provider_ref", resolution.provider_ref},
+                        {"resolved_by", resolution.resolved_by}};
+    return Emit(OperationCommitted{op->operation_id, op->attempt, json::serialize(result),
+                                   resolution.provider_ref, "human"});
+  }
+  const RegisteredContract* contract = ContractOf(*op);
+  const int max_attempts = contract ? contract->contract().retry.max_attempts : 0;
+  if (static_cast<int>(op->attempt) >= max_attempts) {
+    return Emit(OperationRejected{op->operation_id, op->attempt, "not_committed",
+                                  "resolved by " + resolution.resolved_by +
+                                      " as not committed, and no attempts are left"});
+  }
+  RECKON_TRY(Emit(RetryScheduled{op->operation_id, op->attempt + 1, now_us_,
+                                 "human_not_committed"}));
+  return StartNextAttempt(*op);
+}
+
+// --- restart -----------------------------------------------------------------------------
+
+Result<void> Decider::Recover() {
+  std::vector<std::string> ids;
+  for (const auto& [id, op] : state_.operations()) {
+    if (!IsTerminal(op.state)) ids.push_back(id);
+  }
+  for (const std::string& id : ids) {
+    OperationView& op = *state_.FindOperation(id);
+    switch (op.state) {
+      case OperationState::kInFlight: {
+        // The attempt may have landed: its outcome is unknown, never retried blindly.
+        RECKON_TRY(HandleFailure(op, FailureKind::kUnknown, "engine_restart",
+                                 "the engine restarted while the attempt was in flight"));
+        break;
+      }
+      case OperationState::kPrepared:
+      case OperationState::kApproved: {
+        RECKON_TRY(StartNextAttempt(op));
+        break;
+      }
+      case OperationState::kReconciling:
+        actions_.push_back(StartReconcileAction{op.operation_id, op.reconcile_rounds});
+        break;
+      case OperationState::kRetryScheduled:
+      case OperationState::kOutcomeUnknown:
+      case OperationState::kAwaitingApproval:
+        if (op.due_at_us > 0) actions_.push_back(ArmDueAction{op.operation_id, op.due_at_us});
+        break;
+      default:
+        break;
+    }
+  }
+  for (const auto& [timer_id, fire_at] : state_.pending_timers()) {
+    actions_.push_back(ArmWorkflowTimerAction{timer_id, fire_at});
+  }
+  return Ok();
+}
+
+// --- the append ----------------------------------------------------------------------------
+
+AppendRequest Decider::BuildAppend() const {
+  AppendRequest request;
+  request.run = state_.ref();
+  request.expected_next_seq = events_.empty() ? state_.next_seq() : events_.front().seq;
+  request.now_us = now_us_;
+  request.events.reserve(events_.size());
+  for (const Event& event : events_) request.events.push_back(event.body);
+  if (request.expected_next_seq == 1) request.workflow_type = state_.workflow_type();
+  if (state_.status() != status_before_) request.status = state_.status();
+  for (const std::string& id : touched_operations_) {
+    OperationView* op = state_.FindOperation(id);
+    if (op == nullptr) continue;
+    request.operations.push_back(OperationRow{op->operation_id, op->step_id, op->tool,
+                                              op->side_effect,
+                                              std::string(OperationStateName(op->state)),
+                                              op->attempt, op->fingerprint, op->contract_hash,
+                                              op->provider_ref, op->due_at_us});
+    if (!op->approval_id.empty()) {
+      request.approvals.push_back(ApprovalRow{op->approval_id, op->operation_id,
+                                              op->approval_intent_hash, op->approval_state,
+                                              op->approved_by, op->approval_expires_at_us});
+    }
+  }
+  for (const std::string& id : timers_set_) {
+    request.timers_set.push_back(TimerRow{id, state_.pending_timers().at(id)});
+  }
+  request.timers_cleared.assign(timers_cleared_.begin(), timers_cleared_.end());
+  return request;
+}
+
+}  // namespace reckon

@@ -1,0 +1,132 @@
+// Decider: the engine's decisions for one run, as a pure function of the run's state, its
+// contracts, the time, and one batch of inputs. It emits journal events (applying each to the
+// RunState at once) and the actions to perform once those events are durable. It performs no
+// I/O: the engine (engine/engine.h) commits what it emitted, then carries out the actions.
+//
+// The class-by-failure table (engine/failure_policy.h), the reconciliation routing, approval
+// binding (engine/approval.h) and the lifecycle table (engine/operation_state.h) meet here.
+//
+// Errors: kPermissionDenied / kFailedPrecondition / kNotFound for a request that does not fit
+// the run's state (checked before anything is emitted, so the batch stays clean);
+// kNondeterminism when replayed code no longer matches its history; kInternal for an engine bug
+// (the batch must then be discarded). One Decider per batch; not thread-safe.
+#pragma once
+
+#include <boost/json/value.hpp>
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "base/error.h"
+#include "engine/command.h"
+#include "engine/contract_registry.h"
+#include "engine/run_state.h"
+#include "engine/tool_dispatcher.h"
+#include "storage/journal.h"
+
+namespace reckon {
+
+// Start attempt `attempt` of an operation (its AttemptStarted is in this batch).
+struct StartAttemptAction {
+  std::string operation_id;
+  std::uint32_t attempt = 0;
+  std::int64_t deadline_us = 0;
+};
+// Stop attempt `attempt`: its hard deadline passed.
+struct CancelAttemptAction {
+  std::string operation_id;
+  std::uint32_t attempt = 0;
+};
+// Run lookup `round` of an operation whose outcome is unknown.
+struct StartReconcileAction {
+  std::string operation_id;
+  std::uint32_t round = 0;
+};
+// Wake the operation at `due_at_us` (retry, lookup, attempt deadline, approval deadline).
+struct ArmDueAction {
+  std::string operation_id;
+  std::int64_t due_at_us = 0;
+};
+struct ArmWorkflowTimerAction {
+  std::string timer_id;
+  std::int64_t fire_at_us = 0;
+};
+using Action = std::variant<StartAttemptAction, CancelAttemptAction, StartReconcileAction,
+                            ArmDueAction, ArmWorkflowTimerAction>;
+
+struct HumanResolution {
+  std::string operation_id;
+  bool committed = false;
+  std::string provider_ref;  // required when committed
+  std::string resolved_by;
+  std::string note;
+};
+
+struct ApprovalDecision {
+  std::string approval_id;         // or empty, with operation_id set
+  std::string operation_id;        // or empty, with approval_id set
+  std::string expected_intent_hash;  // the hash the approver saw; empty: do not check
+  bool granted = false;
+  std::string decided_by;
+  std::string reason;  // for a denial
+};
+
+struct DeciderOptions {
+  std::string worker_name = "local";
+};
+
+class Decider {
+ public:
+  Decider(RunState& state, const ContractRegistry& contracts, std::int64_t now_us,
+          DeciderOptions options = {});
+
+  // --- inputs ---
+  Result<void> Start(const std::string& workflow_type, const boost::json::value& input);
+  Result<void> ApplyCommands(std::vector<Command> commands);
+  Result<void> AttemptFinished(const std::string& operation_id, std::uint32_t attempt,
+                               const AttemptOutcome& outcome);
+  // The operation's due time came (retry, lookup, hard deadline, approval deadline).
+  Result<void> Due(const std::string& operation_id);
+  Result<void> ReconcileFinished(const std::string& operation_id, std::uint32_t round,
+                                 const ReconcileOutcome& outcome);
+  Result<void> WorkflowTimerFired(const std::string& timer_id);
+  Result<void> Signal(const std::string& name, const std::string& payload_json);
+  Result<void> Decide(const ApprovalDecision& decision);
+  Result<void> Resolve(const HumanResolution& resolution);
+  // After a restart: every operation that was mid-flight follows its contract.
+  Result<void> Recover();
+
+  // --- outputs ---
+  const std::vector<storage::Event>& events() const { return events_; }
+  const std::vector<Action>& actions() const { return actions_; }
+  // Events from index `from` on that workflow code must see (results, timers, signals).
+  bool HasWorkflowNews(std::size_t from) const;
+  // The append that makes this batch durable (events plus the derived rows they cause).
+  storage::AppendRequest BuildAppend() const;
+
+ private:
+  Result<void> Emit(storage::EventBody body);
+  Result<void> ScheduleNewCall(ScheduleCall call);
+  Result<void> ReplayCall(ScheduleCall call);
+  Result<void> StartNextAttempt(OperationView& op);
+  Result<void> HandleFailure(OperationView& op, FailureKind reported, const std::string& code,
+                             const std::string& message);
+  Result<void> RequestApproval(OperationView& op);
+  const RegisteredContract* ContractOf(const OperationView& op) const;
+  Result<boost::json::value> InputOf(const OperationView& op) const;
+
+  RunState& state_;
+  const ContractRegistry& contracts_;
+  const std::int64_t now_us_;
+  DeciderOptions options_;
+  std::vector<storage::Event> events_;
+  std::vector<Action> actions_;
+  std::set<std::string> touched_operations_;
+  std::set<std::string> timers_set_, timers_cleared_;
+  std::string status_before_;
+};
+
+}  // namespace reckon

@@ -1,0 +1,442 @@
+#include "engine/engine.h"
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <spdlog/spdlog.h>
+
+#include "base/jcs.h"
+
+namespace reckon {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using namespace storage;
+
+struct Engine::Slot {
+  explicit Slot(RunRef ref) : state(std::move(ref)) {}
+  RunState state;
+  std::deque<Queued> inbox;
+  bool busy = false;
+  // The first activation replays the whole history (a new run: just WorkflowStarted).
+  bool needs_full_history = true;
+  std::vector<Event> replay_history;  // set by Recover(), consumed by the first activation
+  std::string start_type;             // what Start() was called with, for idempotent restarts
+  std::string start_input_json;
+  std::string stuck;  // why the engine stopped driving this run
+  struct RunningAttempt {
+    std::uint32_t attempt = 0;
+    std::shared_ptr<asio::cancellation_signal> cancel;
+  };
+  std::map<std::string, RunningAttempt> attempts;  // by operation id
+};
+
+Engine::Engine(asio::any_io_executor executor, Journal& journal,
+               const ContractRegistry& contracts, WorkflowHost& host, ToolDispatcher& tools,
+               Clock& clock, EffectTrace* trace, EngineOptions options)
+    : executor_(executor),
+      journal_(journal),
+      committer_(journal, executor),
+      contracts_(contracts),
+      host_(host),
+      tools_(tools),
+      clock_(clock),
+      trace_(trace),
+      options_(std::move(options)),
+      timers_(executor, clock),
+      alive_(std::make_shared<bool>(true)) {}
+
+Engine::~Engine() {
+  *alive_ = false;
+  for (auto& [id, slot] : slots_) {
+    for (auto& [op, running] : slot->attempts) running.cancel->emit(asio::cancellation_type::terminal);
+  }
+}
+
+Engine::Slot* Engine::FindSlot(const std::string& workflow_id) const {
+  auto it = slots_.find(workflow_id);
+  return it == slots_.end() ? nullptr : it->second.get();
+}
+
+// --- the public face --------------------------------------------------------------------------
+
+asio::awaitable<Result<int>> Engine::Recover() {
+  RECKON_CO_TRY(auto runs, journal_.ListRuns("running"));
+  int resumed = 0;
+  for (RunRow& row : runs) {
+    RECKON_CO_TRY(auto events, journal_.ReadEvents(row.ref));
+    auto slot = std::make_unique<Slot>(row.ref);
+    Slot& s = *slot;
+    slots_[row.ref.workflow_id] = std::move(slot);
+    if (auto folded = s.state.ApplyAll(events); !folded) {
+      Stop(s, folded.error());
+      continue;
+    }
+    s.start_type = s.state.workflow_type();
+    s.start_input_json = s.state.input_json();
+    s.replay_history = std::move(events);
+    Submit(s, RecoverInput{});
+    ++resumed;
+  }
+  co_return resumed;
+}
+
+asio::awaitable<Result<RunRef>> Engine::Start(std::string workflow_id, std::string workflow_type,
+                                              json::value input) {
+  if (failed_) co_return Err(Errc::kUnavailable, "engine stopped: " + failure_);
+  if (workflow_id.empty()) co_return Err(Errc::kInvalidArgument, "workflow id is empty");
+  RECKON_CO_TRY(std::string input_json, CanonicalizeJson(input));
+  auto same_start = [&](const std::string& type, const std::string& json) -> Result<void> {
+    if (type == workflow_type && json == input_json) return Ok();
+    return Err(Errc::kAlreadyExists,
+               "workflow '" + workflow_id + "' was already started as '" + type +
+                   "' with a different input; use a new workflow id");
+  };
+  if (Slot* existing = FindSlot(workflow_id)) {
+    RECKON_CO_TRY(same_start(existing->start_type, existing->start_input_json));
+    co_return existing->state.ref();
+  }
+  // A run that finished before this process started is only in the journal.
+  RECKON_CO_TRY(auto latest, journal_.FindLatestRun(workflow_id));
+  if (latest) {
+    RECKON_CO_TRY(auto events, journal_.ReadEvents(latest->ref, 1));
+    if (!events.empty()) {
+      if (auto* started = std::get_if<WorkflowStarted>(&events.front().body)) {
+        RECKON_CO_TRY(same_start(started->workflow_type, started->input_json));
+      }
+    }
+    co_return latest->ref;
+  }
+  RunRef ref{workflow_id, "r" + std::to_string(clock_.NowMicros())};
+  auto slot = std::make_unique<Slot>(ref);
+  Slot& s = *slot;
+  s.start_type = workflow_type;
+  s.start_input_json = input_json;
+  slots_[workflow_id] = std::move(slot);
+  // Build the input before the co_await: GCC 12 destroys some temporaries of a co_await
+  // expression twice.
+  Input start = StartInput{std::move(workflow_type), std::move(input)};
+  auto started = Await(s, std::move(start));
+  RECKON_CO_TRY(co_await std::move(started));
+  co_return ref;
+}
+
+asio::awaitable<Result<void>> Engine::Signal(std::string workflow_id, std::string name,
+                                             std::string payload_json) {
+  Slot* slot = FindSlot(workflow_id);
+  if (slot == nullptr) co_return Err(Errc::kNotFound, "no active workflow '" + workflow_id + "'");
+  Input signal = SignalInput{std::move(name), std::move(payload_json)};
+  auto done = Await(*slot, std::move(signal));
+  co_return co_await std::move(done);
+}
+
+asio::awaitable<Result<void>> Engine::DecideApproval(std::string workflow_id,
+                                                     ApprovalDecision decision) {
+  Slot* slot = FindSlot(workflow_id);
+  if (slot == nullptr) co_return Err(Errc::kNotFound, "no active workflow '" + workflow_id + "'");
+  Input input = std::move(decision);
+  auto done = Await(*slot, std::move(input));
+  co_return co_await std::move(done);
+}
+
+asio::awaitable<Result<void>> Engine::Resolve(std::string workflow_id,
+                                              HumanResolution resolution) {
+  Slot* slot = FindSlot(workflow_id);
+  if (slot == nullptr) co_return Err(Errc::kNotFound, "no active workflow '" + workflow_id + "'");
+  Input input = std::move(resolution);
+  auto done = Await(*slot, std::move(input));
+  co_return co_await std::move(done);
+}
+
+asio::awaitable<Result<void>> Engine::Await(Slot& slot, Input input) {
+  auto initiate = [this, &slot](auto handler, Input input) {
+    Submit(slot, std::move(input), Reply(std::move(handler)));
+  };
+  return asio::async_initiate<decltype(asio::use_awaitable), void(Result<void>)>(
+      std::move(initiate), asio::use_awaitable, std::move(input));
+}
+
+// --- driving a run ---------------------------------------------------------------------------
+
+void Engine::Submit(Slot& slot, Input input, Reply reply) {
+  if (failed_ || !slot.stuck.empty()) {
+    if (reply) {
+      Error error = failed_ ? Err(Errc::kUnavailable, "engine stopped: " + failure_)
+                            : Err(Errc::kFailedPrecondition,
+                                  "run '" + slot.state.ref().workflow_id + "' is stopped: " +
+                                      slot.stuck);
+      asio::post(executor_, [reply = std::move(reply), error]() mutable {
+        std::move(reply)(Result<void>(error));
+      });
+    }
+    return;
+  }
+  slot.inbox.push_back(Queued{std::move(input), std::move(reply)});
+  if (!slot.busy) {
+    slot.busy = true;
+    asio::co_spawn(executor_, Drive(&slot), asio::detached);
+  }
+}
+
+Result<void> Engine::ApplyInput(Decider& decider, Slot& slot, Input& input) {
+  return std::visit(
+      [&](auto& in) -> Result<void> {
+        using T = std::decay_t<decltype(in)>;
+        if constexpr (std::is_same_v<T, StartInput>) {
+          return decider.Start(in.type, in.input);
+        } else if constexpr (std::is_same_v<T, AttemptDone>) {
+          return decider.AttemptFinished(in.operation_id, in.attempt, in.outcome);
+        } else if constexpr (std::is_same_v<T, DueInput>) {
+          return decider.Due(in.operation_id);
+        } else if constexpr (std::is_same_v<T, LookupDone>) {
+          return decider.ReconcileFinished(in.operation_id, in.round, in.outcome);
+        } else if constexpr (std::is_same_v<T, TimerInput>) {
+          return decider.WorkflowTimerFired(in.timer_id);
+        } else if constexpr (std::is_same_v<T, SignalInput>) {
+          return decider.Signal(in.name, in.payload_json);
+        } else if constexpr (std::is_same_v<T, ApprovalDecision>) {
+          return decider.Decide(in);
+        } else if constexpr (std::is_same_v<T, HumanResolution>) {
+          return decider.Resolve(in);
+        } else {
+          (void)slot;
+          return decider.Recover();
+        }
+      },
+      input);
+}
+
+asio::awaitable<Result<void>> Engine::Activate(Slot& slot, Decider& decider, std::size_t& shown) {
+  std::vector<Event> events;
+  const bool full = slot.needs_full_history;
+  if (full) events = std::move(slot.replay_history);
+  events.insert(events.end(), decider.events().begin() + static_cast<std::ptrdiff_t>(shown),
+                decider.events().end());
+  shown = decider.events().size();
+  slot.needs_full_history = false;
+  ActivationRequest request{slot.state.ref(), slot.state.workflow_type(), events, full,
+                            clock_.NowMicros()};
+  RECKON_CO_TRY(auto commands, co_await host_.Activate(request));
+  co_return decider.ApplyCommands(std::move(commands));
+}
+
+asio::awaitable<void> Engine::Drive(Slot* slot) {
+  auto alive = alive_;
+  while (*alive && !failed_ && slot->stuck.empty() && !slot->inbox.empty()) {
+    std::deque<Queued> batch;
+    batch.swap(slot->inbox);
+    Decider decider(slot->state, contracts_, clock_.NowMicros(), options_.decider);
+    std::vector<Reply> replies;
+    std::size_t shown = 0;
+    std::optional<Error> broken;
+    for (Queued& queued : batch) {
+      if (broken) {
+        if (queued.reply) replies.push_back(std::move(queued.reply));
+        continue;
+      }
+      if (std::holds_alternative<RecoverInput>(queued.input)) {
+        // Replay first, so that every operation has its full input back before it acts.
+        auto replayed = co_await Activate(*slot, decider, shown);
+        if (!*alive) co_return;
+        if (!replayed) {
+          broken = replayed.error();
+          continue;
+        }
+      }
+      auto applied = ApplyInput(decider, *slot, queued.input);
+      if (!applied) {
+        const Error& error = applied.error();
+        if (error.action() == ErrorAction::kBug || error.code() == Errc::kNondeterminism) {
+          broken = error;
+          if (queued.reply) replies.push_back(std::move(queued.reply));
+        } else if (queued.reply) {
+          std::move(queued.reply)(Result<void>(error));  // refused; nothing was emitted
+        }
+        continue;
+      }
+      if (queued.reply) replies.push_back(std::move(queued.reply));
+    }
+    // Let the workflow code react until it has nothing new to see.
+    while (!broken && !slot->state.terminal() && decider.HasWorkflowNews(shown)) {
+      auto activated = co_await Activate(*slot, decider, shown);
+      if (!*alive) co_return;
+      if (!activated) broken = activated.error();
+    }
+    if (broken) {
+      Stop(*slot, *broken);
+      for (Reply& reply : replies) std::move(reply)(Result<void>(*broken));
+      break;
+    }
+    if (!decider.events().empty()) {
+      storage::AppendRequest append = decider.BuildAppend();
+      auto commit = committer_.AsyncAppend(std::move(append), asio::use_awaitable);
+      auto ack = co_await std::move(commit);
+      if (!*alive) co_return;
+      if (!ack) {
+        Fail(ack.error());
+        for (Reply& reply : replies) std::move(reply)(Result<void>(ack.error()));
+        break;
+      }
+      if (trace_ != nullptr) trace_->OnCommitted(slot->state, decider.events());
+    }
+    Perform(*slot, decider.actions());
+    for (Reply& reply : replies) std::move(reply)(Ok());
+    if (slot->state.terminal()) host_.Evict(slot->state.ref());
+    if (listener_ && !decider.events().empty()) listener_(Summarize(*slot));
+  }
+  if (*alive) slot->busy = false;
+}
+
+// --- acting on durable decisions --------------------------------------------------------------
+
+void Engine::Perform(Slot& slot, const std::vector<Action>& actions) {
+  const std::string workflow_id = slot.state.ref().workflow_id;
+  for (const Action& action : actions) {
+    std::visit(
+        [&](const auto& a) {
+          using T = std::decay_t<decltype(a)>;
+          if constexpr (std::is_same_v<T, StartAttemptAction>) {
+            StartAttempt(slot, a);
+          } else if constexpr (std::is_same_v<T, CancelAttemptAction>) {
+            auto it = slot.attempts.find(a.operation_id);
+            if (it != slot.attempts.end() && it->second.attempt == a.attempt) {
+              it->second.cancel->emit(asio::cancellation_type::terminal);
+            }
+          } else if constexpr (std::is_same_v<T, StartReconcileAction>) {
+            StartLookup(slot, a);
+          } else if constexpr (std::is_same_v<T, ArmDueAction>) {
+            Slot* s = &slot;
+            std::string op = a.operation_id;
+            timers_.Arm(a.due_at_us, [this, s, op] { Submit(*s, DueInput{op}); });
+          } else {
+            Slot* s = &slot;
+            std::string timer = a.timer_id;
+            timers_.Arm(a.fire_at_us, [this, s, timer] { Submit(*s, TimerInput{timer}); });
+          }
+        },
+        action);
+  }
+}
+
+void Engine::StartAttempt(Slot& slot, const StartAttemptAction& action) {
+  OperationView* op = slot.state.FindOperation(action.operation_id);
+  if (op == nullptr || !op->input) {
+    Stop(slot, Err(Errc::kInternal, "attempt of '" + action.operation_id +
+                                        "' has no input in memory"));
+    return;
+  }
+  AttemptRequest request{slot.state.ref(), op->step_id, op->operation_id, op->tool, *op->input,
+                         action.attempt, action.deadline_us};
+  auto cancel = std::make_shared<asio::cancellation_signal>();
+  slot.attempts[action.operation_id] = Slot::RunningAttempt{action.attempt, cancel};
+  auto on_done = [this, alive = alive_, s = &slot, op_id = action.operation_id,
+                  attempt = action.attempt, cancel](std::exception_ptr thrown,
+                                                    AttemptOutcome outcome) {
+    if (!*alive) return;
+    if (thrown) {
+      // The tool threw: it may have acted before it did, so the outcome is unknown.
+      outcome = AttemptOutcome{};
+      outcome.kind = FailureKind::kUnknown;
+      outcome.code = "tool_exception";
+      outcome.message = "the tool threw instead of returning an outcome";
+    }
+    auto it = s->attempts.find(op_id);
+    if (it != s->attempts.end() && it->second.attempt == attempt) s->attempts.erase(it);
+    Submit(*s, AttemptDone{op_id, attempt, std::move(outcome)});
+  };
+  asio::co_spawn(executor_, tools_.RunAttempt(std::move(request)),
+                 asio::bind_cancellation_slot(cancel->slot(), std::move(on_done)));
+}
+
+void Engine::StartLookup(Slot& slot, const StartReconcileAction& action) {
+  OperationView* op = slot.state.FindOperation(action.operation_id);
+  if (op == nullptr) return;
+  ReconcileRequest request{slot.state.ref(), op->operation_id, op->tool,
+                           op->input ? *op->input : json::value(), action.round,
+                           clock_.NowMicros() + options_.lookup_timeout.count() * 1000};
+  auto cancel = std::make_shared<asio::cancellation_signal>();
+  auto timer = std::make_shared<asio::steady_timer>(executor_, options_.lookup_timeout);
+  timer->async_wait([cancel](const boost::system::error_code& ec) {
+    if (!ec) cancel->emit(asio::cancellation_type::terminal);
+  });
+  auto on_done = [this, alive = alive_, s = &slot, op_id = action.operation_id,
+                  round = action.round, timer, cancel](std::exception_ptr thrown,
+                                                       ReconcileOutcome outcome) {
+    if (!*alive) return;
+    timer->cancel();
+    if (thrown) {
+      outcome = ReconcileOutcome{};
+      outcome.verdict = ReconcileVerdict::kStillUnknown;
+      outcome.message = "the lookup failed or timed out";
+    }
+    Submit(*s, LookupDone{op_id, round, std::move(outcome)});
+  };
+  asio::co_spawn(executor_, tools_.Reconcile(std::move(request)),
+                 asio::bind_cancellation_slot(cancel->slot(), std::move(on_done)));
+}
+
+void Engine::Stop(Slot& slot, const Error& error) {
+  slot.stuck = error.ToString();
+  spdlog::error("run {} stopped: {}", slot.state.ref().workflow_id, slot.stuck);
+  if (listener_) listener_(Summarize(slot));
+}
+
+void Engine::Fail(const Error& error) {
+  failed_ = true;
+  failure_ = error.ToString();
+  spdlog::critical("engine stopped, restart the process to recover from the journal: {}",
+                   failure_);
+  timers_.Clear();
+}
+
+// --- queries ---------------------------------------------------------------------------------
+
+RunSummary Engine::Summarize(const Slot& slot) const {
+  RunSummary summary;
+  summary.ref = slot.state.ref();
+  summary.workflow_type = slot.state.workflow_type();
+  summary.status = slot.state.status();
+  summary.stuck_reason = slot.stuck;
+  summary.result_json = slot.state.result_json();
+  for (const auto& [id, op] : slot.state.operations()) summary.operations.push_back(op);
+  return summary;
+}
+
+std::vector<RunSummary> Engine::Runs() const {
+  std::vector<RunSummary> runs;
+  for (const auto& [id, slot] : slots_) runs.push_back(Summarize(*slot));
+  return runs;
+}
+
+std::optional<RunSummary> Engine::Describe(const std::string& workflow_id) const {
+  const Slot* slot = FindSlot(workflow_id);
+  if (slot == nullptr) return std::nullopt;
+  return Summarize(*slot);
+}
+
+int Engine::BusyRuns() const {
+  int busy = 0;
+  for (const auto& [id, slot] : slots_) {
+    if (slot->state.terminal() || !slot->stuck.empty()) continue;
+    if (slot->busy || !slot->inbox.empty()) {
+      ++busy;
+      continue;
+    }
+    bool waiting_for_person = false, working = false;
+    for (const auto& [op_id, op] : slot->state.operations()) {
+      if (op.state == OperationState::kAwaitingApproval ||
+          op.state == OperationState::kNeedsHuman) {
+        waiting_for_person = true;
+      } else if (!IsTerminal(op.state)) {
+        working = true;
+      }
+    }
+    if (working || !waiting_for_person) ++busy;
+  }
+  return busy;
+}
+
+}  // namespace reckon

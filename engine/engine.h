@@ -1,0 +1,155 @@
+// Engine: owns runs. It keeps each active run's state (a fold of its journal), decides every
+// transition through a Decider, makes it durable through group commit, and only then acts:
+// starts attempts, arms timers, runs lookups. It never runs user code: workflow code runs in a
+// WorkflowHost and tool calls in a ToolDispatcher (engine/workflow_host.h,
+// engine/tool_dispatcher.h).
+//
+// Concurrency: the engine lives on ONE single-threaded executor (an io_context run by one
+// thread, or a strand). Every public method must be called, and every awaitable awaited, on
+// that executor. Each run has at most one batch in flight; inputs arriving meanwhile queue and
+// form the next batch, while batches of different runs share commits.
+//
+// Failure: if a commit fails, what reached the disk is unknown, so the engine stops (failed()
+// turns true, every run stops) and the process must restart; recovery then resumes every run
+// from the journal. A bug (illegal transition) stops only the run it happened in.
+//
+// Lifetime: the journal, contracts, host, dispatcher, clock and trace passed in must outlive
+// the engine.
+#pragma once
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/json/value.hpp>
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "base/error.h"
+#include "engine/clock.h"
+#include "engine/contract_registry.h"
+#include "engine/decider.h"
+#include "engine/effect_trace.h"
+#include "engine/run_state.h"
+#include "engine/timer_queue.h"
+#include "engine/tool_dispatcher.h"
+#include "engine/workflow_host.h"
+#include "storage/group_commit.h"
+#include "storage/journal.h"
+
+namespace reckon {
+
+struct EngineOptions {
+  DeciderOptions decider;
+  // How long one reconciliation lookup may take before it counts as still_unknown.
+  std::chrono::milliseconds lookup_timeout{5000};
+};
+
+// What a caller can see of a run.
+struct RunSummary {
+  storage::RunRef ref;
+  std::string workflow_type;
+  std::string status;       // running | completed | failed | cancelled
+  std::string stuck_reason;  // non-empty when the engine stopped driving the run
+  std::string result_json;
+  std::vector<OperationView> operations;
+};
+
+class Engine {
+ public:
+  Engine(boost::asio::any_io_executor executor, storage::Journal& journal,
+         const ContractRegistry& contracts, WorkflowHost& host, ToolDispatcher& tools,
+         Clock& clock, EffectTrace* trace, EngineOptions options = {});
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Loads every running run from the journal and resumes it: replays its code, turns
+  // attempts that were in flight into unknown outcomes, re-arms timers. Returns how many runs
+  // it resumed. Call once, before anything else.
+  boost::asio::awaitable<Result<int>> Recover();
+
+  // Starts a workflow, idempotently: a second start of the same workflow id returns the
+  // existing run if the type and input match, else Errc::kAlreadyExists. Completes once the
+  // start is durable.
+  boost::asio::awaitable<Result<storage::RunRef>> Start(std::string workflow_id,
+                                                        std::string workflow_type,
+                                                        boost::json::value input);
+  boost::asio::awaitable<Result<void>> Signal(std::string workflow_id, std::string name,
+                                              std::string payload_json);
+  boost::asio::awaitable<Result<void>> DecideApproval(std::string workflow_id,
+                                                      ApprovalDecision decision);
+  boost::asio::awaitable<Result<void>> Resolve(std::string workflow_id,
+                                               HumanResolution resolution);
+
+  // Runs the engine knows in memory (active ones and those finished since start).
+  std::vector<RunSummary> Runs() const;
+  std::optional<RunSummary> Describe(const std::string& workflow_id) const;
+  // Active runs that still have work the engine can do by itself (not waiting for a person,
+  // not stuck, not finished).
+  int BusyRuns() const;
+
+  // Called after every committed batch (on the engine's executor).
+  void OnChange(std::function<void(const RunSummary&)> listener) {
+    listener_ = std::move(listener);
+  }
+
+  bool failed() const { return failed_; }
+  const std::string& failure() const { return failure_; }
+
+ private:
+  struct Slot;
+  using Reply = boost::asio::any_completion_handler<void(Result<void>)>;
+  struct StartInput { std::string type; boost::json::value input; };
+  struct AttemptDone { std::string operation_id; std::uint32_t attempt; AttemptOutcome outcome; };
+  struct DueInput { std::string operation_id; };
+  struct LookupDone { std::string operation_id; std::uint32_t round; ReconcileOutcome outcome; };
+  struct TimerInput { std::string timer_id; };
+  struct SignalInput { std::string name; std::string payload_json; };
+  struct RecoverInput {};
+  using Input = std::variant<StartInput, AttemptDone, DueInput, LookupDone, TimerInput,
+                             SignalInput, ApprovalDecision, HumanResolution, RecoverInput>;
+  struct Queued {
+    Input input;
+    Reply reply;
+  };
+
+  void Submit(Slot& slot, Input input, Reply reply = {});
+  boost::asio::awaitable<void> Drive(Slot* slot);
+  Result<void> ApplyInput(Decider& decider, Slot& slot, Input& input);
+  boost::asio::awaitable<Result<void>> Activate(Slot& slot, Decider& decider,
+                                                std::size_t& shown);
+  void Perform(Slot& slot, const std::vector<Action>& actions);
+  void StartAttempt(Slot& slot, const StartAttemptAction& action);
+  void StartLookup(Slot& slot, const StartReconcileAction& action);
+  void Stop(Slot& slot, const Error& error);
+  void Fail(const Error& error);
+  RunSummary Summarize(const Slot& slot) const;
+  boost::asio::awaitable<Result<void>> Await(Slot& slot, Input input);
+  Slot* FindSlot(const std::string& workflow_id) const;
+
+  boost::asio::any_io_executor executor_;
+  storage::Journal& journal_;
+  storage::GroupCommitter committer_;
+  const ContractRegistry& contracts_;
+  WorkflowHost& host_;
+  ToolDispatcher& tools_;
+  Clock& clock_;
+  EffectTrace* trace_;
+  EngineOptions options_;
+  TimerQueue timers_;
+  std::map<std::string, std::unique_ptr<Slot>> slots_;  // by workflow id
+  std::function<void(const RunSummary&)> listener_;
+  bool failed_ = false;
+  std::string failure_;
+  std::shared_ptr<bool> alive_;  // completions that outlive the engine check it
+};
+
+}  // namespace reckon

@@ -1,0 +1,98 @@
+// RunState: everything the engine knows about one run, as a fold over its journal events.
+//
+// The journal is the truth; a RunState is rebuilt from it after a restart by applying every
+// event in order, and kept up to date afterwards by applying each new event the moment the
+// engine emits it (before it is committed: a failed commit stops the engine, see
+// engine/engine.h). Lifecycle inputs go through the transition table of
+// engine/operation_state.h, so an event that would make an illegal transition is refused.
+//
+// Besides the journal's facts it holds what is kept only in memory: the full input of each
+// operation (the journal has it without secrets; replay re-learns it). Not thread-safe: owned
+// by the engine's event loop.
+#pragma once
+
+#include <boost/json/value.hpp>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "engine/operation_state.h"
+#include "storage/event.h"
+#include "storage/rows.h"
+
+namespace reckon {
+
+struct OperationView {
+  std::string operation_id;
+  std::string step_id;
+  std::string tool;
+  std::string side_effect;
+  std::string contract_hash;
+  std::string fingerprint;
+  std::string redacted_input_json;
+  std::optional<boost::json::value> input;  // memory only; absent until the code re-issued it
+  OperationState state = OperationState::kPrepared;
+  std::uint32_t attempt = 0;               // the latest attempt started; 0 before the first
+  std::int64_t first_attempt_at_us = 0;
+  std::int64_t deadline_us = 0;            // hard deadline of the latest attempt
+  std::int64_t due_at_us = 0;              // when the next retry or lookup is due; 0 if none
+  std::uint32_t reconcile_rounds = 0;      // lookups started
+  bool earlier_outcome_unknown = false;    // an attempt ended unknown and no not_found since
+  // Approval: the current request or grant.
+  std::string approval_id;
+  std::uint32_t approval_requests = 0;     // ApprovalRequested events so far
+  std::string approval_state;              // "", requested, granted, denied
+  std::string approval_intent_hash;
+  std::string approved_by;
+  std::int64_t approval_expires_at_us = 0;
+  // Outcome.
+  std::string provider_ref;
+  std::string result_json;
+  std::string failure_code;
+  std::string failure_message;
+};
+
+class RunState {
+ public:
+  explicit RunState(storage::RunRef ref) : ref_(std::move(ref)) {}
+
+  // Folds one event into the state. Errors: kInternal for an illegal lifecycle transition or
+  // an event about an operation the run never prepared (a corrupt or foreign history).
+  Result<void> Apply(const storage::Event& event);
+  Result<void> ApplyAll(const std::vector<storage::Event>& events);
+
+  const storage::RunRef& ref() const { return ref_; }
+  const std::string& workflow_type() const { return workflow_type_; }
+  const std::string& input_json() const { return input_json_; }
+  const std::string& status() const { return status_; }  // running, completed, failed, ...
+  std::int64_t next_seq() const { return next_seq_; }
+  bool started() const { return next_seq_ > 1; }
+  bool terminal() const { return status_ != "running"; }
+  const std::string& result_json() const { return result_json_; }
+
+  OperationView* FindOperation(const std::string& operation_id);
+  OperationView* FindOperationByStep(const std::string& step_id);
+  const std::map<std::string, OperationView>& operations() const { return operations_; }
+  // Timers started and not yet fired: timer id -> fire time.
+  const std::map<std::string, std::int64_t>& pending_timers() const { return pending_timers_; }
+
+ private:
+  Result<OperationView*> Operation(const std::string& operation_id, std::string_view event);
+  Result<void> Advance(OperationView& op, const storage::EventBody& body);
+
+  storage::RunRef ref_;
+  std::string workflow_type_;
+  std::string input_json_;
+  std::string status_ = "running";
+  std::string result_json_;
+  std::int64_t next_seq_ = 1;
+  std::map<std::string, OperationView> operations_;  // by operation id
+  std::map<std::string, std::string> step_to_operation_;
+  std::map<std::string, std::int64_t> pending_timers_;
+};
+
+}  // namespace reckon

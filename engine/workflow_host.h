@@ -1,0 +1,46 @@
+// WorkflowHost: where workflow code runs, as the engine sees it. The engine never runs user
+// code itself: it hands a run's new events to the host and gets back the commands the code
+// issued. In embedded mode the host is the in-process worker (worker/local_worker.h); in server
+// mode it is a task queue that remote workers poll.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "engine/command.h"
+#include "storage/event.h"
+#include "storage/rows.h"
+
+namespace reckon {
+
+struct ActivationRequest {
+  storage::RunRef run;
+  std::string workflow_type;
+  // Events the code has not seen yet, in journal order. With `full_history` they are the whole
+  // history: the host must build the workflow afresh and replay it.
+  std::span<const storage::Event> events;
+  bool full_history = false;
+  std::int64_t now_us = 0;  // the time ctx.now() returns when it is not replaying
+};
+
+class WorkflowHost {
+ public:
+  virtual ~WorkflowHost() = default;
+
+  // Runs the code until it blocks and returns the commands it issued, in order. Errors:
+  // kNondeterminism when the code no longer matches its history (the message names the step),
+  // kNotFound for an unknown workflow type. The span in `request` is valid only until the
+  // returned awaitable first suspends or completes; copy what must live longer.
+  virtual boost::asio::awaitable<Result<std::vector<Command>>> Activate(
+      ActivationRequest request) = 0;
+
+  // Drops any cached state of the run (it finished, or the engine gave up on it).
+  virtual void Evict(const storage::RunRef& run) = 0;
+};
+
+}  // namespace reckon

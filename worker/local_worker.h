@@ -1,0 +1,37 @@
+// LocalWorker: the worker of embedded mode. It hosts workflow instances and tools in the
+// engine's own process and implements the engine's two seams (WorkflowHost, ToolDispatcher)
+// directly, so embedded and server mode share every decision the engine makes.
+//
+// Lives on the engine's executor; not thread-safe. The registries must outlive it.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "engine/tool_dispatcher.h"
+#include "engine/workflow_host.h"
+#include "worker/tool.h"
+#include "worker/workflow_registry.h"
+
+namespace reckon {
+
+class LocalWorker final : public WorkflowHost, public ToolDispatcher {
+ public:
+  LocalWorker(const WorkflowRegistry& workflows, const ToolRegistry& tools)
+      : workflows_(workflows), tools_(tools) {}
+
+  boost::asio::awaitable<Result<std::vector<Command>>> Activate(ActivationRequest request) override;
+  void Evict(const storage::RunRef& run) override;
+  boost::asio::awaitable<AttemptOutcome> RunAttempt(AttemptRequest request) override;
+  boost::asio::awaitable<ReconcileOutcome> Reconcile(ReconcileRequest request) override;
+
+  std::size_t cached_instances() const { return instances_.size(); }
+
+ private:
+  const WorkflowRegistry& workflows_;
+  const ToolRegistry& tools_;
+  std::map<std::string, std::unique_ptr<WorkflowInstance>> instances_;  // by workflow id
+};
+
+}  // namespace reckon

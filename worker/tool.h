@@ -1,0 +1,69 @@
+// Tools as a worker hosts them: a contract (engine/contract.h) plus the code that carries out
+// an attempt and, for contracts that reconcile by lookup, the code that asks the provider.
+//
+// Tool code is an Asio coroutine. It receives the full input (secrets included; never log it)
+// and a ToolCallContext with the operation id, which it must send to the provider as the
+// idempotency key on every attempt, and the attempt's hard deadline, which it must honour: the
+// engine cancels the coroutine at the deadline, and a tool that cannot stop must report
+// kUnknown rather than pretend. Tool functions live in a ToolRegistry for the life of the
+// worker, so lambdas stored there may capture long-lived objects (a client) by pointer, but a
+// coroutine must not keep state it needs in the captures of a temporary lambda.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/value.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "base/error.h"
+#include "engine/contract.h"
+#include "engine/contract_registry.h"
+#include "engine/tool_dispatcher.h"
+
+namespace reckon {
+
+struct ToolCallContext {
+  std::string workflow_id;
+  std::string step_id;
+  std::string operation_id;  // the idempotency key
+  std::uint32_t attempt = 0;
+  std::chrono::steady_clock::time_point deadline;
+};
+
+using ToolExecute = std::function<boost::asio::awaitable<AttemptOutcome>(
+    boost::json::value input, ToolCallContext context)>;
+using ToolReconcile = std::function<boost::asio::awaitable<ReconcileOutcome>(
+    boost::json::value input, ToolCallContext context)>;
+
+struct Tool {
+  ToolContract contract;
+  ToolExecute execute;
+  ToolReconcile reconcile;  // required iff contract.reconcile.mode == kLookup
+};
+
+// Outcome helpers for tool code.
+AttemptOutcome ToolSucceeded(boost::json::value output, std::string provider_ref = "");
+AttemptOutcome ToolFailed(FailureKind kind, std::string code, std::string message);
+
+// The tools a worker hosts, by name, with their contracts registered in contracts().
+// Register is not thread-safe; lookups are, once registration is over.
+class ToolRegistry {
+ public:
+  // Errc::kInvalidArgument naming what is missing (a contract problem, no execute function,
+  // a lookup contract without reconcile, a reconcile function the contract does not use);
+  // Errc::kAlreadyExists for a second tool of the same name.
+  Result<void> Register(Tool tool);
+
+  const Tool* Find(const std::string& name) const;
+  const ContractRegistry& contracts() const { return contracts_; }
+
+ private:
+  ContractRegistry contracts_;
+  std::map<std::string, Tool> tools_;
+};
+
+}  // namespace reckon

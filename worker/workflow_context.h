@@ -1,0 +1,162 @@
+// WorkflowContext: everything workflow code may touch. A workflow is a C++20 coroutine
+//
+//     Task<WorkflowOutcome> Refund(WorkflowContext& ctx, boost::json::value input);
+//
+// that reaches the world only through its context: tool calls, durable sleeps, signals, and
+// the time and randomness the context records. It must be deterministic: the same code over
+// the same history issues the same commands, because after a crash the history is replayed
+// into a fresh coroutine and every recorded result is handed back without running anything.
+//
+// Step ids: each command gets the next number of a per-run counter, "<tool>#<n>" for calls
+// ("send_refund#2"), "sleep#<n>", "now#<n>", "random#<n>"; a call may name its step instead
+// (CallOptions::step_id, used by agent plans). Operation ids derive from (workflow id, step id).
+//
+// Calls are issued when Call() is invoked, not when awaited, so independent calls run in
+// parallel: issue both, then await both. Replies come back as CallResult: the tool's output,
+// or a CallFailure (rejected input, definitive provider rejection, denied approval, attempts
+// exhausted, an operation a person resolved as not committed).
+//
+// Owned by its WorkflowInstance; references handed to workflow code stay valid for the life of
+// the coroutine. Not thread-safe (one run, one thread).
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <boost/outcome/result.hpp>
+
+#include <chrono>
+#include <coroutine>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "engine/command.h"
+#include "storage/event.h"
+#include "worker/task.h"
+
+namespace reckon {
+
+struct ToolOutput {
+  boost::json::value output;
+  std::string provider_ref;
+};
+
+struct CallFailure {
+  std::string code;  // invalid_input, unknown_tool, approval_denied, attempts_exhausted, ...
+  std::string message;
+};
+
+using CallResult = boost::outcome_v2::result<ToolOutput, CallFailure,
+                                             boost::outcome_v2::policy::terminate>;
+using WorkflowOutcome = boost::outcome_v2::result<boost::json::value, CallFailure,
+                                                  boost::outcome_v2::policy::terminate>;
+
+struct CallOptions {
+  std::string step_id;  // empty: "<tool>#<n>"
+};
+
+class WorkflowContext {
+ public:
+  WorkflowContext(std::string workflow_id, std::string run_id);
+
+  class CallAwaiter;
+  class TimerAwaiter;
+  class SignalAwaiter;
+
+  CallAwaiter Call(std::string tool, boost::json::value input, CallOptions options = {});
+  TimerAwaiter Sleep(std::chrono::milliseconds duration);
+  SignalAwaiter WaitSignal(std::string name);
+  // Microseconds since the epoch, recorded on first execution and replayed afterwards.
+  std::int64_t NowMicros();
+  // A random 64-bit value, recorded on first execution and replayed afterwards.
+  std::uint64_t Random();
+
+  const std::string& workflow_id() const { return workflow_id_; }
+  const std::string& run_id() const { return run_id_; }
+
+  // --- for WorkflowInstance only ---
+  struct Step {
+    std::optional<CallResult> result;   // calls
+    bool fired = false;                 // timers
+    std::coroutine_handle<> waiter;
+  };
+  void BeginActivation(std::int64_t now_us, std::uint64_t random_seed);
+  Result<void> Observe(const storage::Event& event);  // folds one event of the history
+  // Resumes waiters whose results arrived, in arrival order, until none is left to resume.
+  void RunReady();
+  std::vector<Command> TakeCommands() { return std::move(commands_); }
+  void AddCommand(Command command) { commands_.push_back(std::move(command)); }
+  // kNondeterminism if the code diverged from the history.
+  Result<void> CheckDeterminism(bool finished) const;
+
+ private:
+  std::string NextStepId(std::string_view kind);
+  void Ready(const std::string& step_id);
+
+  std::string workflow_id_, run_id_;
+  std::int64_t now_us_ = 0;
+  std::uint64_t random_state_ = 0;
+  int counter_ = 0;
+  std::map<std::string, Step> steps_;                  // by step id
+  std::map<std::string, std::string> step_of_op_;      // operation id -> step id
+  std::map<std::string, std::string> history_calls_;   // step id -> tool, from the history
+  std::set<std::string> history_timers_;
+  std::map<std::string, std::string> history_markers_;  // step id -> value json
+  std::set<std::string> issued_;                        // steps the code issued this life
+  std::deque<std::string> ready_;                       // steps whose results just arrived
+  std::map<std::string, std::deque<std::string>> signals_;  // buffered payloads by name
+  std::map<std::string, std::deque<std::coroutine_handle<>>> signal_waiters_;
+  std::vector<Command> commands_;
+  std::string divergence_;  // first nondeterminism seen
+};
+
+class WorkflowContext::CallAwaiter {
+ public:
+  CallAwaiter(WorkflowContext* ctx, std::string step_id) : ctx_(ctx), step_id_(std::move(step_id)) {}
+  const std::string& step_id() const { return step_id_; }
+  bool await_ready() const { return ctx_->steps_[step_id_].result.has_value(); }
+  void await_suspend(std::coroutine_handle<> h) { ctx_->steps_[step_id_].waiter = h; }
+  CallResult await_resume() { return *ctx_->steps_[step_id_].result; }
+
+ private:
+  WorkflowContext* ctx_;
+  std::string step_id_;
+};
+
+class WorkflowContext::TimerAwaiter {
+ public:
+  TimerAwaiter(WorkflowContext* ctx, std::string step_id) : ctx_(ctx), step_id_(std::move(step_id)) {}
+  bool await_ready() const { return ctx_->steps_[step_id_].fired; }
+  void await_suspend(std::coroutine_handle<> h) { ctx_->steps_[step_id_].waiter = h; }
+  void await_resume() {}
+
+ private:
+  WorkflowContext* ctx_;
+  std::string step_id_;
+};
+
+class WorkflowContext::SignalAwaiter {
+ public:
+  SignalAwaiter(WorkflowContext* ctx, std::string name) : ctx_(ctx), name_(std::move(name)) {}
+  bool await_ready() const { return !ctx_->signals_[name_].empty(); }
+  void await_suspend(std::coroutine_handle<> h) { ctx_->signal_waiters_[name_].push_back(h); }
+  // The signal's payload as JSON text.
+  std::string await_resume() {
+    auto& queue = ctx_->signals_[name_];
+    std::string payload = std::move(queue.front());
+    queue.pop_front();
+    return payload;
+  }
+
+ private:
+  WorkflowContext* ctx_;
+  std::string name_;
+};
+
+}  // namespace reckon

@@ -1,0 +1,74 @@
+#include "worker/workflow_instance.h"
+
+#include <boost/json/serialize.hpp>
+
+#include <exception>
+
+#include "base/jcs.h"
+#include "base/fingerprint.h"
+
+namespace reckon {
+
+namespace json = boost::json;
+using namespace storage;
+
+WorkflowInstance::WorkflowInstance(const WorkflowFunction& function, std::string workflow_id,
+                                   std::string run_id)
+    : function_(function),
+      context_(std::make_unique<WorkflowContext>(std::move(workflow_id), std::move(run_id))) {}
+
+Result<std::vector<Command>> WorkflowInstance::Activate(std::span<const Event> events,
+                                                        std::int64_t now_us) {
+  // Randomness is seeded from the run's identity, so a replay draws the same values even
+  // before it reaches the recorded markers.
+  const Sha256Digest seed = Sha256(context_->workflow_id() + "/" + context_->run_id());
+  std::uint64_t seed64 = 0;
+  for (int i = 0; i < 8; ++i) seed64 = (seed64 << 8) | seed[i];
+  context_->BeginActivation(now_us, seed64);
+  // Fold every event first: a replayed history must be fully known before the code runs, so
+  // that each command the code issues is matched against it.
+  if (!started_) {
+    if (events.empty() || !std::holds_alternative<WorkflowStarted>(events.front().body)) {
+      return Err(Errc::kInvalidArgument, "run '" + context_->workflow_id() +
+                                             "': the history does not begin with WorkflowStarted");
+    }
+  }
+  for (const Event& event : events) {
+    RECKON_TRY(context_->Observe(event));
+  }
+  if (!started_) {
+    RECKON_TRY(json::value input,
+               ParseStrictJson(std::get<WorkflowStarted>(events.front().body).input_json));
+    started_ = true;
+    task_ = function_(*context_, std::move(input));
+    task_.Start();  // exceptions are captured in the promise and surface in Finish()
+  }
+  if (!finished_) {
+    context_->RunReady();
+    if (task_.done()) Finish();
+  }
+  RECKON_TRY(context_->CheckDeterminism(finished_));
+  return context_->TakeCommands();
+}
+
+void WorkflowInstance::Finish() {
+  finished_ = true;
+  try {
+    WorkflowOutcome outcome = task_.Take();
+    if (outcome) {
+      auto canonical = CanonicalizeJson(outcome.value());
+      if (canonical) {
+        context_->AddCommand(CompleteWorkflow{std::move(canonical).value()});
+      } else {
+        context_->AddCommand(FailWorkflow{"invalid_result", canonical.error().message()});
+      }
+    } else {
+      context_->AddCommand(FailWorkflow{outcome.error().code, outcome.error().message});
+    }
+  } catch (const std::exception& e) {
+    // A bug in workflow code: the run fails loudly rather than hanging.
+    context_->AddCommand(FailWorkflow{"workflow_exception", e.what()});
+  }
+}
+
+}  // namespace reckon
