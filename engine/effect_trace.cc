@@ -207,7 +207,12 @@ void EffectTrace::OnCommitted(const RunState& run, std::span<const Event> events
     for (const TraceLine& line : LineBuilder(run, event).Build()) {
       if (logger_) {
         std::string text = line.name;
-        for (const auto& [key, value] : line.attributes) text += " " + key + "=" + value;
+        for (const auto& [key, value] : line.attributes) {
+          // The log line stays short; the JSON-lines file carries the OpenTelemetry names too.
+          if (key.rfind("gen_ai.", 0) == 0 || key == "workflow_id") continue;
+          text += " " + key + "=" + value;
+        }
+        text += " workflow=" + run.ref().workflow_id;
         logger_->info(text);
       }
       if (file_ != nullptr) {
