@@ -285,7 +285,7 @@ asio::awaitable<void> Engine::Drive(Slot* slot) {
     Perform(*slot, decider.actions());
     for (Reply& reply : replies) std::move(reply)(Ok());
     if (slot->state.terminal()) host_.Evict(slot->state.ref());
-    if (listener_ && !decider.events().empty()) listener_(Summarize(*slot));
+    if (listener_ && !decider.events().empty()) listener_(slot->state, slot->stuck);
   }
   if (*alive) slot->busy = false;
 }
@@ -381,7 +381,7 @@ void Engine::StartLookup(Slot& slot, const StartReconcileAction& action) {
 void Engine::Stop(Slot& slot, const Error& error) {
   slot.stuck = error.ToString();
   spdlog::error("run {} stopped: {}", slot.state.ref().workflow_id, slot.stuck);
-  if (listener_) listener_(Summarize(slot));
+  if (listener_) listener_(slot.state, slot.stuck);
 }
 
 void Engine::Fail(const Error& error) {
@@ -401,6 +401,7 @@ RunSummary Engine::Summarize(const Slot& slot) const {
   summary.status = slot.state.status();
   summary.stuck_reason = slot.stuck;
   summary.result_json = slot.state.result_json();
+  summary.committed_operations = slot.state.committed_operations();
   for (const auto& [id, op] : slot.state.operations()) summary.operations.push_back(op);
   return summary;
 }
@@ -420,11 +421,14 @@ std::optional<RunSummary> Engine::Describe(const std::string& workflow_id) const
 int Engine::BusyRuns() const {
   int busy = 0;
   for (const auto& [id, slot] : slots_) {
-    if (slot->state.terminal() || !slot->stuck.empty()) continue;
+    if (!slot->stuck.empty()) continue;
+    // Checked before terminal(): a batch folds its events into the state before its commit is
+    // durable, so a run can look terminal while the append that makes it so is still pending.
     if (slot->busy || !slot->inbox.empty()) {
       ++busy;
       continue;
     }
+    if (slot->state.terminal()) continue;
     bool waiting_for_person = false, working = false;
     for (const auto& [op_id, op] : slot->state.operations()) {
       if (op.state == OperationState::kAwaitingApproval ||

@@ -59,6 +59,7 @@ struct RunSummary {
   std::string status;       // running | completed | failed | cancelled
   std::string stuck_reason;  // non-empty when the engine stopped driving the run
   std::string result_json;
+  int committed_operations = 0;
   std::vector<OperationView> operations;
 };
 
@@ -93,13 +94,15 @@ class Engine {
   std::vector<RunSummary> Runs() const;
   std::optional<RunSummary> Describe(const std::string& workflow_id) const;
   // Active runs that still have work the engine can do by itself (not waiting for a person,
-  // not stuck, not finished).
+  // not stuck, not finished). A run whose batch is still being committed counts as busy, so
+  // 0 also means that what Runs() shows is durable.
   int BusyRuns() const;
 
-  // Called after every committed batch (on the engine's executor).
-  void OnChange(std::function<void(const RunSummary&)> listener) {
-    listener_ = std::move(listener);
-  }
+  // Called after every committed batch, and when a run stops, on the engine's executor. The
+  // RunState reference is valid only during the call; `stuck_reason` is empty unless the
+  // engine stopped driving the run. Keep it cheap: it runs on the engine's only thread.
+  using RunListener = std::function<void(const RunState& run, std::string_view stuck_reason)>;
+  void OnChange(RunListener listener) { listener_ = std::move(listener); }
 
   bool failed() const { return failed_; }
   const std::string& failure() const { return failure_; }
@@ -146,7 +149,7 @@ class Engine {
   EngineOptions options_;
   TimerQueue timers_;
   std::map<std::string, std::unique_ptr<Slot>> slots_;  // by workflow id
-  std::function<void(const RunSummary&)> listener_;
+  RunListener listener_;
   bool failed_ = false;
   std::string failure_;
   std::shared_ptr<bool> alive_;  // completions that outlive the engine check it

@@ -109,6 +109,7 @@ Result<void> RunState::Apply(const Event& event) {
           op->provider_ref = e.provider_ref;
           op->result_json = e.result_json;
           op->due_at_us = 0;
+          ++committed_operations_;
         } else if constexpr (std::is_same_v<T, OperationRejected>) {
           RECKON_TRY(OperationView * op, Operation(e.operation_id, "OperationRejected"));
           RECKON_TRY(Advance(*op, body));

@@ -73,6 +73,7 @@ class RunState {
   bool started() const { return next_seq_ > 1; }
   bool terminal() const { return status_ != "running"; }
   const std::string& result_json() const { return result_json_; }
+  int committed_operations() const { return committed_operations_; }
 
   OperationView* FindOperation(const std::string& operation_id);
   OperationView* FindOperationByStep(const std::string& step_id);
@@ -90,6 +91,7 @@ class RunState {
   std::string status_ = "running";
   std::string result_json_;
   std::int64_t next_seq_ = 1;
+  int committed_operations_ = 0;
   std::map<std::string, OperationView> operations_;  // by operation id
   std::map<std::string, std::string> step_to_operation_;
   std::map<std::string, std::int64_t> pending_timers_;

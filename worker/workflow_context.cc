@@ -26,8 +26,9 @@ WorkflowContext::CallAwaiter WorkflowContext::Call(std::string tool, json::value
   if (issued_.count(step_id) && divergence_.empty()) {
     divergence_ = "step '" + step_id + "' was issued twice; step ids must be unique";
   }
-  issued_.insert(step_id);
   auto recorded = history_calls_.find(step_id);
+  if (recorded != history_calls_.end() && !issued_.count(step_id)) --unmatched_history_calls_;
+  issued_.insert(step_id);
   if (recorded != history_calls_.end()) {
     if (recorded->second != tool && divergence_.empty()) {
       divergence_ = "step '" + step_id + "' calls '" + tool +
@@ -96,7 +97,9 @@ Result<void> WorkflowContext::Observe(const Event& event) {
       [&](const auto& e) {
         using T = std::decay_t<decltype(e)>;
         if constexpr (std::is_same_v<T, OperationPrepared>) {
-          history_calls_[e.step_id] = e.tool;
+          if (history_calls_.emplace(e.step_id, e.tool).second && !issued_.count(e.step_id)) {
+            ++unmatched_history_calls_;
+          }
           step_of_op_[e.operation_id] = e.step_id;
         } else if constexpr (std::is_same_v<T, OperationCommitted>) {
           auto it = step_of_op_.find(e.operation_id);
@@ -160,6 +163,7 @@ Result<void> WorkflowContext::CheckDeterminism(bool finished) const {
   if (!divergence_.empty()) {
     return Err(Errc::kNondeterminism, "run '" + workflow_id_ + "': " + divergence_);
   }
+  if (unmatched_history_calls_ == 0) return Ok();
   for (const auto& [step_id, tool] : history_calls_) {
     if (!issued_.count(step_id)) {
       return Err(Errc::kNondeterminism,

@@ -109,6 +109,7 @@ class WorkflowContext {
   std::set<std::string> history_timers_;
   std::map<std::string, std::string> history_markers_;  // step id -> value json
   std::set<std::string> issued_;                        // steps the code issued this life
+  int unmatched_history_calls_ = 0;  // history calls the code has not issued (yet)
   std::deque<std::string> ready_;                       // steps whose results just arrived
   std::map<std::string, std::deque<std::string>> signals_;  // buffered payloads by name
   std::map<std::string, std::deque<std::coroutine_handle<>>> signal_waiters_;

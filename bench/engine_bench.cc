@@ -1,0 +1,318 @@
+// engine_bench: the embedded engine's workloads, each next to the fsync floor of the same run.
+//
+//   W1  one workflow of 10 sequential no-op tool calls, run serially: p50/p99 latency
+//   W3  the same workflow at concurrency 32: workflows/s, steps/s, CPU ms per workflow
+//   W5  replay of a ~10,000-event history (events/s), and the cost of one more step at history
+//       length 100 vs 10,000
+//
+// Journal: synchronous=FULL, group commit inline on the engine's one event loop.
+// Usage: engine_bench [--dir DIR] [--w1 N] [--w3-seconds S] [--only w1|w3|w5]
+#include <sys/resource.h>
+
+#include <CLI/CLI.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json/object.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include "bench/fsync_floor.h"
+#include "bench/machine.h"
+#include "engine/engine.h"
+#include "worker/local_worker.h"
+
+namespace {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using namespace reckon;
+using SteadyClock = std::chrono::steady_clock;
+
+ToolContract NoopContract() {
+  ToolContract c;
+  c.name = "noop";
+  c.description = "Does nothing and says so.";
+  c.side_effect = SideEffect::kReadOnly;
+  c.attempt_timeout = std::chrono::milliseconds(5000);
+  c.retry.max_attempts = 3;
+  c.retry.backoff = Backoff{std::chrono::milliseconds(10), 2.0, std::chrono::milliseconds(100)};
+  c.input_schema = json::object{{"type", "object"}};
+  return c;
+}
+
+asio::awaitable<AttemptOutcome> Noop(json::value, ToolCallContext) {
+  co_return ToolSucceeded(json::object{{"ok", true}});
+}
+
+Task<WorkflowOutcome> TenCalls(WorkflowContext& ctx, json::value) {
+  for (int i = 0; i < 10; ++i) {
+    auto call = ctx.Call("noop", json::object{});
+    CallResult result = co_await call;
+    if (!result) co_return result.error();
+  }
+  co_return json::object{{"calls", 10}};
+}
+
+// Makes `n` calls, then takes one more call per "step" signal, forever.
+Task<WorkflowOutcome> Stepper(WorkflowContext& ctx, json::value input) {
+  const std::int64_t n = input.as_object().at("calls").as_int64();
+  for (std::int64_t i = 0; i < n; ++i) {
+    auto call = ctx.Call("noop", json::object{});
+    CallResult result = co_await call;
+    if (!result) co_return result.error();
+  }
+  while (true) {
+    auto signal = ctx.WaitSignal("step");
+    co_await signal;
+    auto call = ctx.Call("noop", json::object{});
+    CallResult result = co_await call;
+    if (!result) co_return result.error();
+  }
+}
+
+// Everything an embedded engine needs, over one journal file.
+struct Harness {
+  explicit Harness(const std::string& path, storage::JournalOptions::Sync sync) {
+    storage::JournalOptions options;
+    options.sync = sync;
+    journal = std::move(storage::Journal::Open(path, options)).value();
+    (void)tools.Register(Tool{NoopContract(), Noop, {}});
+    (void)workflows.Register("ten_calls", TenCalls);
+    (void)workflows.Register("stepper", Stepper);
+    worker = std::make_unique<LocalWorker>(workflows, tools);
+    engine = std::make_unique<Engine>(io.get_executor(), *journal, tools.contracts(), *worker,
+                                      *worker, clock, nullptr);
+    engine->OnChange([this](const RunState& run, std::string_view) {
+      committed_now[run.ref().workflow_id] = run.committed_operations();
+      auto it = waiters.find(run.ref().workflow_id);
+      if (it == waiters.end()) return;
+      if (run.terminal() || run.committed_operations() > committed_before[run.ref().workflow_id]) {
+        it->second->cancel();
+      }
+    });
+  }
+  // Registers, now, a wait until the run finishes or commits more than `committed`
+  // operations; await the returned timer, then call Done(id).
+  std::shared_ptr<asio::steady_timer> Expect(const std::string& id, int committed) {
+    auto timer = std::make_shared<asio::steady_timer>(io);
+    timer->expires_at(SteadyClock::time_point::max());
+    waiters[id] = timer.get();
+    committed_before[id] = committed;
+    return timer;
+  }
+  void Done(const std::string& id) { waiters.erase(id); }
+
+  asio::io_context io;
+  SystemClock clock;
+  std::unique_ptr<storage::Journal> journal;
+  ToolRegistry tools;
+  WorkflowRegistry workflows;
+  std::unique_ptr<LocalWorker> worker;
+  std::unique_ptr<Engine> engine;
+  std::map<std::string, asio::steady_timer*> waiters;
+  std::map<std::string, int> committed_before;
+  std::map<std::string, int> committed_now;  // as of the last committed batch
+};
+
+void Remove(const std::string& path) {
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+}
+
+double Percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<std::size_t>(p * v.size()))];
+}
+
+double CpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_utime.tv_sec + usage.ru_stime.tv_sec +
+         (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
+
+asio::awaitable<void> RunOne(Harness& h, std::string id, std::vector<double>* latencies_ms) {
+  auto start = SteadyClock::now();
+  auto wait = h.Expect(id, 1 << 30);
+  auto started = h.engine->Start(id, "ten_calls", json::object{});
+  auto ref = co_await std::move(started);
+  if (!ref) {
+    std::fprintf(stderr, "start failed: %s\n", ref.error().ToString().c_str());
+    std::exit(1);
+  }
+  if (h.engine->Describe(id)->status == "running") {
+    co_await wait->async_wait(asio::as_tuple(asio::use_awaitable));
+  }
+  h.Done(id);
+  if (latencies_ms) {
+    latencies_ms->push_back(
+        std::chrono::duration<double, std::milli>(SteadyClock::now() - start).count());
+  }
+}
+
+void W1(const std::string& dir, int count, const bench::FsyncFloor& floor) {
+  const std::string path = dir + "/w1.db";
+  Remove(path);
+  Harness h(path, storage::JournalOptions::Sync::kFull);
+  std::vector<double> latencies;
+  auto serial = [](Harness& h, int count, std::vector<double>* out) -> asio::awaitable<void> {
+    for (int i = 0; i < count; ++i) co_await RunOne(h, "w1-" + std::to_string(i), out);
+  };
+  asio::co_spawn(h.io, serial(h, count, &latencies), asio::detached);
+  h.io.run();
+  const double p50 = Percentile(latencies, 0.5), p99 = Percentile(latencies, 0.99);
+  std::printf("W1  %d workflows x 10 sequential calls, serial:  p50 %.2f ms  p99 %.2f ms"
+              "  (p50 = %.1f x fsync floor; target p50 <= 2.5 ms)\n",
+              count, p50, p99, p50 * 1000 / floor.mean_us);
+  Remove(path);
+}
+
+void W3(const std::string& dir, double seconds, int concurrency, const bench::FsyncFloor& floor) {
+  const std::string path = dir + "/w3.db";
+  Remove(path);
+  Harness h(path, storage::JournalOptions::Sync::kFull);
+  int completed = 0;
+  const auto end = SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(
+                                            std::chrono::duration<double>(seconds));
+  auto client = [](Harness& h, int client, SteadyClock::time_point end,
+                   int* completed) -> asio::awaitable<void> {
+    for (int i = 0; SteadyClock::now() < end; ++i) {
+      co_await RunOne(h, "w3-" + std::to_string(client) + "-" + std::to_string(i), nullptr);
+      if (SteadyClock::now() <= end) ++*completed;  // only what finished inside the window
+    }
+  };
+  const double cpu_before = CpuSeconds();
+  const auto start = SteadyClock::now();
+  for (int c = 0; c < concurrency; ++c) asio::co_spawn(h.io, client(h, c, end, &completed), asio::detached);
+  h.io.run();
+  const double cpu = CpuSeconds() - cpu_before;
+  const double elapsed = std::chrono::duration<double>(end - start).count();
+  const double per_s = completed / elapsed;
+  std::printf("W3  concurrency %d for %.1f s: %.0f workflows/s, %.0f steps/s, %.2f CPU ms/workflow"
+              "  (%.1f workflows per fsync-floor interval; target >= 2,000 workflows/s)\n",
+              concurrency, elapsed, per_s, per_s * 10, cpu * 1000 / completed,
+              per_s * floor.mean_us / 1e6);
+  Remove(path);
+}
+
+// Builds a stepper run with `calls` calls (3 events each) using synchronous=OFF.
+void BuildHistory(const std::string& path, int calls) {
+  Remove(path);
+  Harness h(path, storage::JournalOptions::Sync::kOff);
+  auto build = [](Harness& h, int calls) -> asio::awaitable<void> {
+    auto started = h.engine->Start("w5", "stepper", json::object{{"calls", calls}});
+    (void)co_await std::move(started);
+  };
+  asio::co_spawn(h.io, build(h, calls), asio::detached);
+  h.io.run();  // returns when the run waits for its first signal
+}
+
+// One more step on a recovered run: signal, the call, its commit. Returns ms per step.
+std::vector<double> StepCosts(const std::string& path, int steps) {
+  Harness h(path, storage::JournalOptions::Sync::kFull);
+  std::vector<double> costs;
+  auto run = [](Harness& h, int steps, std::vector<double>* costs) -> asio::awaitable<void> {
+    auto recovered = co_await h.engine->Recover();
+    auto described = h.engine->Describe("w5");
+    if (!recovered || !described) {
+      std::fprintf(stderr, "recovery failed\n");
+      std::exit(1);
+    }
+    h.committed_now["w5"] = described->committed_operations;
+    for (int i = 0; i < steps; ++i) {
+      int committed = h.committed_now["w5"];
+      auto start = SteadyClock::now();
+      auto wait = h.Expect("w5", committed);
+      auto signal = h.engine->Signal("w5", "step", "{}");
+      (void)co_await std::move(signal);
+      co_await wait->async_wait(asio::as_tuple(asio::use_awaitable));
+      h.Done("w5");
+      costs->push_back(std::chrono::duration<double, std::milli>(SteadyClock::now() - start).count());
+    }
+  };
+  asio::co_spawn(h.io, run(h, steps, &costs), [](std::exception_ptr e) {
+    if (!e) return;
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& ex) {
+      std::fprintf(stderr, "step measurement failed: %s\n", ex.what());
+    }
+  });
+  h.io.run();
+  return costs;
+}
+
+void W5(const std::string& dir, const bench::FsyncFloor& floor) {
+  const std::string path = dir + "/w5.db";
+  BuildHistory(path, 3333);
+  std::int64_t events = 0;
+  double replay_ms = 0;
+  {
+    Harness h(path, storage::JournalOptions::Sync::kFull);
+    auto start = SteadyClock::now();
+    auto recover = [](Harness& h) -> asio::awaitable<void> { (void)co_await h.engine->Recover(); };
+    asio::co_spawn(h.io, recover(h), asio::detached);
+    h.io.run();  // read, fold, replay into a fresh coroutine, until it waits for a signal
+    replay_ms = std::chrono::duration<double, std::milli>(SteadyClock::now() - start).count();
+    auto run = h.journal->FindLatestRun("w5");
+    events = run && run.value() ? run.value()->next_seq - 1 : 0;
+  }
+  std::printf("W5  replay of a %lld-event history: %.1f ms = %.0f events/s (target >= 1,000,000)\n",
+              static_cast<long long>(events), replay_ms, events / (replay_ms / 1000));
+  {
+    // Where the replay time goes: read+decode, fold into RunState, replay into a coroutine.
+    Harness h(path, storage::JournalOptions::Sync::kFull);
+    auto run = h.journal->FindLatestRun("w5").value().value();
+    auto t0 = SteadyClock::now();
+    auto history = h.journal->ReadEvents(run.ref).value();
+    auto t1 = SteadyClock::now();
+    RunState state(run.ref);
+    (void)state.ApplyAll(history);
+    auto t2 = SteadyClock::now();
+    WorkflowInstance instance(*h.workflows.Find("stepper"), "w5", run.ref.run_id);
+    auto commands = instance.Activate(history, 0);
+    auto t3 = SteadyClock::now();
+    auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+    std::printf("    read+decode %.1f ms, fold %.1f ms, coroutine replay %.1f ms (%zu commands)\n",
+                ms(t0, t1), ms(t1, t2), ms(t2, t3), commands ? commands.value().size() : 0);
+  }
+  auto long_costs = StepCosts(path, 50);
+  BuildHistory(path, 33);
+  auto short_costs = StepCosts(path, 50);
+  const double at_100 = Percentile(short_costs, 0.5), at_10k = Percentile(long_costs, 0.5);
+  std::printf("W5  one more step: %.3f ms at ~100 events, %.3f ms at ~10,000 events: ratio %.2f"
+              " (target <= 1.2; a step is %.1f x fsync floor)\n",
+              at_100, at_10k, at_10k / at_100, at_100 * 1000 / floor.mean_us);
+  Remove(path);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"engine_bench: W1, W3, W5 on the embedded engine, as ratios to the fsync floor"};
+  std::string dir = std::filesystem::current_path().string();
+  int w1 = 300;
+  double w3_seconds = 20;
+  std::string only;
+  app.add_option("--dir", dir, "scratch directory on the disk to measure");
+  app.add_option("--w1", w1, "W1: number of serial workflows");
+  app.add_option("--w3-seconds", w3_seconds, "W3: duration");
+  app.add_option("--only", only, "run one workload: w1, w3 or w5");
+  CLI11_PARSE(app, argc, argv);
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  std::printf("%s\n", bench::DescribeMachine(dir).c_str());
+  auto floor = bench::MeasureFsyncFloor(dir, 2000);
+  std::printf("floor: 4 KiB write + fdatasync: mean %.1f us, p50 %.1f us, p99 %.1f us\n",
+              floor.mean_us, floor.p50_us, floor.p99_us);
+  if (only.empty() || only == "w1") W1(dir, w1, floor);
+  if (only.empty() || only == "w3") W3(dir, w3_seconds, 32, floor);
+  if (only.empty() || only == "w5") W5(dir, floor);
+  return 0;
+}
