@@ -157,10 +157,12 @@ asio::awaitable<void> RunOne(Harness& h, std::string id, std::vector<double>* la
   }
 }
 
-void W1(const std::string& dir, int count, const bench::FsyncFloor& floor) {
+using Sync = storage::JournalOptions::Sync;
+
+void W1(const std::string& dir, int count, const bench::FsyncFloor& floor, Sync sync) {
   const std::string path = dir + "/w1.db";
   Remove(path);
-  Harness h(path, storage::JournalOptions::Sync::kFull);
+  Harness h(path, sync);
   std::vector<double> latencies;
   auto serial = [](Harness& h, int count, std::vector<double>* out) -> asio::awaitable<void> {
     for (int i = 0; i < count; ++i) co_await RunOne(h, "w1-" + std::to_string(i), out);
@@ -174,10 +176,11 @@ void W1(const std::string& dir, int count, const bench::FsyncFloor& floor) {
   Remove(path);
 }
 
-void W3(const std::string& dir, double seconds, int concurrency, const bench::FsyncFloor& floor) {
+void W3(const std::string& dir, double seconds, int concurrency, const bench::FsyncFloor& floor,
+        Sync sync) {
   const std::string path = dir + "/w3.db";
   Remove(path);
-  Harness h(path, storage::JournalOptions::Sync::kFull);
+  Harness h(path, sync);
   int completed = 0;
   const auto end = SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(
                                             std::chrono::duration<double>(seconds));
@@ -305,14 +308,20 @@ int main(int argc, char** argv) {
   app.add_option("--w1", w1, "W1: number of serial workflows");
   app.add_option("--w3-seconds", w3_seconds, "W3: duration");
   app.add_option("--only", only, "run one workload: w1, w3 or w5");
+  bool no_sync = false;
+  app.add_flag("--no-sync", no_sync, "diagnosis only: synchronous=OFF for W1/W3 (CPU cost alone)");
   CLI11_PARSE(app, argc, argv);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  const Sync sync = no_sync ? Sync::kOff : Sync::kFull;
+  if (no_sync) {
+    std::printf("DIAGNOSIS RUN: synchronous=OFF, figures are not durable-commit figures\n");
+  }
   std::printf("%s\n", bench::DescribeMachine(dir).c_str());
   auto floor = bench::MeasureFsyncFloor(dir, 2000);
   std::printf("floor: 4 KiB write + fdatasync: mean %.1f us, p50 %.1f us, p99 %.1f us\n",
               floor.mean_us, floor.p50_us, floor.p99_us);
-  if (only.empty() || only == "w1") W1(dir, w1, floor);
-  if (only.empty() || only == "w3") W3(dir, w3_seconds, 32, floor);
+  if (only.empty() || only == "w1") W1(dir, w1, floor, sync);
+  if (only.empty() || only == "w3") W3(dir, w3_seconds, 32, floor, sync);
   if (only.empty() || only == "w5") W5(dir, floor);
   return 0;
 }

@@ -59,12 +59,12 @@ Result<std::unique_ptr<Journal::Statements>> Journal::Statements::Prepare(Sqlite
        "INSERT INTO operations (operation_id, step_id, tool, side_effect, state, attempt, "
        "fingerprint, contract_hash, provider_ref, due_at_us, run_pk, updated_at_us) "
        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
-       "ON CONFLICT (operation_id) DO UPDATE SET state = excluded.state, "
+       "ON CONFLICT (run_pk, operation_id) DO UPDATE SET state = excluded.state, "
        "attempt = excluded.attempt, provider_ref = excluded.provider_ref, "
        "due_at_us = excluded.due_at_us, updated_at_us = excluded.updated_at_us"},
       {&s->find_operation, ops + "WHERE operation_id = ?1"},
-      {&s->list_operations, ops + "WHERE run_pk = ?1 ORDER BY rowid"},
-      {&s->list_operations_in_state, ops + "WHERE state = ?1 ORDER BY due_at_us"},
+      {&s->list_operations, ops + "WHERE run_pk = ?1 ORDER BY step_id"},
+      {&s->list_operations_in_state, ops + "WHERE state = ?1 ORDER BY run_pk"},
       {&s->upsert_timer,
        "INSERT INTO timers (run_pk, timer_id, fire_at_us) VALUES (?1, ?2, ?3) "
        "ON CONFLICT (run_pk, timer_id) DO UPDATE SET fire_at_us = excluded.fire_at_us"},
@@ -125,6 +125,9 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path, JournalO
                                        mode + "'); is the file on a filesystem that supports it?");
   }
   RECKON_TRY(db.Exec(SyncPragma(options.sync)));
+  RECKON_TRY(db.Exec("PRAGMA wal_autocheckpoint = " +
+                     std::to_string(options.wal_autocheckpoint_pages)));
+  RECKON_TRY(db.Exec("PRAGMA cache_size = -" + std::to_string(options.cache_kib)));
   RECKON_TRY(MigrateForward(db, JournalMigrations()));
   RECKON_TRY(std::int64_t version, db.QueryInt("PRAGMA user_version"));
   RECKON_TRY(auto stmts, Statements::Prepare(db));

@@ -35,6 +35,13 @@ struct JournalOptions {
   };
   Sync sync = Sync::kFull;
   std::chrono::milliseconds busy_timeout{5000};
+  // WAL pages between automatic checkpoints. Each checkpoint copies the distinct pages the WAL
+  // holds into the database file and fsyncs it; a larger value lets many commits that touch the
+  // same pages share one copy (at the price of a larger -wal file and a longer recovery scan).
+  int wal_autocheckpoint_pages = 8192;  // 32 MiB of 4 KiB pages
+  // Page cache of the connection, in KiB. The engine's working set (run index, operations,
+  // the right edge of the event log) should fit.
+  int cache_kib = 65536;
 };
 
 // Everything one engine state change writes: a run's new events and the derived rows they

@@ -30,8 +30,8 @@ CREATE TABLE events (
 ) WITHOUT ROWID;
 
 CREATE TABLE operations (
-  operation_id  TEXT    PRIMARY KEY,
   run_pk        INTEGER NOT NULL,
+  operation_id  TEXT    NOT NULL,
   step_id       TEXT    NOT NULL,
   tool          TEXT    NOT NULL,
   side_effect   TEXT    NOT NULL,
@@ -41,10 +41,12 @@ CREATE TABLE operations (
   contract_hash TEXT    NOT NULL,
   provider_ref  TEXT    NOT NULL DEFAULT '',
   due_at_us     INTEGER NOT NULL DEFAULT 0,
-  updated_at_us INTEGER NOT NULL
-);
-CREATE INDEX operations_by_run ON operations (run_pk);
-CREATE INDEX operations_by_state ON operations (state, due_at_us);
+  updated_at_us INTEGER NOT NULL,
+  PRIMARY KEY (run_pk, operation_id)
+) WITHOUT ROWID;
+CREATE UNIQUE INDEX operations_by_id ON operations (operation_id);
+CREATE INDEX operations_waiting_for_people ON operations (state)
+  WHERE state IN ('awaiting_approval', 'needs_human');
 
 CREATE TABLE timers (
   run_pk     INTEGER NOT NULL,
