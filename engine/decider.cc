@@ -466,7 +466,10 @@ Result<void> Decider::Resolve(const HumanResolution& resolution) {
 Result<void> Decider::Recover() {
   std::vector<std::string> ids;
   for (const auto& [id, op] : state_.operations()) {
-    if (!IsTerminal(op.state)) ids.push_back(id);
+    // An operation this batch already touched is new: the replay that precedes recovery
+    // issued it past the end of the history, and its first attempt starts only once this
+    // batch is durable. Nothing of it was in flight before the restart.
+    if (!IsTerminal(op.state) && !touched_operations_.count(id)) ids.push_back(id);
   }
   for (const std::string& id : ids) {
     OperationView& op = *state_.FindOperation(id);

@@ -82,6 +82,9 @@ Result<void> RunState::Apply(const Event& event) {
           op->approval_state = "requested";
           op->approval_intent_hash = e.intent_hash;
           op->approval_expires_at_us = 0;
+          // Only the approval deadline (0: none) is due now; a retry or attempt time left
+          // over from before the request would otherwise read as a passed approval deadline.
+          op->due_at_us = e.deadline_us;
         } else if constexpr (std::is_same_v<T, ApprovalGranted>) {
           RECKON_TRY(OperationView * op, Operation(e.operation_id, "ApprovalGranted"));
           RECKON_TRY(Advance(*op, body));

@@ -1,0 +1,119 @@
+// Secrets: a contract's secret fields reach the tool, and nothing else. Neither the effect
+// trace (log lines, JSON lines, TraceLinesFor) nor any byte of the SQLite journal holds them.
+#include <gtest/gtest.h>
+
+#include <boost/json/object.hpp>
+#include <spdlog/logger.h>
+#include <spdlog/sinks/ostream_sink.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "engine/effect_trace.h"
+#include "engine/run_state.h"
+#include "worker/testing/engine_harness.h"
+#include "worker/testing/expect_ok.h"
+#include "worker/testing/fake_provider.h"
+#include "worker/testing/fast_contracts.h"
+#include "worker/testing/journal_view.h"
+
+namespace reckon {
+namespace {
+
+using namespace std::chrono_literals;
+using namespace reckon::testing;
+using namespace reckon::storage;
+namespace json = boost::json;
+
+constexpr char kRun[] = "card-payout-1";
+constexpr char kSecret[] = "tok_SECRET_4242_q7ZxWv";
+
+// The card token comes from the worker's vault, not from the workflow input (which is
+// journaled as is), and goes into the payout's secret field.
+Task<WorkflowOutcome> PayWithCard(WorkflowContext& ctx, json::value, const std::string* vault) {
+  auto pay = ctx.Call("send_payout", FastInput("acct-3", 25000, *vault));
+  CallResult paid = co_await pay;
+  if (!paid) co_return paid.error();
+  co_return json::object{{"payout", paid.value().provider_ref}};
+}
+
+std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+TEST(EffectTraceTest, NoSecretReachesTheTraceOrTheJournal) {
+  FakeProvider provider(/*dedup=*/false);
+  // Lost reply, reconciliation, and an approval on the way: many kinds of lines and events.
+  provider.Script("send_payout", {Step{Behaviour::kCommitLoseReply}});
+  EngineHarness h;
+  ToolContract contract = FastContract("send_payout", SideEffect::kNonRepeatableWrite);
+  contract.approval = {.kind = ApprovalKind::kWhen,
+                       .when = {{"amount_cents", CompareOp::kGreater, 10000}},
+                       .grant_ttl = 3600s};
+  RECKON_ASSERT_OK(h.tools().Register(ProviderTool(contract, provider)));
+  const std::string vault = kSecret;
+  const std::string* token = &vault;
+  RECKON_ASSERT_OK(h.workflows().Register("pay", [token](WorkflowContext& ctx, json::value in) {
+    return PayWithCard(ctx, std::move(in), token);
+  }));
+
+  std::ostringstream log;
+  auto logger = std::make_shared<spdlog::logger>(
+      "trace", std::make_shared<spdlog::sinks::ostream_sink_st>(log));
+  const std::string jsonl = h.dir().File("trace.jsonl");
+  auto trace = EffectTrace::Create(logger, jsonl);
+  RECKON_ASSERT_OK(trace);
+  h.set_trace(trace.value().get());
+
+  h.Boot();
+  RECKON_ASSERT_OK(h.Start(kRun, "pay", json::object{{"customer", "c-17"}}));
+  ASSERT_TRUE(h.RunUntilState(kRun, "send_payout#1", OperationState::kAwaitingApproval));
+  const OperationView op = *h.Operation(kRun, "send_payout#1");
+  RECKON_ASSERT_OK(h.Decide(kRun, ApprovalDecision{op.approval_id, "", op.fingerprint, true,
+                                                   "alice@example.com", ""}));
+  ASSERT_TRUE(h.RunUntilSettled(kRun));
+  EXPECT_EQ(h.Describe(kRun)->status, "completed");
+  h.Shutdown();
+  trace.value().reset();  // flushes and closes the JSON-lines file
+
+  // The secret did reach the tool: the checks below are not vacuous.
+  ASSERT_EQ(provider.calls().size(), 1u);
+  EXPECT_EQ(provider.calls()[0].input.as_object().at("card_token").as_string(), kSecret);
+
+  const std::string lines = ReadFile(jsonl);
+  EXPECT_NE(lines.find("operation.reconciled"), std::string::npos);
+  EXPECT_NE(lines.find("approval.granted"), std::string::npos);
+  EXPECT_EQ(lines.find(kSecret), std::string::npos);
+  EXPECT_NE(log.str().find("operation.attempted"), std::string::npos);
+  EXPECT_EQ(log.str().find(kSecret), std::string::npos);
+
+  const std::vector<Event> events = h.Events(kRun);
+  RunState state(storage::RunRef{kRun, ""});
+  RECKON_ASSERT_OK(state.ApplyAll(events));
+  const auto trace_lines = TraceLinesFor(state, events);
+  EXPECT_GT(trace_lines.size(), 8u);
+  for (const TraceLine& line : trace_lines) {
+    for (const auto& [key, value] : line.attributes) {
+      EXPECT_EQ(value.find(kSecret), std::string::npos) << line.name << " " << key;
+    }
+  }
+  const auto prepared = BodiesOf<OperationPrepared>(events);
+  ASSERT_EQ(prepared.size(), 1u);
+  EXPECT_EQ(prepared[0].input_json.find("card_token"), std::string::npos);
+
+  // Every byte of the journal: the database and whatever WAL or shared-memory file it left.
+  int journal_files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(h.dir().path())) {
+    if (entry.path().filename().string().rfind("journal.db", 0) != 0) continue;
+    ++journal_files;
+    EXPECT_EQ(ReadFile(entry.path()).find(kSecret), std::string::npos) << entry.path();
+  }
+  EXPECT_GE(journal_files, 1);
+}
+
+}  // namespace
+}  // namespace reckon

@@ -1,0 +1,174 @@
+#include "worker/testing/engine_harness.h"
+
+#include <stdexcept>
+
+#include "worker/testing/test_workflows.h"
+
+namespace reckon::testing {
+
+namespace asio = boost::asio;
+
+namespace {
+
+std::unique_ptr<storage::Journal> OpenJournal(const std::string& path) {
+  auto opened = storage::Journal::Open(path);
+  if (!opened) throw std::runtime_error("cannot open journal: " + opened.error().ToString());
+  return std::move(opened).value();
+}
+
+}  // namespace
+
+EngineHarness::EngineHarness(EngineOptions options)
+    : options_(std::move(options)),
+      journal_(OpenJournal(journal_path())),
+      tools_(std::make_unique<ToolRegistry>()),
+      workflows_(std::make_unique<WorkflowRegistry>()) {
+  (void)workflows_->Register(kCallOnce, CallOnce);
+}
+
+EngineHarness::~EngineHarness() { Shutdown(); }
+
+WorkflowRegistry& EngineHarness::ReplaceWorkflows() {
+  if (booted()) throw std::logic_error("ReplaceWorkflows() while an engine is booted");
+  workflows_ = std::make_unique<WorkflowRegistry>();
+  return *workflows_;
+}
+
+void EngineHarness::Boot() {
+  if (booted()) throw std::logic_error("Boot() while an engine is booted");
+  crashed_ = false;
+  io_ = std::make_unique<asio::io_context>();
+  worker_ = std::make_unique<LocalWorker>(*workflows_, *tools_);
+  engine_ = std::make_unique<Engine>(io_->get_executor(), *journal_, tools_->contracts(),
+                                     *worker_, *worker_, clock_, trace_, options_);
+  engine_->OnChange([this](const RunState&, std::string_view) { Poke(); });
+}
+
+void EngineHarness::Shutdown() {
+  if (!booted()) return;
+  // The engine first (its timers and committer use the io_context), then whatever still runs
+  // on the io_context, then the journal: a process that died between two instructions.
+  engine_.reset();
+  worker_.reset();
+  io_.reset();
+  journal_.reset();
+  journal_ = OpenJournal(journal_path());
+}
+
+void EngineHarness::Crash() {
+  crashed_ = true;
+  if (io_) io_->stop();
+}
+
+void EngineHarness::Poke() {
+  if (done_ != nullptr && io_ && (*done_)()) io_->stop();
+}
+
+bool EngineHarness::RunUntil(std::function<bool()> done, std::chrono::milliseconds timeout) {
+  if (done()) return true;
+  if (!booted() || crashed_) return false;
+  const std::function<bool()>* outer = done_;
+  done_ = &done;
+  bool timed_out = false;
+  asio::steady_timer watchdog(*io_, timeout);
+  watchdog.async_wait([this, &timed_out](const boost::system::error_code& ec) {
+    if (ec) return;  // cancelled: the watchdog's RunUntil has returned
+    timed_out = true;
+    io_->stop();
+  });
+  while (!crashed_ && !timed_out && !done()) {
+    io_->restart();
+    io_->run();
+  }
+  watchdog.cancel();
+  done_ = outer;
+  return done();
+}
+
+bool EngineHarness::RunUntilSettled(const std::string& workflow_id,
+                                    std::chrono::milliseconds timeout) {
+  return RunUntil(
+      [this, workflow_id] {
+        std::optional<RunSummary> run = Describe(workflow_id);
+        if (!run) return false;
+        if (run->status != "running" || !run->stuck_reason.empty()) return true;
+        bool waits_for_person = false;
+        for (const OperationView& op : run->operations) {
+          if (op.state == OperationState::kAwaitingApproval ||
+              op.state == OperationState::kNeedsHuman) {
+            waits_for_person = true;
+          } else if (!IsTerminal(op.state)) {
+            return false;
+          }
+        }
+        return waits_for_person;
+      },
+      timeout);
+}
+
+bool EngineHarness::RunUntilState(const std::string& workflow_id, const std::string& step_id,
+                                  OperationState state, std::chrono::milliseconds timeout) {
+  return RunUntil(
+      [this, workflow_id, step_id, state] {
+        std::optional<OperationView> op = Operation(workflow_id, step_id);
+        return op && op->state == state;
+      },
+      timeout);
+}
+
+Result<storage::RunRef> EngineHarness::Start(const std::string& workflow_id,
+                                             const std::string& type, boost::json::value input) {
+  auto started = Await(engine_->Start(workflow_id, type, std::move(input)));
+  if (!started) return Err(Errc::kDeadlineExceeded, "Start() did not complete");
+  return std::move(*started);
+}
+
+Result<int> EngineHarness::Recover() {
+  auto recovered = Await(engine_->Recover());
+  if (!recovered) return Err(Errc::kDeadlineExceeded, "Recover() did not complete");
+  return std::move(*recovered);
+}
+
+Result<void> EngineHarness::Decide(const std::string& workflow_id, ApprovalDecision decision) {
+  auto decided = Await(engine_->DecideApproval(workflow_id, std::move(decision)));
+  if (!decided) return Err(Errc::kDeadlineExceeded, "DecideApproval() did not complete");
+  return std::move(*decided);
+}
+
+Result<void> EngineHarness::Resolve(const std::string& workflow_id,
+                                    HumanResolution resolution) {
+  auto resolved = Await(engine_->Resolve(workflow_id, std::move(resolution)));
+  if (!resolved) return Err(Errc::kDeadlineExceeded, "Resolve() did not complete");
+  return std::move(*resolved);
+}
+
+std::optional<RunSummary> EngineHarness::Describe(const std::string& workflow_id) const {
+  if (!engine_) return std::nullopt;
+  return engine_->Describe(workflow_id);
+}
+
+std::optional<OperationView> EngineHarness::Operation(const std::string& workflow_id,
+                                                      const std::string& step_id) const {
+  std::optional<RunSummary> run = Describe(workflow_id);
+  if (!run) return std::nullopt;
+  for (OperationView& op : run->operations) {
+    if (op.step_id == step_id) return std::move(op);
+  }
+  return std::nullopt;
+}
+
+storage::Journal& EngineHarness::journal() {
+  if (booted()) throw std::logic_error("read the journal only while no engine is booted");
+  return *journal_;
+}
+
+std::vector<storage::Event> EngineHarness::Events(const std::string& workflow_id) {
+  auto run = journal().FindLatestRun(workflow_id);
+  if (!run) throw std::runtime_error(run.error().ToString());
+  if (!run.value()) return {};
+  auto events = journal().ReadEvents(run.value()->ref);
+  if (!events) throw std::runtime_error(events.error().ToString());
+  return std::move(events).value();
+}
+
+}  // namespace reckon::testing
