@@ -162,9 +162,6 @@ Result<void> Decider::ReplayCall(ScheduleCall call) {
                    call.tool + "', but the history records a call to '" + op->tool +
                    "'; the workflow code changed incompatibly");
   }
-  // A settled step's input will never be used again, and hashing every replayed input would
-  // make replay cost grow with the history's inputs; the tool check above still applies.
-  if (IsTerminal(op->state)) return Ok();
   if (const RegisteredContract* contract = ContractOf(*op); contract && !op->fingerprint.empty()) {
     auto fingerprint = contract->IntentHashOf(call.input);
     if (!fingerprint || fingerprint.value() != op->fingerprint) {

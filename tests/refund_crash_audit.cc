@@ -1,5 +1,7 @@
 #include "tests/refund_crash_audit.h"
 
+#include <fstream>
+#include <iterator>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -157,6 +159,14 @@ Result<RefundAudit> AuditRefundJournal(const std::string& journal_path, int coun
 
   RECKON_TRY(std::string integrity, journal->IntegrityCheck());
   if (integrity != "ok") bad.push_back("integrity_check: " + integrity);
+  // Secrets stay in the worker: no card token may reach the journal or its WAL.
+  for (const std::string& file : {journal_path, journal_path + "-wal"}) {
+    std::ifstream in(file, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (bytes.find("tok_secret_") != std::string::npos) {
+      bad.push_back(file + " contains a card token (tok_secret_...)");
+    }
+  }
 
   const std::string committed_name(OperationStateName(OperationState::kCommitted));
   std::map<std::string, std::vector<const LedgerRefund*>> by_key, by_payment;

@@ -268,11 +268,9 @@ TEST_F(NondeterminismTest, ADifferentToolAtASettledStepStopsTheRun) {
   ExpectStoppedAtHold();
 }
 
-// DISABLED: the design brief makes any command that does not match its history a
-// nondeterminism error, but commit 5b96c70 (docs/ARCHITECTURE.md, "Replay") chose to check the
-// intent hash only of steps not yet settled, to keep replay cheap; so this run continues with
-// the recorded result of an input the code no longer sends. Enable once that is decided.
-TEST_F(NondeterminismTest, DISABLED_ADifferentInputAtASettledStepStopsTheRun) {
+// Any command that does not match its history is a nondeterminism error, settled steps too
+// (docs/ARCHITECTURE.md, decision 8).
+TEST_F(NondeterminismTest, ADifferentInputAtASettledStepStopsTheRun) {
   RecoverWith(Version("reserve", 100), Version("reserve", 999));
   ExpectStoppedAtHold();
 }

@@ -49,8 +49,7 @@ const char* kReasons[] = {"damaged in transit", "duplicate charge", "item not re
 
 json::value RefundInput(int i, std::uint64_t seed) {
   return json::object{{"payment_id", "pay-" + std::to_string(i)},
-                      {"reason", kReasons[(seed + static_cast<std::uint64_t>(i)) % 4]},
-                      {"card_token", "tok_secret_" + std::to_string(seed * 7919 + i)}};
+                      {"reason", kReasons[(seed + static_cast<std::uint64_t>(i)) % 4]}};
 }
 
 // Approves every pending approval when --approve-all is set, as a person would from the CLI.
@@ -161,7 +160,8 @@ int main(int argc, char** argv) {
   }
   ToolRegistry tools;
   WorkflowRegistry workflows;
-  if (auto registered = refund::RegisterRefundTools(tools, provider.value()); !registered) {
+  refund::CardVault vault(options.seed);
+  if (auto registered = refund::RegisterRefundTools(tools, provider.value(), vault); !registered) {
     std::fprintf(stderr, "refund-agent: %s\n", registered.error().ToString().c_str());
     return 1;
   }

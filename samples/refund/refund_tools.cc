@@ -65,12 +65,17 @@ AttemptOutcome FromRefundResponse(const HttpResponse& response) {
   }
 }
 
-asio::awaitable<AttemptOutcome> SendRefund(HttpEndpoint provider, json::value input,
-                                           ToolCallContext context) {
+asio::awaitable<AttemptOutcome> SendRefund(HttpEndpoint provider, const CardVault* vault,
+                                           json::value input, ToolCallContext context) {
   const json::object& in = input.as_object();
   json::object body{{"payment_id", in.at("payment_id")},
                     {"amount_cents", in.at("amount_cents")},
                     {"reason", in.at("reason")}};
+  if (const json::value* token = in.if_contains("card_token")) {
+    body["card_token"] = *token;
+  } else {
+    body["card_token"] = vault->TokenFor(in.at("payment_id").as_string());
+  }
   HttpCall call;
   call.method = "POST";
   call.port = provider.port;
@@ -133,11 +138,13 @@ asio::awaitable<AttemptOutcome> LookupPayment(HttpEndpoint provider, json::value
 
 }  // namespace
 
-Result<void> RegisterRefundTools(ToolRegistry& tools, HttpEndpoint provider) {
+Result<void> RegisterRefundTools(ToolRegistry& tools, HttpEndpoint provider,
+                                 const CardVault& vault) {
   // The coroutines take everything they need as parameters; the lambdas only forward.
+  const CardVault* vault_ptr = &vault;
   Tool send{SendRefundContract(),
-            [provider](json::value input, ToolCallContext context) {
-              return SendRefund(provider, std::move(input), std::move(context));
+            [provider, vault_ptr](json::value input, ToolCallContext context) {
+              return SendRefund(provider, vault_ptr, std::move(input), std::move(context));
             },
             [provider](json::value, ToolCallContext context) {
               return FindRefund(provider, std::move(context));

@@ -16,11 +16,14 @@
 
 #include "base/error.h"
 #include "samples/common/http_url.h"
+#include "samples/refund/card_vault.h"
 #include "worker/tool.h"
 
 namespace reckon::refund {
 
-// Registers send_refund and lookup_payment, talking to the provider at `provider`.
-Result<void> RegisterRefundTools(ToolRegistry& tools, samples::HttpEndpoint provider);
+// Registers send_refund and lookup_payment, talking to the provider at `provider`. send_refund
+// takes the card token from `vault` unless its input carries one; `vault` must outlive `tools`.
+Result<void> RegisterRefundTools(ToolRegistry& tools, samples::HttpEndpoint provider,
+                                 const CardVault& vault);
 
 }  // namespace reckon::refund

@@ -18,7 +18,6 @@ Task<WorkflowOutcome> RefundWorkflow(WorkflowContext& ctx, json::value input) {
   json::object refund{{"payment_id", in.at("payment_id")},
                       {"amount_cents", amount},
                       {"reason", in.at("reason")}};
-  if (const json::value* token = in.if_contains("card_token")) refund["card_token"] = *token;
   auto refund_call = ctx.Call("send_refund", std::move(refund));
   CallResult refunded = co_await refund_call;
   if (!refunded) co_return refunded.error();

@@ -1,6 +1,7 @@
 // The refund workflow: look the payment up, then refund it in full.
 //
-//   input  {"payment_id": "pay-7", "reason": "...", "card_token": "tok_..." (secret)}
+//   input  {"payment_id": "pay-7", "reason": "..."}  (no secrets: the journal records inputs;
+//          send_refund takes the card token from the worker's vault, card_vault.h)
 //   output {"refund_id", "payment_id", "amount_cents"}
 //
 // Two steps, lookup_payment#1 then send_refund#2; send_refund's operation id is derived from
