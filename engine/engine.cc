@@ -126,27 +126,27 @@ asio::awaitable<Result<RunRef>> Engine::Start(std::string workflow_id, std::stri
 
 asio::awaitable<Result<void>> Engine::Signal(std::string workflow_id, std::string name,
                                              std::string payload_json) {
-  Slot* slot = FindSlot(workflow_id);
-  if (slot == nullptr) co_return Err(Errc::kNotFound, "no active workflow '" + workflow_id + "'");
-  Input signal = SignalInput{std::move(name), std::move(payload_json)};
-  auto done = Await(*slot, std::move(signal));
-  co_return co_await std::move(done);
+  return SubmitToRun(std::move(workflow_id),
+                     SignalInput{std::move(name), std::move(payload_json)});
 }
 
 asio::awaitable<Result<void>> Engine::DecideApproval(std::string workflow_id,
                                                      ApprovalDecision decision) {
-  Slot* slot = FindSlot(workflow_id);
-  if (slot == nullptr) co_return Err(Errc::kNotFound, "no active workflow '" + workflow_id + "'");
-  Input input = std::move(decision);
-  auto done = Await(*slot, std::move(input));
-  co_return co_await std::move(done);
+  return SubmitToRun(std::move(workflow_id), std::move(decision));
 }
 
 asio::awaitable<Result<void>> Engine::Resolve(std::string workflow_id,
                                               HumanResolution resolution) {
+  return SubmitToRun(std::move(workflow_id), std::move(resolution));
+}
+
+asio::awaitable<Result<void>> Engine::SubmitToRun(std::string workflow_id, Input input) {
   Slot* slot = FindSlot(workflow_id);
-  if (slot == nullptr) co_return Err(Errc::kNotFound, "no active workflow '" + workflow_id + "'");
-  Input input = std::move(resolution);
+  if (slot == nullptr) {
+    co_return Err(Errc::kNotFound, "no active workflow '" + workflow_id +
+                                       "' in this engine; check the id (finished runs take "
+                                       "no signals or decisions)");
+  }
   auto done = Await(*slot, std::move(input));
   co_return co_await std::move(done);
 }

@@ -136,6 +136,8 @@ class Engine {
   void Fail(const Error& error);
   RunSummary Summarize(const Slot& slot) const;
   boost::asio::awaitable<Result<void>> Await(Slot& slot, Input input);
+  // Hands `input` to the run's slot and completes when its batch is durable (or refused).
+  boost::asio::awaitable<Result<void>> SubmitToRun(std::string workflow_id, Input input);
   Slot* FindSlot(const std::string& workflow_id) const;
 
   boost::asio::any_io_executor executor_;
