@@ -286,9 +286,9 @@ void W5(const std::string& dir, const bench::FsyncFloor& floor) {
     std::printf("    read+decode %.1f ms, fold %.1f ms, coroutine replay %.1f ms (%zu commands)\n",
                 ms(t0, t1), ms(t1, t2), ms(t2, t3), commands ? commands.value().size() : 0);
   }
-  auto long_costs = StepCosts(path, 50);
+  auto long_costs = StepCosts(path, 300);
   BuildHistory(path, 33);
-  auto short_costs = StepCosts(path, 50);
+  auto short_costs = StepCosts(path, 300);
   const double at_100 = Percentile(short_costs, 0.5), at_10k = Percentile(long_costs, 0.5);
   std::printf("W5  one more step: %.3f ms at ~100 events, %.3f ms at ~10,000 events: ratio %.2f"
               " (target <= 1.2; a step is %.1f x fsync floor)\n",
