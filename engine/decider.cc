@@ -21,12 +21,6 @@ namespace {
 
 std::int64_t Micros(std::chrono::milliseconds ms) { return ms.count() * 1000; }
 
-// The input as the journal may hold it: canonical JSON without the secret fields.
-std::string RedactedJson(const json::value& input, const std::vector<std::string>& secrets) {
-  auto canonical = CanonicalizeJson(RemoveSecretFields(input, secrets));
-  return canonical ? std::move(canonical).value() : std::string("null");
-}
-
 bool IsWorkflowNews(const EventBody& body) {
   return std::holds_alternative<WorkflowStarted>(body) ||
          std::holds_alternative<OperationCommitted>(body) ||
@@ -135,15 +129,19 @@ Result<void> Decider::ScheduleNewCall(ScheduleCall call) {
                                   "no tool '" + call.tool + "' is registered"});
   }
   const ToolContract& c = contract->contract();
-  std::string redacted = RedactedJson(call.input, c.secret_fields);
-  auto fingerprint = contract->IntentHashOf(call.input);
-  if (!fingerprint) {
+  // The journal's copy of the input (canonical JSON without secret fields) is exactly what the
+  // intent hash hashes, so it is canonicalized once and hashed directly.
+  auto canonical = CanonicalizeJson(RemoveSecretFields(call.input, c.secret_fields));
+  std::string redacted = canonical ? canonical.value() : std::string("null");
+  Result<void> valid = contract->ValidateInput(call.input);
+  if (!valid || !canonical) {
     RECKON_TRY(Emit(OperationPrepared{call.step_id, operation_id, call.tool, contract->hash(), "",
                                       std::string(SideEffectName(c.side_effect)), redacted}));
-    return Emit(OperationRejected{operation_id, 0, "invalid_input", fingerprint.error().message()});
+    const Error& error = !valid ? valid.error() : canonical.error();
+    return Emit(OperationRejected{operation_id, 0, "invalid_input", error.message()});
   }
   RECKON_TRY(Emit(OperationPrepared{call.step_id, operation_id, call.tool, contract->hash(),
-                                    fingerprint.value(),
+                                    ToHex(Sha256(redacted)),
                                     std::string(SideEffectName(c.side_effect)), redacted}));
   OperationView* op = state_.FindOperation(operation_id);
   op->input = std::move(call.input);
