@@ -21,6 +21,13 @@ std::string_view ErrcName(Errc code) {
   return "unknown_error_code";
 }
 
+std::optional<Errc> ErrcFromName(std::string_view name) {
+  for (int i = 0; i <= static_cast<int>(Errc::kCorruption); ++i) {
+    if (ErrcName(static_cast<Errc>(i)) == name) return static_cast<Errc>(i);
+  }
+  return std::nullopt;
+}
+
 std::string_view ErrorActionName(ErrorAction action) {
   switch (action) {
     case ErrorAction::kRetry: return "retry";

@@ -20,6 +20,7 @@
 #include <boost/outcome/result.hpp>
 #include <boost/outcome/try.hpp>
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -47,6 +48,8 @@ enum class ErrorAction { kRetry, kDoNotRetry, kFixStateFirst, kBug };
 std::string_view ErrcName(Errc code);
 std::string_view ErrorActionName(ErrorAction action);
 ErrorAction ActionOf(Errc code);
+// The code whose ErrcName is `name`; nullopt for a name this build does not know.
+std::optional<Errc> ErrcFromName(std::string_view name);
 
 class Error {
  public:

@@ -363,6 +363,7 @@ Result<void> Decider::ReconcileFinished(const std::string& operation_id, std::ui
 // --- timers, signals, approvals, people ---------------------------------------------------
 
 Result<void> Decider::WorkflowTimerFired(const std::string& timer_id) {
+  if (state_.terminal()) return Ok();                          // cancelled meanwhile
   if (!state_.pending_timers().count(timer_id)) return Ok();  // already fired
   return Emit(TimerFired{timer_id});
 }
@@ -375,6 +376,45 @@ Result<void> Decider::Signal(const std::string& name, const std::string& payload
   }
   RECKON_TRY(std::string canonical, CanonicalizeJson(payload_json));
   return Emit(SignalReceived{name, std::move(canonical)});
+}
+
+Result<void> Decider::Cancel(const std::string& reason) {
+  if (state_.terminal()) {
+    return Err(Errc::kFailedPrecondition, "run '" + state_.ref().workflow_id + "' is already " +
+                                              state_.status() + "; there is nothing to cancel");
+  }
+  for (const auto& [id, op] : state_.operations()) {
+    switch (op.state) {
+      case OperationState::kInFlight:
+      case OperationState::kOutcomeUnknown:
+      case OperationState::kReconciling:
+      case OperationState::kNeedsHuman:
+      case OperationState::kApproved:
+        return Err(Errc::kFailedPrecondition,
+                   "cannot cancel '" + state_.ref().workflow_id + "' yet: operation " + id +
+                       " (step '" + op.step_id + "', tool '" + op.tool + "') is " +
+                       std::string(OperationStateName(op.state)) +
+                       " and may have acted; cancel again once its outcome is known (it is "
+                       "reconciled automatically, or resolve it by hand)");
+      default:
+        break;
+    }
+  }
+  RECKON_TRY(Emit(WorkflowCancelRequested{reason}));
+  std::vector<std::string> pending;
+  for (const auto& [id, op] : state_.operations()) {
+    if (!IsTerminal(op.state)) pending.push_back(id);
+  }
+  const std::string why = reason.empty() ? "the workflow was cancelled" : reason;
+  for (const std::string& id : pending) {
+    OperationView* op = state_.FindOperation(id);
+    if (op->state == OperationState::kAwaitingApproval) {
+      RECKON_TRY(Emit(ApprovalDenied{id, op->approval_id, "reckon", "workflow cancelled: " + why}));
+    } else {
+      RECKON_TRY(Emit(OperationRejected{id, op->attempt, "workflow_cancelled", why}));
+    }
+  }
+  return Emit(WorkflowCancelled{});
 }
 
 Result<void> Decider::Decide(const ApprovalDecision& decision) {

@@ -94,6 +94,11 @@ class Decider {
                                  const ReconcileOutcome& outcome);
   Result<void> WorkflowTimerFired(const std::string& timer_id);
   Result<void> Signal(const std::string& name, const std::string& payload_json);
+  // Cancels the run: operations that have not acted yet (prepared, awaiting approval, retry
+  // scheduled) are rejected with workflow_cancelled, and the run ends cancelled. Refused with
+  // Errc::kFailedPrecondition while an operation may have acted and its outcome is not known
+  // (in flight, unknown, reconciling, needs a person): cancelling must not forget an effect.
+  Result<void> Cancel(const std::string& reason);
   Result<void> Decide(const ApprovalDecision& decision);
   Result<void> Resolve(const HumanResolution& resolution);
   // After a restart: every operation that was mid-flight follows its contract.

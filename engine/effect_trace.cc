@@ -185,6 +185,15 @@ std::vector<TraceLine> TraceLinesFor(const RunState& run, std::span<const Event>
   return lines;
 }
 
+std::string TraceLineJson(const Event& event, const TraceLine& line) {
+  boost::json::object object;
+  object["ts_us"] = event.recorded_at_us;
+  object["seq"] = event.seq;
+  object["event"] = line.name;
+  for (const auto& [key, value] : line.attributes) object[key] = value;
+  return boost::json::serialize(object);
+}
+
 Result<std::unique_ptr<EffectTrace>> EffectTrace::Create(std::shared_ptr<spdlog::logger> logger,
                                                          const std::string& jsonl_path) {
   std::FILE* file = nullptr;
@@ -216,12 +225,7 @@ void EffectTrace::OnCommitted(const RunState& run, std::span<const Event> events
         logger_->info(text);
       }
       if (file_ != nullptr) {
-        boost::json::object object;
-        object["ts_us"] = event.recorded_at_us;
-        object["seq"] = event.seq;
-        object["event"] = line.name;
-        for (const auto& [key, value] : line.attributes) object[key] = value;
-        std::string text = boost::json::serialize(object);
+        std::string text = TraceLineJson(event, line);
         text += '\n';
         std::fwrite(text.data(), 1, text.size(), file_);
       }

@@ -33,6 +33,10 @@ struct TraceLine {
 // The trace lines for `events` of `run` (pure; used by EffectTrace and by tests).
 std::vector<TraceLine> TraceLinesFor(const RunState& run, std::span<const storage::Event> events);
 
+// One line of the JSON-lines trace: {"ts_us":..,"seq":..,"event":"operation.attempted",...}
+// (no trailing newline). `event` is the journal event the line was derived from.
+std::string TraceLineJson(const storage::Event& event, const TraceLine& line);
+
 class EffectTrace {
  public:
   // `logger` may be null (no log lines). `jsonl_path` may be empty (no file); the file is

@@ -140,6 +140,17 @@ asio::awaitable<Result<void>> Engine::Resolve(std::string workflow_id,
   return SubmitToRun(std::move(workflow_id), std::move(resolution));
 }
 
+asio::awaitable<Result<void>> Engine::Cancel(std::string workflow_id, std::string reason) {
+  return SubmitToRun(std::move(workflow_id), CancelInput{std::move(reason)});
+}
+
+void Engine::ReportLateAttempt(const std::string& workflow_id, std::string operation_id,
+                               std::uint32_t attempt, AttemptOutcome outcome) {
+  Slot* slot = FindSlot(workflow_id);
+  if (slot == nullptr) return;  // finished: nothing left to learn
+  Submit(*slot, AttemptDone{std::move(operation_id), attempt, std::move(outcome)});
+}
+
 asio::awaitable<Result<void>> Engine::SubmitToRun(std::string workflow_id, Input input) {
   Slot* slot = FindSlot(workflow_id);
   if (slot == nullptr) {
@@ -201,6 +212,8 @@ Result<void> Engine::ApplyInput(Decider& decider, Slot& slot, Input& input) {
           return decider.Decide(in);
         } else if constexpr (std::is_same_v<T, HumanResolution>) {
           return decider.Resolve(in);
+        } else if constexpr (std::is_same_v<T, CancelInput>) {
+          return decider.Cancel(in.reason);
         } else {
           (void)slot;
           return decider.Recover();

@@ -89,6 +89,15 @@ class Engine {
                                                       ApprovalDecision decision);
   boost::asio::awaitable<Result<void>> Resolve(std::string workflow_id,
                                                HumanResolution resolution);
+  // Cancels a run (Decider::Cancel says when it is refused). Completes once durable.
+  boost::asio::awaitable<Result<void>> Cancel(std::string workflow_id, std::string reason);
+
+  // A completion of an attempt the engine may no longer wait for: server mode hands over a
+  // worker's report that arrived after its lease ran out or after a restart. A success is
+  // evidence that the effect happened (never a second effect); anything else is dropped by
+  // the decider unless the attempt is still the current one.
+  void ReportLateAttempt(const std::string& workflow_id, std::string operation_id,
+                         std::uint32_t attempt, AttemptOutcome outcome);
 
   // Runs the engine knows in memory (active ones and those finished since start).
   std::vector<RunSummary> Runs() const;
@@ -117,8 +126,10 @@ class Engine {
   struct TimerInput { std::string timer_id; };
   struct SignalInput { std::string name; std::string payload_json; };
   struct RecoverInput {};
+  struct CancelInput { std::string reason; };
   using Input = std::variant<StartInput, AttemptDone, DueInput, LookupDone, TimerInput,
-                             SignalInput, ApprovalDecision, HumanResolution, RecoverInput>;
+                             SignalInput, ApprovalDecision, HumanResolution, RecoverInput,
+                             CancelInput>;
   struct Queued {
     Input input;
     Reply reply;

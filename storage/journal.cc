@@ -100,6 +100,11 @@ Result<std::unique_ptr<Journal::Statements>> Journal::Statements::Prepare(Sqlite
        "WHERE published_at_us = 0 AND next_attempt_at_us <= ?1 ORDER BY id LIMIT ?2"},
       {&s->outbox_published,
        "UPDATE outbox SET published_at_us = ?2, attempts = attempts + 1 WHERE id = ?1"},
+      {&s->put_contract,
+       "INSERT INTO contracts (name, hash, contract_json, registered_at_us) "
+       "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (name) DO NOTHING"},
+      {&s->list_contracts,
+       "SELECT name, hash, contract_json, registered_at_us FROM contracts ORDER BY name"},
       {&s->outbox_failed,
        "UPDATE outbox SET next_attempt_at_us = ?2, attempts = attempts + 1 WHERE id = ?1"},
   };

@@ -109,6 +109,11 @@ class Journal {
 
   // "ok", or SQLite's list of problems.
   Result<std::string> IntegrityCheck();
+
+  // Server mode: records a declared tool contract in its own transaction (no-op if the name
+  // is already recorded; the caller compares hashes first), and lists them by name.
+  Result<void> PutContract(const ContractRow& row);
+  Result<std::vector<ContractRow>> ListContracts();
   int schema_version() const { return schema_version_; }
   const std::string& path() const { return db_.path(); }
 

@@ -194,6 +194,21 @@ Result<void> Journal::MarkOutboxFailed(std::int64_t id, std::int64_t next_attemp
   return stmts_->outbox_failed.Run();
 }
 
+Result<void> Journal::PutContract(const ContractRow& row) {
+  stmts_->put_contract.Reset();
+  stmts_->put_contract.Bind(1, row.name).Bind(2, row.hash).Bind(3, row.contract_json)
+      .Bind(4, row.registered_at_us);
+  return stmts_->put_contract.Run();
+}
+
+Result<std::vector<ContractRow>> Journal::ListContracts() {
+  stmts_->list_contracts.Reset();
+  return Collect<ContractRow>(stmts_->list_contracts, [](const Statement& s) {
+    return ContractRow{std::string(s.ColumnText(0)), std::string(s.ColumnText(1)),
+                       std::string(s.ColumnText(2)), s.ColumnInt(3)};
+  });
+}
+
 Result<std::string> Journal::IntegrityCheck() {
   RECKON_TRY(auto stmt, db_.Prepare("PRAGMA integrity_check"));
   std::string report;

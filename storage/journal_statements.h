@@ -19,6 +19,7 @@ struct Journal::Statements {
   Statement upsert_task, delete_task, list_tasks;
   Statement upsert_approval, find_approval;
   Statement insert_outbox, pending_outbox, outbox_published, outbox_failed;
+  Statement put_contract, list_contracts;
 };
 
 // Column list shared by the run queries and ReadRun().

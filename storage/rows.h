@@ -71,6 +71,13 @@ struct ApprovalRow {
   std::int64_t updated_at_us = 0;
 };
 
+struct ContractRow {
+  std::string name;
+  std::string hash;
+  std::string contract_json;
+  std::int64_t registered_at_us = 0;
+};
+
 struct OutboxRow {
   std::int64_t id = 0;     // assigned by the journal
   std::string message_id;  // unique; consumers deduplicate by it

@@ -96,8 +96,21 @@ CREATE TABLE outbox (
 CREATE INDEX outbox_pending ON outbox (published_at_us, next_attempt_at_us);
 )sql";
 
+// Server mode: the tool contracts workers declared, so that recovery after a restart knows
+// every contract before any worker has reconnected. A tool's contract never changes in place
+// (operations journal the hash they ran under); a new contract needs a new tool name.
+constexpr std::string_view kV2 = R"sql(
+CREATE TABLE contracts (
+  name             TEXT    PRIMARY KEY,
+  hash             TEXT    NOT NULL,
+  contract_json    TEXT    NOT NULL,
+  registered_at_us INTEGER NOT NULL
+) WITHOUT ROWID;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "event log, run index, operations, timers, tasks, approvals, outbox", kV1},
+    {2, "contracts declared by workers (server mode)", kV2},
 };
 
 }  // namespace

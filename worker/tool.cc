@@ -45,6 +45,12 @@ Result<void> ToolRegistry::Register(Tool tool) {
   return Ok();
 }
 
+std::vector<const Tool*> ToolRegistry::All() const {
+  std::vector<const Tool*> all;
+  for (const auto& [name, tool] : tools_) all.push_back(&tool);
+  return all;
+}
+
 const Tool* ToolRegistry::Find(const std::string& name) const {
   auto it = tools_.find(name);
   return it == tools_.end() ? nullptr : &it->second;

@@ -18,6 +18,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "base/error.h"
 #include "engine/contract.h"
@@ -59,6 +60,8 @@ class ToolRegistry {
   Result<void> Register(Tool tool);
 
   const Tool* Find(const std::string& name) const;
+  // Every registered tool, sorted by name.
+  std::vector<const Tool*> All() const;
   const ContractRegistry& contracts() const { return contracts_; }
 
  private:

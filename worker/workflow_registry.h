@@ -5,6 +5,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "base/error.h"
 #include "worker/workflow_instance.h"
@@ -25,6 +26,12 @@ class WorkflowRegistry {
   const WorkflowFunction* Find(const std::string& name) const {
     auto it = functions_.find(name);
     return it == functions_.end() ? nullptr : &it->second;
+  }
+  // Every registered type, sorted.
+  std::vector<std::string> Names() const {
+    std::vector<std::string> names;
+    for (const auto& [name, function] : functions_) names.push_back(name);
+    return names;
   }
 
  private:

@@ -5,8 +5,11 @@
 #include <iostream>
 
 #include "api/cli/command.h"
+#include "api/cli/decision_commands.h"
 #include "api/cli/fingerprint_command.h"
 #include "api/cli/jcs_command.h"
+#include "api/cli/server_commands.h"
+#include "api/cli/workflow_commands.h"
 
 int main(int argc, char** argv) {
   reckon::cli::CommandEnv env{std::cin, std::cout, std::cerr};
@@ -16,6 +19,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);
   reckon::cli::AddJcsCommand(app, env);
   reckon::cli::AddFingerprintCommand(app, env);
+  reckon::cli::AddServerCommands(app, env);
+  reckon::cli::AddWorkflowCommands(app, env);
+  reckon::cli::AddDecisionCommands(app, env);
   try {
     app.parse(argc, argv);  // runs the chosen subcommand's callback
   } catch (const CLI::ParseError& e) {

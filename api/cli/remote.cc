@@ -1,0 +1,81 @@
+#include "api/cli/remote.h"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <ctime>
+#include <optional>
+
+namespace reckon::cli {
+namespace asio = boost::asio;
+
+void AddRemoteFlags(CLI::App* command, RemoteFlags& flags) {
+  const char* env = std::getenv("RECKON_SERVER");
+  flags.server = env != nullptr && *env != '\0' ? env : "127.0.0.1:7233";
+  command->add_option("--server", flags.server,
+                      "reckon server address HOST:PORT (default $RECKON_SERVER or 127.0.0.1:7233)")
+      ->type_name("HOST:PORT");
+  command->add_flag("--json", flags.json, "Print JSON for scripts instead of tables");
+}
+
+std::unique_ptr<capnp::MallocMessageBuilder> NewRequest() {
+  auto message = std::make_unique<capnp::MallocMessageBuilder>();
+  message->initRoot<api::wire::Request>();
+  return message;
+}
+
+Result<api::Reply> CallServer(const RemoteFlags& flags,
+                              std::unique_ptr<capnp::MallocMessageBuilder> request,
+                              std::chrono::milliseconds timeout) {
+  asio::io_context io(1);
+  std::optional<Result<api::Reply>> outcome;
+  auto call = [&]() -> asio::awaitable<void> {
+    auto connect = api::Client::Connect(io.get_executor(), flags.server);
+    auto client = co_await std::move(connect);
+    if (!client) {
+      outcome.emplace(client.error());
+      co_return;
+    }
+    auto sent = client.value()->Call(std::move(request), timeout);
+    outcome.emplace(co_await std::move(sent));
+    client.value()->Close();
+  };
+  asio::co_spawn(io, call(), asio::detached);
+  io.run();
+  if (!outcome) return Err(Errc::kInternal, "the request did not complete");
+  return std::move(*outcome);
+}
+
+std::string FormatTimeUs(std::int64_t us) {
+  if (us <= 0) return "-";
+  const std::time_t seconds = static_cast<std::time_t>(us / 1000000);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &tm);
+  return text;
+}
+
+std::string RenderTable(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> widths;
+  for (const auto& row : rows) {
+    if (widths.size() < row.size()) widths.resize(row.size(), 0);
+    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) line += std::string(widths[i] - row[i].size() + 2, ' ');
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+}  // namespace reckon::cli

@@ -1,0 +1,43 @@
+// What the `reckon` subcommands that talk to a server share: the --server and --json flags,
+// and one synchronous request/reply over a fresh connection.
+//
+// The server address comes from --server, else $RECKON_SERVER, else 127.0.0.1:7233. Errors
+// say what to do: an unreachable server names the address and suggests `reckon server`.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <capnp/message.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "api/protocol/client.h"
+#include "api/protocol/reckon.capnp.h"
+#include "base/error.h"
+
+namespace reckon::cli {
+
+struct RemoteFlags {
+  std::string server;
+  bool json = false;
+};
+
+// Adds --server and --json to `command`; `flags` must outlive it.
+void AddRemoteFlags(CLI::App* command, RemoteFlags& flags);
+
+// A Request message to fill: `NewRequest()->getRoot<api::wire::Request>().initMethod()...`.
+std::unique_ptr<capnp::MallocMessageBuilder> NewRequest();
+
+// Sends `request` to the server in `flags` and waits for its reply.
+Result<api::Reply> CallServer(const RemoteFlags& flags,
+                              std::unique_ptr<capnp::MallocMessageBuilder> request,
+                              std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+// "2026-11-30 07:22:09" (UTC) for microseconds since the epoch; "-" for 0.
+std::string FormatTimeUs(std::int64_t us);
+
+// Left-aligned columns separated by two spaces; the first row is the header.
+std::string RenderTable(const std::vector<std::vector<std::string>>& rows);
+
+}  // namespace reckon::cli

@@ -1,0 +1,125 @@
+#include "api/cli/server_commands.h"
+
+#include <boost/json.hpp>
+
+#include <fstream>
+#include <memory>
+
+#include "api/cli/remote.h"
+#include "api/protocol/wire_convert.h"
+#include "api/server/run_server.h"
+
+namespace reckon::cli {
+namespace {
+
+namespace json = boost::json;
+namespace wire = api::wire;
+using api::Str;
+
+struct ServerArgs {
+  api::ServerConfig config;
+  std::string port_file;
+  long lease_timeout_ms = 5000;
+  long heartbeat_ms = 1000;
+  long workflow_task_timeout_ms = 10000;
+  std::string sync = "full";
+};
+
+void RunServerCommand(CommandEnv& env, ServerArgs& args) {
+  args.config.tasks.lease_timeout = std::chrono::milliseconds(args.lease_timeout_ms);
+  args.config.tasks.heartbeat_interval = std::chrono::milliseconds(args.heartbeat_ms);
+  args.config.tasks.workflow_task_timeout =
+      std::chrono::milliseconds(args.workflow_task_timeout_ms);
+  args.config.journal.sync = args.sync == "normal" ? storage::JournalOptions::Sync::kNormal
+                             : args.sync == "off"  ? storage::JournalOptions::Sync::kOff
+                                                   : storage::JournalOptions::Sync::kFull;
+  if (!args.port_file.empty()) {
+    const std::string path = args.port_file;
+    args.config.on_listening = [path](std::uint16_t port) {
+      // Written to a temporary name and renamed, so a reader never sees a partial file.
+      const std::string tmp = path + ".tmp";
+      std::ofstream(tmp) << port << "\n";
+      std::rename(tmp.c_str(), path.c_str());
+    };
+  }
+  env.exit_code = api::RunServer(args.config);
+}
+
+struct ContractsArgs {
+  RemoteFlags remote;
+  bool cards = false;
+};
+
+Result<void> RunContracts(CommandEnv& env, const ContractsArgs& args) {
+  auto request = NewRequest();
+  request->getRoot<wire::Request>().initMethod().setListContracts();
+  RECKON_TRY(api::Reply reply, CallServer(args.remote, std::move(request)));
+  auto contracts = reply.get().getResult().getContracts();
+  std::string text;
+  if (args.remote.json) {
+    json::array out;
+    for (auto c : contracts) {
+      out.push_back(json::object{{"name", Str(c.getName())},
+                                 {"hash", Str(c.getHash())},
+                                 {"side_effect", Str(c.getSideEffect())},
+                                 {"contract", json::parse(Str(c.getContractJson()))}});
+    }
+    text = json::serialize(out) + "\n";
+  } else if (args.cards) {
+    for (auto c : contracts) text += Str(c.getCard()) + "\n";
+  } else {
+    std::vector<std::vector<std::string>> rows = {{"TOOL", "SIDE EFFECT", "CONTRACT HASH"}};
+    for (auto c : contracts) {
+      rows.push_back({Str(c.getName()), Str(c.getSideEffect()), Str(c.getHash())});
+    }
+    text = RenderTable(rows) + std::to_string(contracts.size()) + " contract(s)\n";
+  }
+  if (!(env.out << text).flush()) return Err(Errc::kUnavailable, "cannot write to standard output");
+  return Ok();
+}
+
+}  // namespace
+
+void AddServerCommands(CLI::App& app, CommandEnv& env) {
+  {
+    auto args = std::make_shared<ServerArgs>();
+    CLI::App* c = app.add_subcommand(
+        "server", "Run the engine as a server that workers and the CLI connect to");
+    c->add_option("--journal", args->config.journal_path, "SQLite journal file (created if new)")
+        ->required();
+    c->add_option("--listen", args->config.listen, "HOST:PORT to listen on (port 0: any free)")
+        ->capture_default_str();
+    c->add_option("--trace", args->config.trace_path,
+                  "Effect trace JSON-lines file (default <journal>.trace.jsonl)");
+    c->add_flag("--quiet", args->config.quiet, "No log line per transition");
+    c->add_option("--port-file", args->port_file, "Write the bound port to this file");
+    c->add_option("--lease-timeout-ms", args->lease_timeout_ms,
+                  "A tool task not heartbeaten this long is lost (outcome unknown)")
+        ->check(CLI::Range(100L, 3600000L))
+        ->capture_default_str();
+    c->add_option("--heartbeat-ms", args->heartbeat_ms, "How often workers heartbeat")
+        ->check(CLI::Range(50L, 600000L))
+        ->capture_default_str();
+    c->add_option("--workflow-task-timeout-ms", args->workflow_task_timeout_ms,
+                  "A workflow task not completed this long goes to another worker")
+        ->check(CLI::Range(100L, 3600000L))
+        ->capture_default_str();
+    c->add_option("--sync", args->sync,
+                  "full (default: survives power loss) | normal | off (benchmarks only)")
+        ->check(CLI::IsMember({"full", "normal", "off"}));
+    c->callback([&env, args] { RunServerCommand(env, *args); });
+  }
+  {
+    auto args = std::make_shared<ContractsArgs>();
+    CLI::App* c = app.add_subcommand("contracts", "List the tool contracts a server knows");
+    c->add_flag("--cards", args->cards, "Print each contract card for people");
+    AddRemoteFlags(c, args->remote);
+    c->callback([&env, args] {
+      if (Result<void> result = RunContracts(env, *args); !result) {
+        ReportError(env, "contracts", result.error());
+      }
+    });
+  }
+}
+
+}  // namespace reckon::cli

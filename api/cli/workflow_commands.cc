@@ -1,0 +1,361 @@
+#include "api/cli/workflow_commands.h"
+
+#include <boost/json.hpp>
+#include <capnp/compat/json.h>
+#include <capnp/serialize.h>
+
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "api/cli/remote.h"
+#include "api/protocol/wire_convert.h"
+#include "storage/events.capnp.h"
+
+namespace reckon::cli {
+namespace {
+
+namespace json = boost::json;
+namespace wire = api::wire;
+using api::Str;
+
+Result<void> Write(CommandEnv& env, const std::string& text) {
+  if (!(env.out << text).flush()) return Err(Errc::kUnavailable, "cannot write to standard output");
+  return Ok();
+}
+
+Result<void> WriteJson(CommandEnv& env, const json::value& value) {
+  return Write(env, json::serialize(value) + "\n");
+}
+
+// --- start ------------------------------------------------------------------------------------
+
+struct StartArgs {
+  RemoteFlags remote;
+  std::string workflow_id;
+  std::string type;
+  std::string input = "{}";
+  std::string input_file;
+};
+
+Result<void> RunStart(CommandEnv& env, const StartArgs& args) {
+  std::string input = args.input;
+  if (!args.input_file.empty()) {
+    std::ifstream file(args.input_file);
+    if (!file) {
+      return Err(Errc::kInvalidArgument, "cannot read --input-file '" + args.input_file + "'");
+    }
+    std::ostringstream text;
+    text << file.rdbuf();
+    input = text.str();
+  }
+  boost::system::error_code ec;
+  (void)json::parse(input, ec);
+  if (ec) return Err(Errc::kInvalidArgument, "--input is not valid JSON: " + ec.message());
+  auto request = NewRequest();
+  auto start = request->getRoot<wire::Request>().initMethod().initStartWorkflow();
+  start.setWorkflowId(args.workflow_id);
+  start.setWorkflowType(args.type);
+  start.setInputJson(input);
+  RECKON_TRY(api::Reply reply, CallServer(args.remote, std::move(request)));
+  auto started = reply.get().getResult().getStarted();
+  if (args.remote.json) {
+    return WriteJson(env, json::object{{"workflow_id", Str(started.getWorkflowId())},
+                                       {"run_id", Str(started.getRunId())}});
+  }
+  return Write(env, "started " + Str(started.getWorkflowId()) + " (run " +
+                        Str(started.getRunId()) + ")\n");
+}
+
+// --- list -------------------------------------------------------------------------------------
+
+struct ListArgs {
+  RemoteFlags remote;
+  std::string status;
+  std::string tool;
+  bool needs_human = false;
+};
+
+json::object SummaryJson(wire::WorkflowSummary::Reader s) {
+  return json::object{{"workflow_id", Str(s.getWorkflowId())},
+                      {"run_id", Str(s.getRunId())},
+                      {"workflow_type", Str(s.getWorkflowType())},
+                      {"status", Str(s.getStatus())},
+                      {"stuck_reason", Str(s.getStuckReason())},
+                      {"created_at_us", s.getCreatedAtUs()},
+                      {"updated_at_us", s.getUpdatedAtUs()},
+                      {"operations", s.getOperations()},
+                      {"committed_operations", s.getCommittedOperations()},
+                      {"waiting_for_person", s.getWaitingForPerson()}};
+}
+
+std::string StatusText(wire::WorkflowSummary::Reader s) {
+  std::string status = Str(s.getStatus());
+  if (s.getStuckReason().size() > 0) status += " (stuck)";
+  return status;
+}
+
+Result<void> RunList(CommandEnv& env, const ListArgs& args) {
+  auto request = NewRequest();
+  auto list = request->getRoot<wire::Request>().initMethod().initListWorkflows();
+  list.setStatus(args.status);
+  list.setTool(args.tool);
+  list.setNeedsHuman(args.needs_human);
+  RECKON_TRY(api::Reply reply, CallServer(args.remote, std::move(request)));
+  auto runs = reply.get().getResult().getWorkflows();
+  if (args.remote.json) {
+    json::array out;
+    for (auto s : runs) out.push_back(SummaryJson(s));
+    return WriteJson(env, out);
+  }
+  std::vector<std::vector<std::string>> rows = {
+      {"WORKFLOW", "TYPE", "STATUS", "OPS", "COMMITTED", "WAITING", "UPDATED (UTC)"}};
+  for (auto s : runs) {
+    rows.push_back({Str(s.getWorkflowId()), Str(s.getWorkflowType()), StatusText(s),
+                    std::to_string(s.getOperations()), std::to_string(s.getCommittedOperations()),
+                    std::to_string(s.getWaitingForPerson()), FormatTimeUs(s.getUpdatedAtUs())});
+  }
+  std::string text = RenderTable(rows);
+  text += std::to_string(runs.size()) + " workflow(s)\n";
+  return Write(env, text);
+}
+
+// --- show -------------------------------------------------------------------------------------
+
+struct IdArgs {
+  RemoteFlags remote;
+  std::string workflow_id;
+};
+
+Result<void> RunShow(CommandEnv& env, const IdArgs& args) {
+  auto request = NewRequest();
+  request->getRoot<wire::Request>().initMethod().initDescribeWorkflow().setWorkflowId(
+      args.workflow_id);
+  RECKON_TRY(api::Reply reply, CallServer(args.remote, std::move(request)));
+  auto detail = reply.get().getResult().getWorkflow();
+  auto s = detail.getSummary();
+  if (args.remote.json) {
+    json::object out = SummaryJson(s);
+    out["input_json"] = Str(detail.getInputJson());
+    out["result_json"] = Str(detail.getResultJson());
+    json::array ops;
+    for (auto o : detail.getOperations()) {
+      ops.push_back(json::object{{"operation_id", Str(o.getOperationId())},
+                                 {"step_id", Str(o.getStepId())},
+                                 {"tool", Str(o.getTool())},
+                                 {"side_effect", Str(o.getSideEffect())},
+                                 {"state", Str(o.getState())},
+                                 {"attempt", o.getAttempt()},
+                                 {"fingerprint", Str(o.getFingerprint())},
+                                 {"contract_hash", Str(o.getContractHash())},
+                                 {"provider_ref", Str(o.getProviderRef())},
+                                 {"approval_id", Str(o.getApprovalId())},
+                                 {"failure_code", Str(o.getFailureCode())},
+                                 {"failure_message", Str(o.getFailureMessage())},
+                                 {"input_json", Str(o.getRedactedInputJson())}});
+    }
+    out["operations"] = std::move(ops);
+    return WriteJson(env, out);
+  }
+  std::string text;
+  text += "workflow  " + Str(s.getWorkflowId()) + " (run " + Str(s.getRunId()) + ")\n";
+  text += "type      " + Str(s.getWorkflowType()) + "\n";
+  text += "status    " + Str(s.getStatus()) + "\n";
+  if (s.getStuckReason().size() > 0) text += "stuck     " + Str(s.getStuckReason()) + "\n";
+  text += "started   " + FormatTimeUs(s.getCreatedAtUs()) + " UTC\n";
+  text += "updated   " + FormatTimeUs(s.getUpdatedAtUs()) + " UTC\n";
+  text += "input     " + Str(detail.getInputJson()) + "  (secret fields removed)\n";
+  if (detail.getResultJson().size() > 0) text += "result    " + Str(detail.getResultJson()) + "\n";
+  text += "\n";
+  std::vector<std::vector<std::string>> rows = {
+      {"STEP", "TOOL", "STATE", "ATTEMPT", "OPERATION", "FINGERPRINT", "DETAIL"}};
+  std::vector<std::string> waiting;
+  for (auto o : detail.getOperations()) {
+    std::string detail_text;
+    const std::string state = Str(o.getState());
+    if (o.getProviderRef().size() > 0) detail_text = "provider_ref=" + Str(o.getProviderRef());
+    if (o.getApprovalId().size() > 0) detail_text = "approval=" + Str(o.getApprovalId());
+    if (o.getFailureCode().size() > 0 && state != "committed") {
+      detail_text = Str(o.getFailureCode()) + ": " + Str(o.getFailureMessage());
+    }
+    rows.push_back({Str(o.getStepId()), Str(o.getTool()), state, std::to_string(o.getAttempt()),
+                    Str(o.getOperationId()), Str(o.getFingerprint()).substr(0, 16), detail_text});
+    if (state == "awaiting_approval") {
+      waiting.push_back("  reckon approve " + Str(s.getWorkflowId()) + " --operation " +
+                        Str(o.getOperationId()) + " --fingerprint " + Str(o.getFingerprint()));
+    } else if (state == "needs_human") {
+      waiting.push_back("  reckon resolve " + Str(s.getWorkflowId()) + " --operation " +
+                        Str(o.getOperationId()) + " --committed --provider-ref REF   (or "
+                        "--not-committed)");
+    }
+  }
+  text += RenderTable(rows);
+  if (!waiting.empty()) {
+    text += "\nwaiting for a person:\n";
+    for (const auto& line : waiting) text += line + "\n";
+  }
+  return Write(env, text);
+}
+
+// --- history ----------------------------------------------------------------------------------
+
+Result<std::string> EventJson(capnp::Data::Reader payload) {
+  if (payload.size() % sizeof(capnp::word) != 0 || payload.size() == 0) {
+    return Err(Errc::kCorruption, "event payload is not whole words");
+  }
+  auto words = kj::heapArray<capnp::word>(payload.size() / sizeof(capnp::word));
+  std::memcpy(words.begin(), payload.begin(), payload.size());
+  capnp::FlatArrayMessageReader reader(words);
+  capnp::JsonCodec codec;
+  kj::String text = codec.encode(reader.getRoot<storage::wire::EventPayload>());
+  return std::string(text.cStr());
+}
+
+Result<void> RunHistory(CommandEnv& env, const IdArgs& args) {
+  auto request = NewRequest();
+  request->getRoot<wire::Request>().initMethod().initGetHistory().setWorkflowId(args.workflow_id);
+  RECKON_TRY(api::Reply reply, CallServer(args.remote, std::move(request)));
+  auto events = reply.get().getResult().getHistory();
+  std::string text;
+  json::array out;
+  for (auto e : events) {
+    RECKON_TRY(std::string body, EventJson(e.getPayload()));
+    if (args.remote.json) {
+      // The payload is {"<eventType>": {...}}; keep only the inner object.
+      json::value parsed = json::parse(body);
+      json::value inner = parsed.as_object().empty() ? json::object()
+                                                     : parsed.as_object().begin()->value();
+      out.push_back(json::object{{"seq", e.getSeq()},
+                                 {"recorded_at_us", e.getRecordedAtUs()},
+                                 {"type", Str(e.getType())},
+                                 {"event", std::move(inner)}});
+    } else {
+      text += std::to_string(e.getSeq()) + "  " + FormatTimeUs(e.getRecordedAtUs()) + "  " +
+              Str(e.getType()) + "  " + body + "\n";
+    }
+  }
+  if (args.remote.json) return WriteJson(env, out);
+  return Write(env, text);
+}
+
+Result<void> RunTrace(CommandEnv& env, const IdArgs& args) {
+  auto request = NewRequest();
+  request->getRoot<wire::Request>().initMethod().initGetTrace().setWorkflowId(args.workflow_id);
+  RECKON_TRY(api::Reply reply, CallServer(args.remote, std::move(request)));
+  std::string text;
+  for (auto line : reply.get().getResult().getTrace()) text += Str(line) + "\n";
+  return Write(env, text);
+}
+
+// --- cancel, signal ---------------------------------------------------------------------------
+
+struct CancelArgs {
+  RemoteFlags remote;
+  std::string workflow_id;
+  std::string reason;
+};
+
+Result<void> RunCancel(CommandEnv& env, const CancelArgs& args) {
+  auto request = NewRequest();
+  auto cancel = request->getRoot<wire::Request>().initMethod().initCancelWorkflow();
+  cancel.setWorkflowId(args.workflow_id);
+  cancel.setReason(args.reason);
+  RECKON_TRY(CallServer(args.remote, std::move(request)));
+  return Write(env, "cancelled " + args.workflow_id + "\n");
+}
+
+struct SignalArgs {
+  RemoteFlags remote;
+  std::string workflow_id;
+  std::string name;
+  std::string payload = "null";
+};
+
+Result<void> RunSignal(CommandEnv& env, const SignalArgs& args) {
+  boost::system::error_code ec;
+  (void)json::parse(args.payload, ec);
+  if (ec) return Err(Errc::kInvalidArgument, "--payload is not valid JSON: " + ec.message());
+  auto request = NewRequest();
+  auto signal = request->getRoot<wire::Request>().initMethod().initSignalWorkflow();
+  signal.setWorkflowId(args.workflow_id);
+  signal.setName(args.name);
+  signal.setPayloadJson(args.payload);
+  RECKON_TRY(CallServer(args.remote, std::move(request)));
+  return Write(env, "signalled " + args.workflow_id + " with " + args.name + "\n");
+}
+
+template <class Args, class Run>
+void Bind(CLI::App* command, CommandEnv& env, std::shared_ptr<Args> args, const char* name,
+          Run run) {
+  command->callback([&env, args, name, run] {
+    if (Result<void> result = run(env, *args); !result) ReportError(env, name, result.error());
+  });
+}
+
+}  // namespace
+
+void AddWorkflowCommands(CLI::App& app, CommandEnv& env) {
+  {
+    auto args = std::make_shared<StartArgs>();
+    CLI::App* c = app.add_subcommand("start", "Start a workflow (idempotent on its id)");
+    c->add_option("workflow_id", args->workflow_id, "Workflow id: the idempotency key")->required();
+    c->add_option("--type", args->type, "Workflow type, as a worker registered it")->required();
+    c->add_option("--input", args->input, "Input JSON (default {})");
+    c->add_option("--input-file", args->input_file, "Read the input JSON from a file");
+    AddRemoteFlags(c, args->remote);
+    Bind(c, env, args, "start", RunStart);
+  }
+  {
+    auto args = std::make_shared<ListArgs>();
+    CLI::App* c = app.add_subcommand("list", "List workflows");
+    c->add_option("--status", args->status, "running | completed | failed | cancelled")
+        ->check(CLI::IsMember({"running", "completed", "failed", "cancelled"}));
+    c->add_option("--tool", args->tool, "Only workflows that called this tool");
+    c->add_flag("--needs-human", args->needs_human,
+                "Only workflows waiting for a person (approval or resolution)");
+    AddRemoteFlags(c, args->remote);
+    Bind(c, env, args, "list", RunList);
+  }
+  {
+    auto args = std::make_shared<IdArgs>();
+    CLI::App* c = app.add_subcommand("show", "Show a workflow's state and its operations");
+    c->add_option("workflow_id", args->workflow_id, "Workflow id")->required();
+    AddRemoteFlags(c, args->remote);
+    Bind(c, env, args, "show", RunShow);
+  }
+  {
+    auto args = std::make_shared<IdArgs>();
+    CLI::App* c = app.add_subcommand("history", "Print a workflow's journaled events");
+    c->add_option("workflow_id", args->workflow_id, "Workflow id")->required();
+    AddRemoteFlags(c, args->remote);
+    Bind(c, env, args, "history", RunHistory);
+  }
+  {
+    auto args = std::make_shared<IdArgs>();
+    CLI::App* c = app.add_subcommand(
+        "trace", "Print a workflow's effect trace (JSON lines; no inputs, results or secrets)");
+    c->add_option("workflow_id", args->workflow_id, "Workflow id")->required();
+    AddRemoteFlags(c, args->remote);
+    Bind(c, env, args, "trace", RunTrace);
+  }
+  {
+    auto args = std::make_shared<CancelArgs>();
+    CLI::App* c = app.add_subcommand(
+        "cancel", "Cancel a workflow (refused while an operation's outcome is unknown)");
+    c->add_option("workflow_id", args->workflow_id, "Workflow id")->required();
+    c->add_option("--reason", args->reason, "Why; recorded in the journal");
+    AddRemoteFlags(c, args->remote);
+    Bind(c, env, args, "cancel", RunCancel);
+  }
+  {
+    auto args = std::make_shared<SignalArgs>();
+    CLI::App* c = app.add_subcommand("signal", "Send a signal to a running workflow");
+    c->add_option("workflow_id", args->workflow_id, "Workflow id")->required();
+    c->add_option("name", args->name, "Signal name")->required();
+    c->add_option("--payload", args->payload, "Payload JSON (default null)");
+    AddRemoteFlags(c, args->remote);
+    Bind(c, env, args, "signal", RunSignal);
+  }
+}
+
+}  // namespace reckon::cli

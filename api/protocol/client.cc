@@ -1,0 +1,171 @@
+#include "api/protocol/client.h"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <kj/exception.h>
+
+#include <charconv>
+
+namespace reckon::api {
+namespace asio = boost::asio;
+
+Reply::Reply(Frame frame, const FrameLimits& limits) : frame_(std::move(frame)) {
+  reader_ = std::make_unique<capnp::FlatArrayMessageReader>(frame_.words(),
+                                                           limits.ReaderOptions());
+  root_ = reader_->getRoot<wire::Response>();
+}
+
+Result<HostPort> ParseHostPort(std::string_view text) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size()) {
+    return Err(Errc::kInvalidArgument,
+               "address '" + std::string(text) + "' is not HOST:PORT (e.g. 127.0.0.1:7233)");
+  }
+  unsigned port = 0;
+  const char* begin = text.data() + colon + 1;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(begin, end, port);
+  if (ec != std::errc() || ptr != end || port > 65535) {
+    return Err(Errc::kInvalidArgument, "address '" + std::string(text) +
+                                           "': the port must be a number from 0 to 65535");
+  }
+  return HostPort{std::string(text.substr(0, colon)), static_cast<std::uint16_t>(port)};
+}
+
+Error FromWire(wire::Error::Reader error) {
+  std::string code(error.getCode().cStr());
+  auto parsed = ErrcFromName(code);
+  std::string message(error.getMessage().cStr());
+  if (!parsed) return Err(Errc::kInternal, "server error '" + code + "': " + message);
+  return Err(*parsed, std::move(message));
+}
+
+void ToWire(const Error& error, wire::Error::Builder out) {
+  const auto code = ErrcName(error.code());
+  const auto action = ErrorActionName(error.action());
+  out.setCode(kj::StringPtr(code.data(), code.size()));
+  out.setAction(kj::StringPtr(action.data(), action.size()));
+  out.setMessage(kj::StringPtr(error.message().c_str(), error.message().size()));
+}
+
+asio::awaitable<Result<std::shared_ptr<Client>>> Client::Connect(asio::any_io_executor executor,
+                                                                 std::string address,
+                                                                 FrameLimits limits) {
+  RECKON_CO_TRY(HostPort where, ParseHostPort(address));
+  asio::ip::tcp::resolver resolver(executor);
+  auto [rec, endpoints] = co_await resolver.async_resolve(
+      where.host, std::to_string(where.port), asio::as_tuple(asio::use_awaitable));
+  if (rec) {
+    co_return Err(Errc::kUnavailable,
+                  "cannot resolve server address '" + address + "': " + rec.message());
+  }
+  asio::ip::tcp::socket socket(executor);
+  auto [cec, endpoint] =
+      co_await asio::async_connect(socket, endpoints, asio::as_tuple(asio::use_awaitable));
+  if (cec) {
+    co_return Err(Errc::kUnavailable, "cannot reach reckon server at " + address + ": " +
+                                          cec.message() + " (is `reckon server` running?)");
+  }
+  auto stream = std::make_shared<FrameStream>(std::move(socket), limits);
+  auto client = std::make_shared<Client>(std::move(stream), std::move(address));
+  client->reading_ = true;
+  asio::co_spawn(executor, client->ReadLoop(), asio::detached);
+  co_return client;
+}
+
+Client::Client(std::shared_ptr<FrameStream> stream, std::string address)
+    : stream_(std::move(stream)), address_(std::move(address)) {}
+
+Client::~Client() { stream_->Close(); }
+
+asio::awaitable<Result<Reply>> Client::Call(std::unique_ptr<capnp::MallocMessageBuilder> message,
+                                            std::chrono::milliseconds timeout) {
+  if (stream_->closed()) {
+    co_return Err(Errc::kUnavailable, "not connected to the reckon server at " + address_);
+  }
+  auto request = message->getRoot<wire::Request>();
+  const std::uint64_t id = next_id_++;
+  request.setId(id);
+  request.setTimeoutMs(static_cast<std::uint32_t>(timeout.count()));
+  Frame frame = EncodeFrame(*message);
+  auto self = shared_from_this();
+  auto timer = std::make_shared<asio::steady_timer>(co_await asio::this_coro::executor, timeout);
+  auto initiate = [this, id, timer, &frame](auto handler) {
+    pending_.emplace(id, Pending{std::move(handler), timer});
+    stream_->Send(std::move(frame));
+    std::weak_ptr<Client> weak = weak_from_this();
+    timer->async_wait([weak, id](const boost::system::error_code& ec) {
+      if (ec) return;
+      if (auto client = weak.lock()) {
+        client->Complete(id, Err(Errc::kDeadlineExceeded,
+                                 "no reply from the reckon server at " + client->address_ +
+                                     " in time; the request may still take effect, retry it "
+                                     "with the same ids"));
+      }
+    });
+  };
+  auto op = asio::async_initiate<decltype(asio::use_awaitable), void(Result<Reply>)>(
+      std::move(initiate), asio::use_awaitable);
+  co_return co_await std::move(op);
+}
+
+void Client::Complete(std::uint64_t id, Result<Reply> result) {
+  auto it = pending_.find(id);
+  if (it == pending_.end()) return;  // timed out already, or an id we never sent
+  Pending pending = std::move(it->second);
+  pending_.erase(it);
+  pending.timer->cancel();
+  std::move(pending.handler)(std::move(result));
+}
+
+void Client::FailAll(const Error& error) {
+  std::map<std::uint64_t, Pending> pending;
+  pending.swap(pending_);
+  for (auto& [id, p] : pending) {
+    p.timer->cancel();
+    std::move(p.handler)(Result<Reply>(error));
+  }
+}
+
+asio::awaitable<void> Client::ReadLoop() {
+  auto self = shared_from_this();
+  while (true) {
+    auto frame = co_await stream_->Read();
+    if (!frame) {
+      stream_->Close();
+      FailAll(Err(Errc::kUnavailable, "lost the connection to the reckon server at " +
+                                          address_ + ": " + frame.error().message()));
+      break;
+    }
+    std::uint64_t id = 0;
+    std::optional<Result<Reply>> result;
+    try {
+      Reply reply(std::move(frame).value(), stream_->limits());
+      id = reply.get().getId();
+      if (reply.get().getResult().isError()) {
+        result.emplace(FromWire(reply.get().getResult().getError()));
+      } else {
+        result.emplace(std::move(reply));
+      }
+    } catch (const kj::Exception& e) {
+      stream_->Close();
+      FailAll(Err(Errc::kUnavailable, "the reckon server at " + address_ +
+                                          " sent a malformed reply: " +
+                                          std::string(e.getDescription().cStr())));
+      break;
+    }
+    Complete(id, std::move(*result));
+  }
+  reading_ = false;
+}
+
+void Client::Close() {
+  stream_->Close();
+  FailAll(Err(Errc::kUnavailable, "the connection to " + address_ + " was closed"));
+}
+
+}  // namespace reckon::api

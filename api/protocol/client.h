@@ -1,0 +1,89 @@
+// Client: one connection to a `reckon server`, with many requests in flight.
+//
+// Call() sends a Request (the client fills in its id and timeout) and completes with the
+// matching Response, or with an error: the server's own error reply (its code and message),
+// Errc::kDeadlineExceeded when the reply did not arrive in time (the request may still take
+// effect: retry with the same ids), or Errc::kUnavailable when the connection is lost (every
+// call in flight fails with it; connect again).
+//
+// Lifetime and threads: held by std::shared_ptr; all methods run on the executor given to
+// Connect, which must be single-threaded.
+#pragma once
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <capnp/message.h>
+#include <capnp/serialize.h>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "api/protocol/frame_stream.h"
+#include "api/protocol/reckon.capnp.h"
+#include "base/error.h"
+
+namespace reckon::api {
+
+// A Response read in place from its frame.
+class Reply {
+ public:
+  Reply(Frame frame, const FrameLimits& limits);
+  wire::Response::Reader get() const { return root_; }
+
+ private:
+  Frame frame_;
+  std::unique_ptr<capnp::FlatArrayMessageReader> reader_;
+  wire::Response::Reader root_;
+};
+
+// "127.0.0.1:7233" -> host and port. Errc::kInvalidArgument naming what is wrong.
+struct HostPort {
+  std::string host;
+  std::uint16_t port = 0;
+};
+Result<HostPort> ParseHostPort(std::string_view text);
+
+// The Error a wire error reply carries; and the reverse.
+Error FromWire(wire::Error::Reader error);
+void ToWire(const Error& error, wire::Error::Builder out);
+
+class Client : public std::enable_shared_from_this<Client> {
+ public:
+  // Connects to `address` ("HOST:PORT"). Errc::kUnavailable naming the address when nothing
+  // listens there.
+  static boost::asio::awaitable<Result<std::shared_ptr<Client>>> Connect(
+      boost::asio::any_io_executor executor, std::string address, FrameLimits limits = {});
+
+  explicit Client(std::shared_ptr<FrameStream> stream, std::string address);
+  ~Client();
+
+  // Sends the Request built in `message` and waits up to `timeout` for its reply.
+  boost::asio::awaitable<Result<Reply>> Call(std::unique_ptr<capnp::MallocMessageBuilder> message,
+                                             std::chrono::milliseconds timeout);
+
+  void Close();
+  bool connected() const { return !stream_->closed(); }
+  const std::string& address() const { return address_; }
+
+ private:
+  struct Pending {
+    boost::asio::any_completion_handler<void(Result<Reply>)> handler;
+    std::shared_ptr<boost::asio::steady_timer> timer;
+  };
+  boost::asio::awaitable<void> ReadLoop();
+  void Complete(std::uint64_t id, Result<Reply> result);
+  void FailAll(const Error& error);
+
+  std::shared_ptr<FrameStream> stream_;
+  std::string address_;
+  std::uint64_t next_id_ = 1;
+  std::map<std::uint64_t, Pending> pending_;
+  bool reading_ = false;
+};
+
+}  // namespace reckon::api

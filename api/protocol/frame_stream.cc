@@ -1,0 +1,115 @@
+#include "api/protocol/frame_stream.h"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+
+#include <array>
+#include <cstring>
+#include <vector>
+
+namespace reckon::api {
+namespace asio = boost::asio;
+
+namespace {
+
+constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
+
+std::string PeerOf(const asio::ip::tcp::socket& socket) {
+  boost::system::error_code ec;
+  auto endpoint = socket.remote_endpoint(ec);
+  if (ec) return "unknown peer";
+  return endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
+}
+
+Error StreamError(const boost::system::error_code& ec, std::string_view what) {
+  if (ec == asio::error::eof) {
+    return Err(Errc::kUnavailable, std::string("peer closed the connection") +
+                                       (what.empty() ? "" : " " + std::string(what)));
+  }
+  return Err(Errc::kUnavailable, "connection failed " + std::string(what) + ": " + ec.message());
+}
+
+}  // namespace
+
+FrameStream::FrameStream(asio::ip::tcp::socket socket, FrameLimits limits)
+    : socket_(std::move(socket)), limits_(limits), peer_(PeerOf(socket_)) {
+  boost::system::error_code ignored;
+  socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
+}
+
+asio::awaitable<Result<Frame>> FrameStream::Read() {
+  if (closed_) co_return Err(Errc::kUnavailable, "connection is closed");
+  std::array<std::byte, 8> first{};
+  {
+    auto [ec, n] = co_await asio::async_read(socket_, asio::buffer(first), kNoThrow);
+    if (ec) co_return StreamError(ec, "");
+  }
+  RECKON_CO_TRY(std::size_t rest, SegmentTableRemainder(first, limits_));
+  std::vector<std::byte> table(8 + rest);
+  std::memcpy(table.data(), first.data(), 8);
+  if (rest > 0) {
+    auto [ec, n] = co_await asio::async_read(socket_, asio::buffer(table.data() + 8, rest),
+                                             kNoThrow);
+    if (ec) co_return StreamError(ec, "inside a frame's segment table (truncated frame)");
+  }
+  RECKON_CO_TRY(std::size_t body, BodyBytes(table, limits_));
+  auto words = kj::heapArray<capnp::word>((table.size() + body) / 8);
+  auto* bytes = reinterpret_cast<std::byte*>(words.begin());
+  std::memcpy(bytes, table.data(), table.size());
+  {
+    auto [ec, n] = co_await asio::async_read(
+        socket_, asio::buffer(bytes + table.size(), body), kNoThrow);
+    if (ec) co_return StreamError(ec, "inside a frame's body (truncated frame)");
+  }
+  co_return Frame(kj::mv(words));
+}
+
+void FrameStream::Send(Frame frame) {
+  if (closed_) return;
+  queued_bytes_ += frame.bytes().size();
+  queue_.push_back(std::move(frame));
+  if (!writing_) {
+    writing_ = true;
+    asio::co_spawn(socket_.get_executor(), WriteLoop(), asio::detached);
+  }
+}
+
+asio::awaitable<void> FrameStream::WriteLoop() {
+  auto self = shared_from_this();
+  while (!queue_.empty() && !closed_) {
+    // Gather what is queued now into one write.
+    std::deque<Frame> batch;
+    batch.swap(queue_);
+    std::vector<asio::const_buffer> buffers;
+    buffers.reserve(batch.size());
+    std::size_t bytes = 0;
+    for (const Frame& frame : batch) {
+      buffers.emplace_back(frame.bytes().data(), frame.bytes().size());
+      bytes += frame.bytes().size();
+    }
+    auto [ec, n] = co_await asio::async_write(socket_, buffers, kNoThrow);
+    if (closed_) break;  // Close() already dropped the queue and its count
+    queued_bytes_ -= bytes;
+    if (ec) {
+      Close();
+      break;
+    }
+  }
+  writing_ = false;
+}
+
+void FrameStream::Close() {
+  if (closed_) return;
+  closed_ = true;
+  boost::system::error_code ignored;
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  socket_.close(ignored);
+  queue_.clear();
+  queued_bytes_ = 0;
+}
+
+}  // namespace reckon::api

@@ -1,0 +1,57 @@
+// FrameStream: one TCP connection carrying frames (api/protocol/frame.h) both ways.
+//
+// Reading: Read() returns the next whole frame, checked against the limits before the body is
+// allocated. At most one Read() may be pending at a time.
+// Writing: Send() queues a frame and returns at once; one writer coroutine writes the queue in
+// order, several frames per system call. queued_bytes() is how a caller applies backpressure
+// (stop reading requests while the peer does not drain its replies).
+//
+// Lifetime and threads: always held by std::shared_ptr (the writer keeps it alive); every
+// method runs on the stream's executor, which must be single-threaded (an io_context run by
+// one thread, or a strand). Close() is idempotent; after it Read() fails and Send() drops.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <string>
+
+#include "api/protocol/frame.h"
+#include "base/error.h"
+
+namespace reckon::api {
+
+class FrameStream : public std::enable_shared_from_this<FrameStream> {
+ public:
+  FrameStream(boost::asio::ip::tcp::socket socket, FrameLimits limits);
+  FrameStream(const FrameStream&) = delete;
+  FrameStream& operator=(const FrameStream&) = delete;
+
+  // The next frame. Errc::kUnavailable when the peer closed or the socket failed (the message
+  // says which); Errc::kInvalidArgument for a frame that breaks the limits or the framing.
+  boost::asio::awaitable<Result<Frame>> Read();
+
+  void Send(Frame frame);
+  std::size_t queued_bytes() const { return queued_bytes_; }
+
+  void Close();
+  bool closed() const { return closed_; }
+  const std::string& peer() const { return peer_; }
+  const FrameLimits& limits() const { return limits_; }
+
+ private:
+  boost::asio::awaitable<void> WriteLoop();
+
+  boost::asio::ip::tcp::socket socket_;
+  FrameLimits limits_;
+  std::string peer_;
+  std::deque<Frame> queue_;
+  std::size_t queued_bytes_ = 0;
+  bool writing_ = false;
+  bool closed_ = false;
+};
+
+}  // namespace reckon::api

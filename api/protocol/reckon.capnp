@@ -1,0 +1,305 @@
+# The Reckon wire protocol: every request and reply between `reckon server` and its clients
+# (the CLI, workers). docs/PROTOCOL.md describes the transport, the framing, the limits and
+# each method's semantics; this file is the authority for the message shapes.
+#
+# Transport: a TCP stream carrying Cap'n Proto messages in the standard stream framing
+# (segment table, then segments). A client sends Request messages; the server answers each
+# with one Response carrying the same id, in any order. Many requests may be in flight on one
+# connection.
+#
+# Compatibility rules: ordinals are never reused or renumbered; new fields and new union
+# members take the next ordinal. JSON-valued fields hold JSON text. Times are microseconds
+# since the Unix epoch (UTC) unless the name says otherwise.
+@0xe1b40720373f29fd;
+
+using Cxx = import "/capnp/c++.capnp";
+$Cxx.namespace("reckon::api::wire");
+
+struct Request {
+  id @0 :UInt64;
+  # Chosen by the client, unique among its requests in flight on this connection; echoed in
+  # the Response.
+
+  timeoutMs @1 :UInt32;
+  # The request's deadline, relative to when the server reads it (no clock agreement needed).
+  # 0 means the server's default. A long poll returns `noTask` before it passes; other methods
+  # are not cancelled by it: a start or an approval that arrives may still take effect, and
+  # the client retries with the same ids, which are idempotent.
+
+  method :union {
+    startWorkflow @2 :StartWorkflow;
+    signalWorkflow @3 :SignalWorkflow;
+    cancelWorkflow @4 :CancelWorkflow;
+    describeWorkflow @5 :WorkflowKey;
+    listWorkflows @6 :ListWorkflows;
+    getHistory @7 :WorkflowKey;
+    decideApproval @8 :DecideApproval;
+    resolveOperation @9 :ResolveOperation;
+    listContracts @10 :Void;
+    getTrace @11 :WorkflowKey;
+    registerWorker @12 :RegisterWorker;
+    pollWorkflowTask @13 :PollTask;
+    completeWorkflowTask @14 :CompleteWorkflowTask;
+    pollToolTask @15 :PollTask;
+    completeToolTask @16 :CompleteToolTask;
+    heartbeat @17 :Heartbeat;
+  }
+}
+
+struct Response {
+  id @0 :UInt64;
+  result :union {
+    error @1 :Error;
+    ok @2 :Void;
+    started @3 :WorkflowRef;
+    workflow @4 :WorkflowDetail;
+    workflows @5 :List(WorkflowSummary);
+    history @6 :List(HistoryEvent);
+    contracts @7 :List(ContractInfo);
+    trace @8 :List(Text);           # one JSON object per line of the effect trace
+    registered @9 :Registered;
+    noTask @10 :Void;               # a long poll that found nothing before its deadline
+    workflowTask @11 :WorkflowTask;
+    toolTask @12 :ToolTask;
+    heartbeat @13 :HeartbeatReply;
+  }
+}
+
+struct Error {
+  code @0 :Text;     # invalid_argument, not_found, already_exists, failed_precondition, ...
+  action @1 :Text;   # retry | do_not_retry | fix_state_first | bug: what the caller does next
+  message @2 :Text;  # for people; names what is wrong and what to do
+}
+
+# --- workflows (clients) -------------------------------------------------------------------
+
+struct WorkflowKey {
+  workflowId @0 :Text;
+}
+
+struct WorkflowRef {
+  workflowId @0 :Text;
+  runId @1 :Text;
+}
+
+struct StartWorkflow {
+  workflowId @0 :Text;    # the idempotency key of the start
+  workflowType @1 :Text;
+  inputJson @2 :Text;
+}
+
+struct SignalWorkflow {
+  workflowId @0 :Text;
+  name @1 :Text;
+  payloadJson @2 :Text;
+}
+
+struct CancelWorkflow {
+  workflowId @0 :Text;
+  reason @1 :Text;
+}
+
+struct ListWorkflows {
+  status @0 :Text;       # running | completed | failed | cancelled; empty: any
+  tool @1 :Text;         # only runs with an operation of this tool; empty: any
+  needsHuman @2 :Bool;   # only runs with an operation waiting for a person
+}
+
+struct WorkflowSummary {
+  workflowId @0 :Text;
+  runId @1 :Text;
+  workflowType @2 :Text;
+  status @3 :Text;
+  stuckReason @4 :Text;         # non-empty when the engine stopped driving the run
+  createdAtUs @5 :Int64;
+  updatedAtUs @6 :Int64;
+  operations @7 :UInt32;
+  committedOperations @8 :UInt32;
+  waitingForPerson @9 :UInt32;  # operations awaiting approval or needing a person
+}
+
+struct OperationInfo {
+  operationId @0 :Text;
+  stepId @1 :Text;
+  tool @2 :Text;
+  sideEffect @3 :Text;
+  state @4 :Text;
+  attempt @5 :UInt32;
+  fingerprint @6 :Text;    # the intent hash an approver must see
+  contractHash @7 :Text;
+  providerRef @8 :Text;
+  approvalId @9 :Text;     # the pending approval, if any
+  failureCode @10 :Text;
+  failureMessage @11 :Text;
+  redactedInputJson @12 :Text;  # the input with the contract's secret fields removed
+}
+
+struct WorkflowDetail {
+  summary @0 :WorkflowSummary;
+  inputJson @1 :Text;      # secret fields removed
+  resultJson @2 :Text;
+  operations @3 :List(OperationInfo);
+}
+
+struct HistoryEvent {
+  seq @0 :Int64;
+  recordedAtUs @1 :Int64;
+  type @2 :Text;     # "OperationCommitted"
+  payload @3 :Data;  # one EventPayload message of storage/events.capnp, flat-array encoded
+}
+
+struct DecideApproval {
+  workflowId @0 :Text;
+  operationId @1 :Text;           # or approvalId
+  approvalId @2 :Text;
+  expectedIntentHash @3 :Text;    # the fingerprint the approver saw; empty: not checked
+  granted @4 :Bool;
+  decidedBy @5 :Text;
+  reason @6 :Text;
+}
+
+struct ResolveOperation {
+  workflowId @0 :Text;
+  operationId @1 :Text;
+  committed @2 :Bool;     # the person found the effect happened (providerRef required)
+  providerRef @3 :Text;
+  resolvedBy @4 :Text;
+  note @5 :Text;
+}
+
+struct ContractInfo {
+  name @0 :Text;
+  hash @1 :Text;
+  sideEffect @2 :Text;
+  contractJson @3 :Text;
+  card @4 :Text;          # the contract card for people
+}
+
+# --- workers -------------------------------------------------------------------------------
+
+struct ToolDeclaration {
+  name @0 :Text;
+  contractJson @1 :Text;  # engine/contract_json.h; the server journals its hash
+}
+
+struct RegisterWorker {
+  workerId @0 :Text;                  # unique per worker process; names it in logs and leases
+  workflowTypes @1 :List(Text);       # the workflow task queues it polls
+  tools @2 :List(ToolDeclaration);    # the tool task queues it polls, with their contracts
+}
+
+struct Registered {
+  heartbeatIntervalMs @0 :UInt32;  # send a Heartbeat at least this often while holding tasks
+  leaseTimeoutMs @1 :UInt32;       # a tool task not heartbeaten for this long is lost
+}
+
+struct PollTask {
+  waitMs @0 :UInt32;   # how long to wait for a task; the server caps it
+}
+
+struct WorkflowTask {
+  taskToken @0 :UInt64;
+  workflowId @1 :Text;
+  runId @2 :Text;
+  workflowType @3 :Text;
+  fullHistory @4 :Bool;        # rebuild the workflow and replay `events` from the start
+  nowUs @5 :Int64;             # what the code's now() returns when it is not replaying
+  events @6 :List(HistoryEvent);
+}
+
+struct ScheduleCall {
+  stepId @0 :Text;
+  tool @1 :Text;
+  inputJson @2 :Text;     # the full input, secret fields included; never journaled
+  replayed @3 :Bool;
+}
+
+struct StartTimer {
+  timerId @0 :Text;
+  fireAtUs @1 :Int64;
+}
+
+struct RecordMarker {
+  stepId @0 :Text;
+  kind @1 :Text;
+  valueJson @2 :Text;
+}
+
+struct Command {
+  union {
+    scheduleCall @0 :ScheduleCall;
+    startTimer @1 :StartTimer;
+    recordMarker @2 :RecordMarker;
+    completeWorkflow @3 :Text;       # result JSON
+    failWorkflow @4 :Error;
+  }
+}
+
+struct CompleteWorkflowTask {
+  taskToken @0 :UInt64;
+  union {
+    commands @1 :List(Command);
+    failure @2 :Error;   # failed_precondition "not cached": the server resends the full history
+  }
+}
+
+enum ToolTaskKind {
+  attempt @0;
+  reconcile @1;
+}
+
+struct ToolTask {
+  taskToken @0 :UInt64;
+  kind @1 :ToolTaskKind;
+  workflowId @2 :Text;
+  runId @3 :Text;
+  stepId @4 :Text;
+  operationId @5 :Text;    # the idempotency key to send to the provider, on every attempt
+  tool @6 :Text;
+  inputJson @7 :Text;      # full input; may be "null" for a reconcile task after a restart
+  attempt @8 :UInt32;      # the fencing token (attempt number, or reconcile round)
+  deadlineUs @9 :Int64;    # hard deadline: stop the call by then
+}
+
+enum FailureKind {
+  definitive @0;
+  retryable @1;
+  unknown @2;
+}
+
+enum ReconcileVerdict {
+  committed @0;
+  notFound @1;
+  stillUnknown @2;
+}
+
+struct CompleteToolTask {
+  taskToken @0 :UInt64;
+  workflowId @1 :Text;     # with operationId and attempt: lets a stale completion still be
+  operationId @2 :Text;    # taken as evidence after the server has moved on or restarted
+  attempt @3 :UInt32;
+  outcome :union {
+    attempt :group {
+      success @4 :Bool;
+      outputJson @5 :Text;
+      providerRef @6 :Text;
+      kind @7 :FailureKind;
+      code @8 :Text;
+      message @9 :Text;
+    }
+    reconcile :group {
+      verdict @10 :ReconcileVerdict;
+      reconcileOutputJson @11 :Text;
+      reconcileProviderRef @12 :Text;
+      reconcileMessage @13 :Text;
+    }
+  }
+}
+
+struct Heartbeat {
+  taskTokens @0 :List(UInt64);   # the tool tasks this worker still holds
+}
+
+struct HeartbeatReply {
+  cancel @0 :List(UInt64);  # tasks the server no longer holds for this worker: stop them
+}

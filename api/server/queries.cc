@@ -1,0 +1,170 @@
+#include "api/server/queries.h"
+
+#include <boost/json/serialize.hpp>
+
+#include "api/protocol/wire_convert.h"
+#include "engine/contract_card.h"
+#include "engine/contract_json.h"
+#include "engine/effect_trace.h"
+#include "engine/operation_state.h"
+
+namespace reckon::api {
+
+struct Queries::Loaded {
+  storage::RunRow row;
+  std::vector<storage::Event> events;
+  RunState state;
+};
+
+namespace {
+
+void FillSummary(const storage::RunRow& row, const std::vector<storage::OperationRow>& ops,
+                 const std::string& stuck, wire::WorkflowSummary::Builder out) {
+  out.setWorkflowId(Text(row.ref.workflow_id));
+  out.setRunId(Text(row.ref.run_id));
+  out.setWorkflowType(Text(row.workflow_type));
+  out.setStatus(Text(row.status));
+  out.setStuckReason(Text(stuck));
+  out.setCreatedAtUs(row.created_at_us);
+  out.setUpdatedAtUs(row.updated_at_us);
+  std::uint32_t committed = 0, waiting = 0;
+  for (const auto& op : ops) {
+    if (op.state == "committed") ++committed;
+    if (op.state == "awaiting_approval" || op.state == "needs_human") ++waiting;
+  }
+  out.setOperations(static_cast<std::uint32_t>(ops.size()));
+  out.setCommittedOperations(committed);
+  out.setWaitingForPerson(waiting);
+}
+
+std::string StuckReason(const Engine& engine, const std::string& workflow_id) {
+  auto live = engine.Describe(workflow_id);
+  return live ? live->stuck_reason : std::string();
+}
+
+}  // namespace
+
+Result<Queries::Loaded> Queries::Load(const std::string& workflow_id) {
+  if (workflow_id.empty()) return Err(Errc::kInvalidArgument, "workflowId is empty");
+  RECKON_TRY(auto row, journal_.FindLatestRun(workflow_id));
+  if (!row) {
+    return Err(Errc::kNotFound, "no workflow '" + workflow_id +
+                                    "' in this journal; `reckon list` shows the ids it has");
+  }
+  RECKON_TRY(auto events, journal_.ReadEvents(row->ref));
+  RunState state(row->ref);
+  RECKON_TRY(state.ApplyAll(events));
+  return Loaded{std::move(*row), std::move(events), std::move(state)};
+}
+
+Result<void> Queries::Describe(const std::string& workflow_id, wire::Response::Builder out) {
+  RECKON_TRY(Loaded run, Load(workflow_id));
+  RECKON_TRY(auto ops, journal_.ListOperations(run.row.run_pk));
+  auto detail = out.initResult().initWorkflow();
+  FillSummary(run.row, ops, StuckReason(engine_, workflow_id), detail.initSummary());
+  detail.setInputJson(Text(run.state.input_json()));
+  detail.setResultJson(Text(run.state.result_json()));
+  // Journal order of the steps (the map is by operation id).
+  std::vector<const OperationView*> views;
+  for (const auto& [id, op] : run.state.operations()) views.push_back(&op);
+  std::vector<const OperationView*> ordered;
+  for (const storage::Event& event : run.events) {
+    if (const auto* prepared = std::get_if<storage::OperationPrepared>(&event.body)) {
+      for (const OperationView* view : views) {
+        if (view->operation_id == prepared->operation_id) ordered.push_back(view);
+      }
+    }
+  }
+  auto list = detail.initOperations(static_cast<unsigned>(ordered.size()));
+  for (unsigned i = 0; i < ordered.size(); ++i) {
+    const OperationView& op = *ordered[i];
+    auto o = list[i];
+    o.setOperationId(Text(op.operation_id));
+    o.setStepId(Text(op.step_id));
+    o.setTool(Text(op.tool));
+    o.setSideEffect(Text(op.side_effect));
+    const auto state = OperationStateName(op.state);
+    o.setState(kj::StringPtr(state.data(), state.size()));
+    o.setAttempt(op.attempt);
+    o.setFingerprint(Text(op.fingerprint));
+    o.setContractHash(Text(op.contract_hash));
+    o.setProviderRef(Text(op.provider_ref));
+    if (op.state == OperationState::kAwaitingApproval) o.setApprovalId(Text(op.approval_id));
+    o.setFailureCode(Text(op.failure_code));
+    o.setFailureMessage(Text(op.failure_message));
+    o.setRedactedInputJson(Text(op.redacted_input_json));
+  }
+  return Ok();
+}
+
+Result<void> Queries::List(wire::ListWorkflows::Reader filter, wire::Response::Builder out) {
+  std::optional<std::string> status;
+  if (filter.getStatus().size() > 0) status = Str(filter.getStatus());
+  const std::string tool = Str(filter.getTool());
+  RECKON_TRY(auto runs, journal_.ListRuns(status));
+  struct Row {
+    const storage::RunRow* run;
+    std::vector<storage::OperationRow> ops;
+  };
+  std::vector<Row> rows;
+  for (const auto& run : runs) {
+    RECKON_TRY(auto ops, journal_.ListOperations(run.run_pk));
+    if (!tool.empty() &&
+        std::none_of(ops.begin(), ops.end(), [&](const auto& op) { return op.tool == tool; })) {
+      continue;
+    }
+    if (filter.getNeedsHuman() &&
+        std::none_of(ops.begin(), ops.end(), [](const auto& op) {
+          return op.state == "awaiting_approval" || op.state == "needs_human";
+        })) {
+      continue;
+    }
+    rows.push_back(Row{&run, std::move(ops)});
+  }
+  auto list = out.initResult().initWorkflows(static_cast<unsigned>(rows.size()));
+  for (unsigned i = 0; i < rows.size(); ++i) {
+    FillSummary(*rows[i].run, rows[i].ops, StuckReason(engine_, rows[i].run->ref.workflow_id),
+                list[i]);
+  }
+  return Ok();
+}
+
+Result<void> Queries::History(const std::string& workflow_id, wire::Response::Builder out) {
+  RECKON_TRY(Loaded run, Load(workflow_id));
+  EventsToWire(run.events, out.initResult().initHistory(static_cast<unsigned>(run.events.size())));
+  return Ok();
+}
+
+Result<void> Queries::Trace(const std::string& workflow_id, wire::Response::Builder out) {
+  RECKON_TRY(Loaded run, Load(workflow_id));
+  std::vector<std::string> lines;
+  for (const storage::Event& event : run.events) {
+    for (const TraceLine& line : TraceLinesFor(run.state, std::span(&event, 1))) {
+      lines.push_back(TraceLineJson(event, line));
+    }
+  }
+  auto list = out.initResult().initTrace(static_cast<unsigned>(lines.size()));
+  for (unsigned i = 0; i < lines.size(); ++i) list.set(i, Text(lines[i]));
+  return Ok();
+}
+
+Result<void> Queries::Contracts(wire::Response::Builder out) {
+  auto all = contracts_.All();
+  auto list = out.initResult().initContracts(static_cast<unsigned>(all.size()));
+  for (unsigned i = 0; i < all.size(); ++i) {
+    const ToolContract& contract = *all[i];
+    const RegisteredContract* registered = contracts_.FindRegistered(contract.name);
+    auto c = list[i];
+    c.setName(Text(contract.name));
+    c.setHash(Text(registered->hash()));
+    const auto side_effect = SideEffectName(contract.side_effect);
+    c.setSideEffect(kj::StringPtr(side_effect.data(), side_effect.size()));
+    const std::string json = boost::json::serialize(ContractToJson(contract));
+    c.setContractJson(Text(json));
+    const std::string card = RenderContractCard(contract);
+    c.setCard(Text(card));
+  }
+  return Ok();
+}
+
+}  // namespace reckon::api

@@ -1,0 +1,37 @@
+// Queries: what the server answers about runs, read from the journal (what is durable), never
+// from the engine's memory (which may hold a batch that is not committed yet). The engine adds
+// only what is not journaled: why it stopped driving a run.
+//
+// Each function fills one Response member. Errors: Errc::kNotFound naming an unknown workflow
+// id; journal read errors as the journal reports them. Runs on the engine's executor.
+#pragma once
+
+#include "api/protocol/reckon.capnp.h"
+#include "base/error.h"
+#include "engine/contract_registry.h"
+#include "engine/engine.h"
+#include "storage/journal.h"
+
+namespace reckon::api {
+
+class Queries {
+ public:
+  Queries(storage::Journal& journal, const Engine& engine, const ContractRegistry& contracts)
+      : journal_(journal), engine_(engine), contracts_(contracts) {}
+
+  Result<void> Describe(const std::string& workflow_id, wire::Response::Builder out);
+  Result<void> List(wire::ListWorkflows::Reader filter, wire::Response::Builder out);
+  Result<void> History(const std::string& workflow_id, wire::Response::Builder out);
+  Result<void> Trace(const std::string& workflow_id, wire::Response::Builder out);
+  Result<void> Contracts(wire::Response::Builder out);
+
+ private:
+  struct Loaded;
+  Result<Loaded> Load(const std::string& workflow_id);
+
+  storage::Journal& journal_;
+  const Engine& engine_;
+  const ContractRegistry& contracts_;
+};
+
+}  // namespace reckon::api

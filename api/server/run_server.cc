@@ -1,0 +1,112 @@
+#include "api/server/run_server.h"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "api/server/service.h"
+#include "engine/clock.h"
+#include "engine/contract_registry.h"
+#include "engine/effect_trace.h"
+#include "engine/engine.h"
+
+namespace reckon::api {
+namespace asio = boost::asio;
+
+int RunServer(const ServerConfig& config) {
+  auto journal = storage::Journal::Open(config.journal_path, config.journal);
+  if (!journal) {
+    spdlog::error("cannot open journal '{}': {}", config.journal_path,
+                  journal.error().ToString());
+    return 1;
+  }
+  storage::Journal& j = *journal.value();
+  ContractRegistry contracts;
+  auto loaded = LoadJournaledContracts(j, contracts);
+  if (!loaded) {
+    spdlog::error("cannot load the contracts journaled in '{}': {}", config.journal_path,
+                  loaded.error().ToString());
+    return 1;
+  }
+  auto logger = spdlog::get("trace");
+  if (!logger) logger = spdlog::stderr_color_mt("trace");
+  logger->set_pattern("%H:%M:%S.%e %v");
+  if (config.quiet) logger->set_level(spdlog::level::warn);
+  auto trace = EffectTrace::Create(
+      logger, config.trace_path.empty() ? config.journal_path + ".trace.jsonl" : config.trace_path);
+  if (!trace) {
+    spdlog::error("{}", trace.error().ToString());
+    return 1;
+  }
+
+  asio::io_context io(1);
+  Engine* engine_ptr = nullptr;
+  TaskQueues tasks(io.get_executor(), config.tasks, [&engine_ptr](const ToolReport& report) {
+    if (engine_ptr == nullptr || !report.attempt_outcome) return;
+    engine_ptr->ReportLateAttempt(report.workflow_id, report.operation_id, report.attempt,
+                                  *report.attempt_outcome);
+  });
+  SystemClock clock;
+  EngineOptions engine_options;
+  engine_options.decider.worker_name = "server";
+  Engine engine(io.get_executor(), j, contracts, tasks, tasks, clock, trace.value().get(),
+                engine_options);
+  engine_ptr = &engine;
+  Service service(j, contracts, engine, tasks);
+  Server server(io.get_executor(), service, config.server);
+  if (auto listening = server.Listen(config.listen); !listening) {
+    spdlog::error("{}", listening.error().ToString());
+    return 1;
+  }
+
+  int exit_code = 0;
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& ec, int signal) {
+    if (ec) return;
+    spdlog::info("signal {}: stopping (the journal holds everything; a restart resumes)",
+                 signal);
+    server.Stop();
+    io.stop();
+  });
+  auto start = [&]() -> asio::awaitable<void> {
+    auto recovered = co_await engine.Recover();
+    if (!recovered) {
+      spdlog::error("recovery failed: {}", recovered.error().ToString());
+      exit_code = 1;
+      server.Stop();
+      io.stop();
+      co_return;
+    }
+    spdlog::info("reckon server on 127.0.0.1:{} (journal {}, {} contract(s), {} run(s) resumed)",
+                 server.port(), config.journal_path, contracts.size(), recovered.value());
+    if (config.on_listening) config.on_listening(server.port());
+    co_await server.Serve();
+  };
+  asio::co_spawn(io, start(), asio::detached);
+  // The engine stops on a failed commit; then the process must restart to recover.
+  asio::steady_timer watchdog(io);
+  std::function<void()> watch = [&] {
+    watchdog.expires_after(std::chrono::milliseconds(200));
+    watchdog.async_wait([&](const boost::system::error_code& ec) {
+      if (ec) return;
+      if (engine.failed()) {
+        spdlog::critical("engine stopped: {}; exiting so that a restart recovers",
+                         engine.failure());
+        exit_code = 1;
+        server.Stop();
+        io.stop();
+        return;
+      }
+      watch();
+    });
+  };
+  watch();
+  io.run();
+  return exit_code;
+}
+
+}  // namespace reckon::api

@@ -1,0 +1,33 @@
+// RunServer: `reckon server` as a function. Opens the journal, loads the contracts workers
+// declared earlier, recovers every running workflow, listens, and serves until SIGTERM or
+// SIGINT (graceful: stops accepting, closes connections, returns 0). SIGKILL is safe too:
+// nothing is acted on before it is durable, and the next start recovers from the journal.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include "api/server/server.h"
+#include "api/server/task_queues.h"
+#include "storage/journal.h"
+
+namespace reckon::api {
+
+struct ServerConfig {
+  std::string journal_path;
+  std::string listen = "127.0.0.1:7233";
+  std::string trace_path;  // JSON-lines effect trace; empty: <journal>.trace.jsonl
+  bool quiet = false;      // no per-transition log lines
+  storage::JournalOptions journal;
+  TaskQueueOptions tasks;
+  ServerOptions server;
+  // Called once the server listens, with the bound port (tests and `--port-file`).
+  std::function<void(std::uint16_t port)> on_listening;
+};
+
+// Returns the process exit code: 0 after a graceful stop, 1 if it could not start or the engine
+// stopped (the message on stderr says why and what to do).
+int RunServer(const ServerConfig& config);
+
+}  // namespace reckon::api

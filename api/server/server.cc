@@ -1,0 +1,141 @@
+#include "api/server/server.h"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <capnp/serialize.h>
+#include <kj/exception.h>
+#include <spdlog/spdlog.h>
+
+#include "api/protocol/client.h"
+
+namespace reckon::api {
+namespace asio = boost::asio;
+
+struct Server::Connection {
+  Connection(std::shared_ptr<FrameStream> s, asio::any_io_executor executor)
+      : stream(std::move(s)), wake(std::move(executor)) {}
+  std::shared_ptr<FrameStream> stream;
+  SessionState session;
+  std::size_t in_flight = 0;
+  asio::steady_timer wake;  // the reader sleeps on it while backpressure holds
+};
+
+Server::Server(asio::any_io_executor executor, Service& service, ServerOptions options)
+    : executor_(executor), service_(service), options_(options), acceptor_(executor) {}
+
+Server::~Server() { Stop(); }
+
+Result<void> Server::Listen(const std::string& address) {
+  RECKON_TRY(HostPort where, ParseHostPort(address));
+  boost::system::error_code ec;
+  auto ip = asio::ip::make_address(where.host, ec);
+  if (ec) {
+    return Err(Errc::kInvalidArgument,
+               "listen address '" + where.host + "' is not an IP address (use 127.0.0.1)");
+  }
+  asio::ip::tcp::endpoint endpoint(ip, where.port);
+  acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) acceptor_.set_option(asio::ip::tcp::acceptor::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(endpoint, ec);
+  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return Err(Errc::kUnavailable, "cannot listen on " + address + ": " + ec.message() +
+                                       " (is another server using the port?)");
+  }
+  port_ = acceptor_.local_endpoint().port();
+  return Ok();
+}
+
+asio::awaitable<void> Server::Serve() {
+  while (!stopped_) {
+    auto [ec, socket] = co_await acceptor_.async_accept(asio::as_tuple(asio::use_awaitable));
+    if (ec) {
+      if (stopped_ || ec == asio::error::operation_aborted) break;
+      spdlog::warn("accept failed: {}", ec.message());
+      continue;
+    }
+    auto stream = std::make_shared<FrameStream>(std::move(socket), options_.limits);
+    auto connection = std::make_shared<Connection>(std::move(stream), executor_);
+    connection->session.id = next_session_++;
+    connections_[connection->session.id] = connection;
+    asio::co_spawn(executor_, ReadLoop(connection), asio::detached);
+  }
+}
+
+void Server::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  boost::system::error_code ignored;
+  acceptor_.close(ignored);
+  for (auto& [id, weak] : connections_) {
+    if (auto connection = weak.lock()) {
+      connection->stream->Close();
+      connection->wake.cancel();
+    }
+  }
+}
+
+asio::awaitable<void> Server::ReadLoop(std::shared_ptr<Connection> connection) {
+  FrameStream& stream = *connection->stream;
+  spdlog::debug("connection {} from {}", connection->session.id, stream.peer());
+  while (!stream.closed()) {
+    // Backpressure: wait while too much is unanswered or unsent.
+    while (!stream.closed() && (connection->in_flight >= options_.max_in_flight ||
+                                stream.queued_bytes() > options_.max_queued_reply_bytes)) {
+      connection->wake.expires_after(std::chrono::milliseconds(5));
+      co_await connection->wake.async_wait(asio::as_tuple(asio::use_awaitable));
+    }
+    if (stream.closed()) break;
+    auto frame = co_await stream.Read();
+    if (!frame) {
+      if (frame.error().code() == Errc::kInvalidArgument) {
+        spdlog::warn("closing connection from {}: {}", stream.peer(), frame.error().message());
+      } else {
+        spdlog::debug("connection from {} ended: {}", stream.peer(), frame.error().message());
+      }
+      break;
+    }
+    ++connection->in_flight;
+    asio::co_spawn(executor_, Answer(connection, std::move(frame).value()), asio::detached);
+  }
+  stream.Close();
+  service_.Disconnected(connection->session);
+  connections_.erase(connection->session.id);
+}
+
+asio::awaitable<void> Server::Answer(std::shared_ptr<Connection> connection, Frame frame) {
+  FrameStream& stream = *connection->stream;
+  capnp::FlatArrayMessageReader reader(frame.words(), options_.limits.ReaderOptions());
+  wire::Request::Reader request;
+  std::uint64_t id = 0;
+  try {
+    request = reader.getRoot<wire::Request>();
+    // Walks every pointer of the message once, within the traversal limit: a malformed
+    // message fails here, before any handler sees it.
+    (void)request.totalSize();
+    id = request.getId();
+  } catch (const kj::Exception& e) {
+    spdlog::warn("closing connection from {}: malformed request: {}", stream.peer(),
+                 e.getDescription().cStr());
+    stream.Close();
+    connection->wake.cancel();
+    --connection->in_flight;
+    co_return;
+  }
+  std::chrono::milliseconds timeout(request.getTimeoutMs());
+  if (timeout.count() == 0) timeout = options_.default_timeout;
+  timeout = std::min(timeout, options_.max_timeout);
+  capnp::MallocMessageBuilder message;
+  auto response = message.initRoot<wire::Response>();
+  response.setId(id);
+  auto handled = service_.Handle(connection->session, request, timeout, response);
+  co_await std::move(handled);
+  if (!stream.closed()) stream.Send(EncodeFrame(message));
+  --connection->in_flight;
+  connection->wake.cancel();
+}
+
+}  // namespace reckon::api

@@ -1,0 +1,523 @@
+#include "api/server/task_queues.h"
+
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <random>
+
+namespace reckon::api {
+namespace asio = boost::asio;
+
+namespace {
+
+constexpr std::chrono::milliseconds kTickPeriod{100};
+
+// Completes a handler from the event loop rather than from inside the caller's stack, so that a
+// resumed coroutine never runs nested in another one's suspension.
+template <class Signature, class Value>
+void PostResult(const asio::any_io_executor& executor,
+                std::unique_ptr<asio::any_completion_handler<Signature>> handler, Value value) {
+  if (!handler) return;
+  asio::post(executor, [h = std::move(handler), v = std::move(value)]() mutable {
+    std::move(*h)(std::move(v));
+  });
+}
+
+template <class Signature, class Handler>
+std::unique_ptr<asio::any_completion_handler<Signature>> Hold(Handler&& handler) {
+  return std::make_unique<asio::any_completion_handler<Signature>>(std::forward<Handler>(handler));
+}
+
+std::uint64_t BootNonce() {
+  std::random_device device;
+  // Tokens of one server life never collide with those of an earlier one: a worker that
+  // outlived a restart can only ever present a stale token.
+  return (std::uint64_t{device()} << 32) | 1;
+}
+
+AttemptOutcome UnknownOutcome(std::string code, std::string message) {
+  AttemptOutcome outcome;
+  outcome.kind = FailureKind::kUnknown;
+  outcome.code = std::move(code);
+  outcome.message = std::move(message);
+  return outcome;
+}
+
+ReconcileOutcome StillUnknown(std::string message) {
+  ReconcileOutcome outcome;
+  outcome.verdict = ReconcileVerdict::kStillUnknown;
+  outcome.message = std::move(message);
+  return outcome;
+}
+
+}  // namespace
+
+TaskQueues::TaskQueues(asio::any_io_executor executor, TaskQueueOptions options,
+                       LateAttempt on_late)
+    : executor_(std::move(executor)),
+      options_(options),
+      on_late_(std::move(on_late)),
+      next_token_(BootNonce()),
+      tick_(executor_),
+      alive_(std::make_shared<bool>(true)) {
+  ArmTick();
+}
+
+TaskQueues::~TaskQueues() {
+  *alive_ = false;
+  tick_.cancel();
+  for (auto& waiter : workflow_waiters_) waiter.timer->cancel();
+  for (auto& waiter : tool_waiters_) waiter.timer->cancel();
+}
+
+// --- the engine's side ------------------------------------------------------------------------
+
+asio::awaitable<Result<std::vector<Command>>> TaskQueues::Activate(ActivationRequest request) {
+  // Copy what the request points at before the first suspension (its span dies then).
+  RunCache& cache = runs_[request.run.workflow_id];
+  if (request.full_history) {
+    cache.history.assign(request.events.begin(), request.events.end());
+    cache.sticky = 0;  // whoever takes it rebuilds the run
+  } else {
+    cache.history.insert(cache.history.end(), request.events.begin(), request.events.end());
+  }
+  const std::uint64_t token = NextToken();
+  WorkflowTask task;
+  task.token = token;
+  task.run = request.run;
+  task.workflow_type = request.workflow_type;
+  task.new_events.assign(request.events.begin(), request.events.end());
+  task.now_us = request.now_us;
+  workflow_tasks_.emplace(token, std::move(task));
+  auto initiate = [this, token](auto handler) {
+    WorkflowTask& queued = workflow_tasks_.at(token);
+    queued.done = Hold<void(Result<std::vector<Command>>)>(std::move(handler));
+    QueueWorkflowTask(token);
+    MatchWaiters();
+  };
+  auto op = asio::async_initiate<decltype(asio::use_awaitable),
+                                 void(Result<std::vector<Command>>)>(std::move(initiate),
+                                                                     asio::use_awaitable);
+  co_return co_await std::move(op);
+}
+
+void TaskQueues::Evict(const storage::RunRef& run) { runs_.erase(run.workflow_id); }
+
+asio::awaitable<AttemptOutcome> TaskQueues::RunAttempt(AttemptRequest request) {
+  const std::uint64_t token = NextToken();
+  ToolTask task;
+  task.view = ToolTaskView{token,           ToolTaskKind::kAttempt, request.run,
+                           request.step_id, request.operation_id,   request.tool,
+                           std::move(request.input), request.attempt, request.deadline_us};
+  tool_tasks_.emplace(token, std::move(task));
+  auto initiate = [this, token](auto handler) {
+    ToolTask& queued = tool_tasks_.at(token);
+    auto slot = asio::get_associated_cancellation_slot(handler);
+    if (slot.is_connected()) {
+      queued.slot = slot;
+      slot.assign([this, token, alive = alive_](asio::cancellation_type) {
+        if (*alive) OnToolCancelled(token);
+      });
+    }
+    queued.attempt_done = Hold<void(AttemptOutcome)>(std::move(handler));
+    tool_queues_[queued.view.tool].push_back(token);
+    MatchWaiters();
+  };
+  auto op = asio::async_initiate<decltype(asio::use_awaitable), void(AttemptOutcome)>(
+      std::move(initiate), asio::use_awaitable);
+  co_return co_await std::move(op);
+}
+
+asio::awaitable<ReconcileOutcome> TaskQueues::Reconcile(ReconcileRequest request) {
+  const std::uint64_t token = NextToken();
+  ToolTask task;
+  task.view = ToolTaskView{token,  ToolTaskKind::kReconcile, request.run,
+                           "",     request.operation_id,     request.tool,
+                           std::move(request.input), request.round, request.deadline_us};
+  tool_tasks_.emplace(token, std::move(task));
+  auto initiate = [this, token](auto handler) {
+    ToolTask& queued = tool_tasks_.at(token);
+    auto slot = asio::get_associated_cancellation_slot(handler);
+    if (slot.is_connected()) {
+      queued.slot = slot;
+      slot.assign([this, token, alive = alive_](asio::cancellation_type) {
+        if (*alive) OnToolCancelled(token);
+      });
+    }
+    queued.reconcile_done = Hold<void(ReconcileOutcome)>(std::move(handler));
+    tool_queues_[queued.view.tool].push_back(token);
+    MatchWaiters();
+  };
+  auto op = asio::async_initiate<decltype(asio::use_awaitable), void(ReconcileOutcome)>(
+      std::move(initiate), asio::use_awaitable);
+  co_return co_await std::move(op);
+}
+
+// --- sessions ---------------------------------------------------------------------------------
+
+void TaskQueues::AddSession(SessionId session, std::string worker_id,
+                            std::set<std::string> workflow_types, std::set<std::string> tools) {
+  sessions_[session] = Session{std::move(worker_id), std::move(workflow_types), std::move(tools)};
+}
+
+void TaskQueues::RemoveSession(SessionId session) {
+  auto it = sessions_.find(session);
+  if (it == sessions_.end()) return;
+  const std::string worker = it->second.worker_id;
+  sessions_.erase(it);
+  for (auto w = workflow_waiters_.begin(); w != workflow_waiters_.end();) {
+    if (w->session != session) {
+      ++w;
+      continue;
+    }
+    w->timer->cancel();
+    PostResult(executor_, std::move(w->done), std::optional<WorkflowTaskView>());
+    w = workflow_waiters_.erase(w);
+  }
+  for (auto w = tool_waiters_.begin(); w != tool_waiters_.end();) {
+    if (w->session != session) {
+      ++w;
+      continue;
+    }
+    w->timer->cancel();
+    PostResult(executor_, std::move(w->done), std::optional<ToolTaskView>());
+    w = tool_waiters_.erase(w);
+  }
+  int requeued = 0;
+  for (auto& [token, task] : workflow_tasks_) {
+    if (task.leased_to != session) continue;
+    task.leased_to = 0;
+    task.queued_at = Clock::now();
+    runs_[task.run.workflow_id].sticky = 0;
+    QueueWorkflowTask(token);
+    ++requeued;
+  }
+  if (requeued > 0) {
+    spdlog::warn("worker {} disconnected holding {} workflow task(s); they go to other workers",
+                 worker, requeued);
+  }
+  MatchWaiters();
+}
+
+bool TaskQueues::Hosts(const std::string& workflow_type) const {
+  return std::any_of(sessions_.begin(), sessions_.end(), [&](const auto& entry) {
+    return entry.second.workflow_types.count(workflow_type) != 0;
+  });
+}
+
+// --- polling ----------------------------------------------------------------------------------
+
+asio::awaitable<std::optional<WorkflowTaskView>> TaskQueues::PollWorkflowTask(
+    SessionId session, std::chrono::milliseconds wait) {
+  if (sessions_.count(session) == 0) co_return std::nullopt;
+  if (auto task = TakeWorkflowTask(session)) co_return task;
+  if (wait.count() <= 0) co_return std::nullopt;
+  const auto timer =
+      std::make_shared<asio::steady_timer>(executor_, std::min(wait, options_.max_poll_wait));
+  const std::uint64_t id = next_waiter_++;
+  auto initiate = [this, session, timer, id](auto handler) {
+    workflow_waiters_.push_back(Waiter<WorkflowTaskView>{
+        id, session, timer, Hold<void(std::optional<WorkflowTaskView>)>(std::move(handler))});
+    timer->async_wait([this, id, alive = alive_](const boost::system::error_code& ec) {
+      if (!ec && *alive) ExpireWaiter(id);
+    });
+  };
+  auto op = asio::async_initiate<decltype(asio::use_awaitable),
+                                 void(std::optional<WorkflowTaskView>)>(std::move(initiate),
+                                                                        asio::use_awaitable);
+  co_return co_await std::move(op);
+}
+
+asio::awaitable<std::optional<ToolTaskView>> TaskQueues::PollToolTask(
+    SessionId session, std::chrono::milliseconds wait) {
+  if (sessions_.count(session) == 0) co_return std::nullopt;
+  if (auto task = TakeToolTask(session)) co_return task;
+  if (wait.count() <= 0) co_return std::nullopt;
+  const auto timer =
+      std::make_shared<asio::steady_timer>(executor_, std::min(wait, options_.max_poll_wait));
+  const std::uint64_t id = next_waiter_++;
+  auto initiate = [this, session, timer, id](auto handler) {
+    tool_waiters_.push_back(Waiter<ToolTaskView>{
+        id, session, timer, Hold<void(std::optional<ToolTaskView>)>(std::move(handler))});
+    timer->async_wait([this, id, alive = alive_](const boost::system::error_code& ec) {
+      if (!ec && *alive) ExpireWaiter(id);
+    });
+  };
+  auto op = asio::async_initiate<decltype(asio::use_awaitable), void(std::optional<ToolTaskView>)>(
+      std::move(initiate), asio::use_awaitable);
+  co_return co_await std::move(op);
+}
+
+void TaskQueues::ExpireWaiter(std::uint64_t id) {
+  for (auto w = workflow_waiters_.begin(); w != workflow_waiters_.end(); ++w) {
+    if (w->id != id) continue;
+    PostResult(executor_, std::move(w->done), std::optional<WorkflowTaskView>());
+    workflow_waiters_.erase(w);
+    return;
+  }
+  for (auto w = tool_waiters_.begin(); w != tool_waiters_.end(); ++w) {
+    if (w->id != id) continue;
+    PostResult(executor_, std::move(w->done), std::optional<ToolTaskView>());
+    tool_waiters_.erase(w);
+    return;
+  }
+}
+
+void TaskQueues::QueueWorkflowTask(std::uint64_t token) {
+  WorkflowTask& task = workflow_tasks_.at(token);
+  task.queued_at = Clock::now();
+  workflow_queues_[task.workflow_type].push_back(token);
+}
+
+bool TaskQueues::Eligible(const WorkflowTask& task, SessionId session,
+                          Clock::time_point now) const {
+  auto cache = runs_.find(task.run.workflow_id);
+  const SessionId sticky = cache == runs_.end() ? 0 : cache->second.sticky;
+  return sticky == 0 || sticky == session || sessions_.count(sticky) == 0 ||
+         now - task.queued_at >= options_.sticky_timeout;
+}
+
+std::optional<WorkflowTaskView> TaskQueues::TakeWorkflowTask(SessionId session) {
+  auto s = sessions_.find(session);
+  if (s == sessions_.end()) return std::nullopt;
+  const auto now = Clock::now();
+  for (const std::string& type : s->second.workflow_types) {
+    auto q = workflow_queues_.find(type);
+    if (q == workflow_queues_.end()) continue;
+    std::deque<std::uint64_t>& queue = q->second;
+    for (auto it = queue.begin(); it != queue.end();) {
+      auto t = workflow_tasks_.find(*it);
+      if (t == workflow_tasks_.end() || t->second.leased_to != 0) {
+        it = queue.erase(it);  // finished or taken meanwhile
+        continue;
+      }
+      WorkflowTask& task = t->second;
+      if (!Eligible(task, session, now)) {
+        ++it;
+        continue;
+      }
+      queue.erase(it);
+      task.leased_to = session;
+      task.lease_expires = now + options_.workflow_task_timeout;
+      RunCache& cache = runs_[task.run.workflow_id];
+      WorkflowTaskView view;
+      view.token = task.token;
+      view.run = task.run;
+      view.workflow_type = task.workflow_type;
+      view.now_us = task.now_us;
+      view.full_history = cache.sticky != session;
+      view.events = view.full_history ? cache.history : task.new_events;
+      cache.sticky = session;
+      return view;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<ToolTaskView> TaskQueues::TakeToolTask(SessionId session) {
+  auto s = sessions_.find(session);
+  if (s == sessions_.end()) return std::nullopt;
+  for (const std::string& tool : s->second.tools) {
+    auto q = tool_queues_.find(tool);
+    if (q == tool_queues_.end()) continue;
+    std::deque<std::uint64_t>& queue = q->second;
+    while (!queue.empty()) {
+      const std::uint64_t token = queue.front();
+      queue.pop_front();
+      auto t = tool_tasks_.find(token);
+      if (t == tool_tasks_.end() || t->second.leased_to != 0 || t->second.cancelled) continue;
+      t->second.leased_to = session;
+      t->second.lease_expires = Clock::now() + options_.lease_timeout;
+      return t->second.view;
+    }
+  }
+  return std::nullopt;
+}
+
+void TaskQueues::MatchWaiters() {
+  for (auto w = workflow_waiters_.begin(); w != workflow_waiters_.end();) {
+    auto task = TakeWorkflowTask(w->session);
+    if (!task) {
+      ++w;
+      continue;
+    }
+    w->timer->cancel();
+    PostResult(executor_, std::move(w->done), std::move(task));
+    w = workflow_waiters_.erase(w);
+  }
+  for (auto w = tool_waiters_.begin(); w != tool_waiters_.end();) {
+    auto task = TakeToolTask(w->session);
+    if (!task) {
+      ++w;
+      continue;
+    }
+    w->timer->cancel();
+    PostResult(executor_, std::move(w->done), std::move(task));
+    w = tool_waiters_.erase(w);
+  }
+}
+
+// --- completions ------------------------------------------------------------------------------
+
+Result<void> TaskQueues::CompleteWorkflowTask(SessionId session, std::uint64_t token,
+                                              Result<std::vector<Command>> result) {
+  auto it = workflow_tasks_.find(token);
+  if (it == workflow_tasks_.end() || it->second.leased_to != session) {
+    return Err(Errc::kNotFound, "workflow task " + std::to_string(token) +
+                                    " is no longer held by this worker (it timed out and went "
+                                    "to another worker); its result was dropped");
+  }
+  WorkflowTask& task = it->second;
+  if (!result && (result.error().code() == Errc::kFailedPrecondition ||
+                  result.error().action() == ErrorAction::kRetry)) {
+    // The worker no longer has the run cached, or could not run it just now: send the whole
+    // history to whoever takes it next.
+    runs_[task.run.workflow_id].sticky = 0;
+    task.leased_to = 0;
+    QueueWorkflowTask(token);
+    MatchWaiters();
+    return Ok();
+  }
+  FinishWorkflowTask(token, std::move(result));
+  return Ok();
+}
+
+void TaskQueues::FinishWorkflowTask(std::uint64_t token, Result<std::vector<Command>> result) {
+  auto it = workflow_tasks_.find(token);
+  if (it == workflow_tasks_.end()) return;
+  auto done = std::move(it->second.done);
+  workflow_tasks_.erase(it);
+  PostResult(executor_, std::move(done), std::move(result));
+}
+
+void TaskQueues::CompleteToolTask(SessionId session, ToolReport report) {
+  (void)session;  // a worker that reconnected reports on a new session; the token decides
+  auto it = tool_tasks_.find(report.token);
+  const bool current = it != tool_tasks_.end() && !it->second.cancelled &&
+                       it->second.leased_to != 0 &&
+                       it->second.view.operation_id == report.operation_id &&
+                       it->second.view.attempt == report.attempt;
+  if (current) {
+    const bool is_attempt = it->second.view.kind == ToolTaskKind::kAttempt;
+    if (is_attempt && report.attempt_outcome) {
+      FinishToolTask(report.token, std::move(report.attempt_outcome), std::nullopt);
+      return;
+    }
+    if (!is_attempt && report.reconcile_outcome) {
+      FinishToolTask(report.token, std::nullopt, std::move(report.reconcile_outcome));
+      return;
+    }
+    return;  // the wrong kind of outcome: ignored, the lease will run out
+  }
+  if (it != tool_tasks_.end() && it->second.cancelled) tool_tasks_.erase(it);
+  if (report.attempt_outcome && on_late_) on_late_(report);
+}
+
+void TaskQueues::FinishToolTask(std::uint64_t token, std::optional<AttemptOutcome> attempt,
+                                std::optional<ReconcileOutcome> reconcile) {
+  auto it = tool_tasks_.find(token);
+  if (it == tool_tasks_.end()) return;
+  ToolTask task = std::move(it->second);
+  tool_tasks_.erase(it);
+  if (task.slot.is_connected()) task.slot.clear();
+  if (task.attempt_done) {
+    PostResult(executor_, std::move(task.attempt_done),
+               attempt ? std::move(*attempt)
+                       : UnknownOutcome("internal", "attempt finished without an outcome"));
+  } else if (task.reconcile_done) {
+    PostResult(executor_, std::move(task.reconcile_done),
+               reconcile ? std::move(*reconcile) : StillUnknown("lookup gave no verdict"));
+  }
+}
+
+void TaskQueues::OnToolCancelled(std::uint64_t token) {
+  auto it = tool_tasks_.find(token);
+  if (it == tool_tasks_.end() || it->second.cancelled) return;
+  ToolTask& task = it->second;
+  task.slot = asio::cancellation_slot();  // inside the slot's own handler: forget, never clear
+  const bool delivered = task.leased_to != 0;
+  std::string worker = "?";
+  if (auto s = sessions_.find(task.leased_to); s != sessions_.end()) worker = s->second.worker_id;
+  if (task.attempt_done) {
+    AttemptOutcome outcome =
+        delivered ? UnknownOutcome("deadline_exceeded",
+                                   "worker " + worker + " had not reported by the attempt's "
+                                   "hard deadline")
+                  : AttemptOutcome{false, {}, {}, FailureKind::kRetryable, "not_delivered",
+                                   "no worker took the attempt before its deadline"};
+    PostResult(executor_, std::move(task.attempt_done), std::move(outcome));
+  } else if (task.reconcile_done) {
+    PostResult(executor_, std::move(task.reconcile_done),
+               StillUnknown(delivered ? "the lookup did not report in time"
+                                      : "no worker took the lookup in time"));
+  }
+  if (delivered) {
+    task.cancelled = true;  // the next heartbeat tells the worker to stop
+  } else {
+    tool_tasks_.erase(it);
+  }
+}
+
+std::vector<std::uint64_t> TaskQueues::Heartbeat(SessionId session,
+                                                 const std::vector<std::uint64_t>& tokens) {
+  std::vector<std::uint64_t> stop;
+  const auto now = Clock::now();
+  for (std::uint64_t token : tokens) {
+    auto it = tool_tasks_.find(token);
+    if (it == tool_tasks_.end() || it->second.cancelled || it->second.leased_to == 0) {
+      stop.push_back(token);
+      continue;
+    }
+    it->second.leased_to = session;  // a worker that reconnected carries its leases over
+    it->second.lease_expires = now + options_.lease_timeout;
+  }
+  return stop;
+}
+
+// --- leases -----------------------------------------------------------------------------------
+
+void TaskQueues::ArmTick() {
+  tick_.expires_after(kTickPeriod);
+  tick_.async_wait([this, alive = alive_](const boost::system::error_code& ec) {
+    if (ec || !*alive) return;
+    Tick();
+    ArmTick();
+  });
+}
+
+void TaskQueues::Tick() {
+  const auto now = Clock::now();
+  for (auto& [token, task] : workflow_tasks_) {
+    if (task.leased_to == 0 || task.lease_expires > now) continue;
+    spdlog::warn("workflow task of {} timed out on its worker; it goes back to the queue",
+                 task.run.workflow_id);
+    task.leased_to = 0;
+    runs_[task.run.workflow_id].sticky = 0;
+    QueueWorkflowTask(token);
+  }
+  std::vector<std::uint64_t> lost;
+  for (auto& [token, task] : tool_tasks_) {
+    if (task.leased_to != 0 && task.lease_expires <= now) lost.push_back(token);
+  }
+  for (std::uint64_t token : lost) {
+    auto it = tool_tasks_.find(token);
+    if (it->second.cancelled) {
+      tool_tasks_.erase(it);
+      continue;
+    }
+    const ToolTaskView& view = it->second.view;
+    spdlog::warn("worker lease lost: {} of {} (attempt {}) was not heartbeaten for {} ms",
+                 view.operation_id, view.tool, view.attempt, options_.lease_timeout.count());
+    FinishToolTask(token,
+                   UnknownOutcome("lease_lost", "the worker holding the attempt stopped "
+                                                "heartbeating; the outcome is unknown"),
+                   StillUnknown("the worker holding the lookup stopped heartbeating"));
+  }
+  MatchWaiters();  // sticky tasks that waited long enough may now go to anyone
+}
+
+}  // namespace reckon::api

@@ -1,0 +1,214 @@
+// TaskQueues: the engine's WorkflowHost and ToolDispatcher in server mode. Every activation and
+// every tool call becomes a task that remote workers long-poll for; the awaitable the engine
+// holds completes when a worker reports back, or when the task's lease runs out.
+//
+// Queues. There is one queue per workflow type and one per tool name; a worker session polls
+// the queues of what it declared it hosts. Routing by what a worker can run needs no queue
+// names to persist across restarts (docs/ARCHITECTURE.md, decision 9).
+//
+// Workflow tasks. Workflow code is deterministic and side-effect free, so a workflow task may
+// run more than once: a task whose worker disconnects or exceeds workflow_task_timeout goes
+// back to its queue with the run's full history, and a late reply to it is ignored. A run is
+// sticky to the session that last completed a task for it: that session gets only new events
+// (it has the rest cached); any other session gets the full history. A sticky task waits for
+// its session at most sticky_timeout before any session may take it.
+//
+// Tool tasks. The attempt number is the lease's fencing token. A worker holding tool tasks
+// heartbeats them; a task not heartbeaten for lease_timeout is lost: the attempt's outcome is
+// unknown (its contract decides what follows) and a lookup's verdict is still_unknown. When the
+// engine gives up on an attempt (its hard deadline), the task is cancelled and the next
+// heartbeat reply tells the worker to stop. A completion that arrives for an attempt the
+// engine no longer waits for (stale token, other attempt, after a restart) is handed to
+// `on_late`: a success is evidence of a commit, never a second effect.
+//
+// Threads: everything runs on one single-threaded executor, the engine's.
+#pragma once
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "engine/tool_dispatcher.h"
+#include "engine/workflow_host.h"
+
+namespace reckon::api {
+
+struct TaskQueueOptions {
+  std::chrono::milliseconds workflow_task_timeout{10000};
+  std::chrono::milliseconds sticky_timeout{2000};
+  std::chrono::milliseconds heartbeat_interval{1000};
+  std::chrono::milliseconds lease_timeout{5000};
+  std::chrono::milliseconds max_poll_wait{30000};
+};
+
+using SessionId = std::uint64_t;
+
+struct WorkflowTaskView {
+  std::uint64_t token = 0;
+  storage::RunRef run;
+  std::string workflow_type;
+  bool full_history = false;
+  std::int64_t now_us = 0;
+  std::vector<storage::Event> events;
+};
+
+enum class ToolTaskKind { kAttempt, kReconcile };
+
+struct ToolTaskView {
+  std::uint64_t token = 0;
+  ToolTaskKind kind = ToolTaskKind::kAttempt;
+  storage::RunRef run;
+  std::string step_id;
+  std::string operation_id;
+  std::string tool;
+  boost::json::value input;
+  std::uint32_t attempt = 0;  // or the lookup round
+  std::int64_t deadline_us = 0;
+};
+
+// What a worker reported for a tool task, as the server received it.
+struct ToolReport {
+  std::uint64_t token = 0;
+  std::string workflow_id;
+  std::string operation_id;
+  std::uint32_t attempt = 0;
+  std::optional<AttemptOutcome> attempt_outcome;      // for an attempt
+  std::optional<ReconcileOutcome> reconcile_outcome;  // for a lookup
+};
+
+class TaskQueues final : public WorkflowHost, public ToolDispatcher {
+ public:
+  // Called with a completion for an attempt nobody waits for any more.
+  using LateAttempt = std::function<void(const ToolReport& report)>;
+
+  TaskQueues(boost::asio::any_io_executor executor, TaskQueueOptions options,
+             LateAttempt on_late);
+  ~TaskQueues() override;
+  TaskQueues(const TaskQueues&) = delete;
+  TaskQueues& operator=(const TaskQueues&) = delete;
+
+  // --- the engine's side ---
+  boost::asio::awaitable<Result<std::vector<Command>>> Activate(ActivationRequest request) override;
+  void Evict(const storage::RunRef& run) override;
+  boost::asio::awaitable<AttemptOutcome> RunAttempt(AttemptRequest request) override;
+  boost::asio::awaitable<ReconcileOutcome> Reconcile(ReconcileRequest request) override;
+
+  // --- the workers' side ---
+  void AddSession(SessionId session, std::string worker_id, std::set<std::string> workflow_types,
+                  std::set<std::string> tools);
+  // The session's connection closed: its polls end, its workflow tasks go back to their
+  // queues. Its tool tasks keep their leases: the worker may reconnect and heartbeat them.
+  void RemoveSession(SessionId session);
+  bool HasSession(SessionId session) const { return sessions_.count(session) != 0; }
+  // Whether any session now connected hosts the workflow type / the tool.
+  bool Hosts(const std::string& workflow_type) const;
+
+  boost::asio::awaitable<std::optional<WorkflowTaskView>> PollWorkflowTask(
+      SessionId session, std::chrono::milliseconds wait);
+  boost::asio::awaitable<std::optional<ToolTaskView>> PollToolTask(
+      SessionId session, std::chrono::milliseconds wait);
+
+  // A worker's result for a workflow task. Errc::kNotFound for a token the server no longer
+  // holds (the task was reassigned): the reply is dropped.
+  Result<void> CompleteWorkflowTask(SessionId session, std::uint64_t token,
+                                    Result<std::vector<Command>> result);
+  // A worker's result for a tool task. A stale report is handed to on_late (attempts) or
+  // dropped (lookups); both count as accepted.
+  void CompleteToolTask(SessionId session, ToolReport report);
+  // Renews the leases of `tokens`; returns those the worker should stop.
+  std::vector<std::uint64_t> Heartbeat(SessionId session, const std::vector<std::uint64_t>& tokens);
+
+  const TaskQueueOptions& options() const { return options_; }
+  std::size_t pending_workflow_tasks() const { return workflow_tasks_.size(); }
+  std::size_t pending_tool_tasks() const { return tool_tasks_.size(); }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  // Held through a pointer: Boost 1.81's any_completion_handler move-assignment recurses
+  // forever (it copies from an lvalue through its converting constructor), so a handler is
+  // only ever move-constructed, never assigned or stored in a container that reassigns.
+  template <class Signature>
+  using HandlerPtr = std::unique_ptr<boost::asio::any_completion_handler<Signature>>;
+  struct Session {
+    std::string worker_id;
+    std::set<std::string> workflow_types;
+    std::set<std::string> tools;
+  };
+  struct RunCache {
+    std::vector<storage::Event> history;  // every event delivered for the run so far
+    SessionId sticky = 0;
+  };
+  struct WorkflowTask {
+    std::uint64_t token = 0;
+    storage::RunRef run;
+    std::string workflow_type;
+    std::vector<storage::Event> new_events;
+    bool needs_full = false;  // the sticky session no longer has the run
+    std::int64_t now_us = 0;
+    SessionId leased_to = 0;  // 0 while queued
+    Clock::time_point queued_at;
+    Clock::time_point lease_expires;
+    HandlerPtr<void(Result<std::vector<Command>>)> done;
+  };
+  struct ToolTask {
+    ToolTaskView view;
+    SessionId leased_to = 0;
+    bool cancelled = false;  // the engine stopped waiting; kept until the worker lets go
+    Clock::time_point lease_expires;
+    boost::asio::cancellation_slot slot;
+    HandlerPtr<void(AttemptOutcome)> attempt_done;
+    HandlerPtr<void(ReconcileOutcome)> reconcile_done;
+  };
+  template <class View>
+  struct Waiter {
+    std::uint64_t id = 0;
+    SessionId session = 0;
+    std::shared_ptr<boost::asio::steady_timer> timer;
+    HandlerPtr<void(std::optional<View>)> done;
+  };
+
+  std::uint64_t NextToken() { return next_token_++; }
+  void QueueWorkflowTask(std::uint64_t token);
+  bool Eligible(const WorkflowTask& task, SessionId session, Clock::time_point now) const;
+  std::optional<WorkflowTaskView> TakeWorkflowTask(SessionId session);
+  std::optional<ToolTaskView> TakeToolTask(SessionId session);
+  void MatchWaiters();
+  void FinishWorkflowTask(std::uint64_t token, Result<std::vector<Command>> result);
+  void FinishToolTask(std::uint64_t token, std::optional<AttemptOutcome> attempt,
+                      std::optional<ReconcileOutcome> reconcile);
+  void OnToolCancelled(std::uint64_t token);
+  void ExpireWaiter(std::uint64_t id);
+  void Tick();
+  void ArmTick();
+
+  boost::asio::any_io_executor executor_;
+  TaskQueueOptions options_;
+  LateAttempt on_late_;
+  std::uint64_t next_token_;
+  std::uint64_t next_waiter_ = 1;
+  std::map<SessionId, Session> sessions_;
+  std::map<std::string, RunCache> runs_;  // by workflow id
+  std::map<std::uint64_t, WorkflowTask> workflow_tasks_;
+  std::map<std::string, std::deque<std::uint64_t>> workflow_queues_;  // by workflow type
+  std::map<std::uint64_t, ToolTask> tool_tasks_;
+  std::map<std::string, std::deque<std::uint64_t>> tool_queues_;  // by tool
+  std::deque<Waiter<WorkflowTaskView>> workflow_waiters_;
+  std::deque<Waiter<ToolTaskView>> tool_waiters_;
+  boost::asio::steady_timer tick_;
+  std::shared_ptr<bool> alive_;
+};
+
+}  // namespace reckon::api

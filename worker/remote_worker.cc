@@ -1,0 +1,356 @@
+#include "worker/remote_worker.h"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json/serialize.hpp>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include "api/protocol/wire_convert.h"
+#include "engine/contract_json.h"
+
+namespace reckon {
+namespace asio = boost::asio;
+namespace json = boost::json;
+namespace wire = api::wire;
+using std::chrono::milliseconds;
+
+namespace {
+
+constexpr milliseconds kReportTimeout{10000};
+
+std::unique_ptr<capnp::MallocMessageBuilder> NewRequest() {
+  return std::make_unique<capnp::MallocMessageBuilder>();
+}
+
+std::string DefaultWorkerId() {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "worker");
+  return std::string(host) + "-" + std::to_string(getpid());
+}
+
+std::chrono::steady_clock::time_point SteadyDeadline(std::int64_t deadline_us) {
+  const auto now_system = std::chrono::system_clock::now();
+  const auto deadline =
+      std::chrono::system_clock::time_point(std::chrono::microseconds(deadline_us));
+  return std::chrono::steady_clock::now() +
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(deadline - now_system);
+}
+
+asio::awaitable<void> Sleep(milliseconds duration) {
+  asio::steady_timer timer(co_await asio::this_coro::executor, duration);
+  co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+}
+
+}  // namespace
+
+RemoteWorker::RemoteWorker(asio::any_io_executor executor, const WorkflowRegistry& workflows,
+                           const ToolRegistry& tools, RemoteWorkerOptions options)
+    : executor_(std::move(executor)),
+      workflows_(workflows),
+      tools_(tools),
+      options_(std::move(options)),
+      idle_(executor_),
+      alive_(std::make_shared<bool>(true)) {
+  if (options_.worker_id.empty()) options_.worker_id = DefaultWorkerId();
+}
+
+RemoteWorker::~RemoteWorker() { *alive_ = false; }
+
+void RemoteWorker::Stop() {
+  stopped_ = true;
+  if (client_) client_->Close();
+  idle_.cancel();
+}
+
+asio::awaitable<Result<void>> RemoteWorker::Run() {
+  milliseconds backoff{100};
+  bool warned = false;
+  while (!stopped_) {
+    auto connect = api::Client::Connect(executor_, options_.server);
+    auto connected = co_await std::move(connect);
+    if (!connected) {
+      if (!warned) spdlog::warn("worker {}: {}; retrying", options_.worker_id,
+                                connected.error().message());
+      warned = true;
+      co_await Sleep(backoff);
+      backoff = std::min(backoff * 2, options_.reconnect_max_backoff);
+      continue;
+    }
+    warned = false;
+    backoff = milliseconds{100};
+    client_ = connected.value();
+    auto session = Session(client_);
+    auto ended = co_await std::move(session);
+    client_->Close();
+    if (!ended && ended.error().action() != ErrorAction::kRetry) co_return ended.error();
+    if (!stopped_) spdlog::warn("worker {}: connection to the server lost; reconnecting",
+                                options_.worker_id);
+  }
+  co_return Ok();
+}
+
+asio::awaitable<Result<void>> RemoteWorker::Session(std::shared_ptr<api::Client> client) {
+  auto message = NewRequest();
+  auto reg = message->initRoot<wire::Request>().initMethod().initRegisterWorker();
+  reg.setWorkerId(api::Text(options_.worker_id));
+  const auto types = workflows_.Names();
+  auto type_list = reg.initWorkflowTypes(static_cast<unsigned>(types.size()));
+  for (unsigned i = 0; i < types.size(); ++i) type_list.set(i, api::Text(types[i]));
+  const auto tools = tools_.All();
+  auto tool_list = reg.initTools(static_cast<unsigned>(tools.size()));
+  for (unsigned i = 0; i < tools.size(); ++i) {
+    tool_list[i].setName(api::Text(tools[i]->contract.name));
+    const std::string contract = json::serialize(ContractToJson(tools[i]->contract));
+    tool_list[i].setContractJson(api::Text(contract));
+  }
+  auto call = client->Call(std::move(message), kReportTimeout);
+  RECKON_CO_TRY(api::Reply registered, co_await std::move(call));
+  const milliseconds heartbeat(
+      std::max<std::uint32_t>(100, registered.get().getResult().getRegistered().getHeartbeatIntervalMs()));
+  spdlog::info("worker {} registered with {}: {} workflow type(s), {} tool(s)",
+               options_.worker_id, options_.server, types.size(), tools.size());
+
+  // Reports that a lost connection kept from the server.
+  std::deque<std::shared_ptr<capnp::MallocMessageBuilder>> pending;
+  pending.swap(undelivered_);
+  for (auto& report : pending) {
+    auto delivered = Deliver(client, report);
+    co_await std::move(delivered);
+  }
+
+  // Run the loops until the connection ends.
+  auto running = std::make_shared<int>(0);
+  auto done = std::make_shared<asio::steady_timer>(executor_, asio::steady_timer::time_point::max());
+  auto spawn = [&](asio::awaitable<void> loop) {
+    ++*running;
+    asio::co_spawn(executor_, std::move(loop), [running, done](std::exception_ptr) {
+      if (--*running == 0) done->cancel();
+    });
+  };
+  for (int i = 0; i < options_.workflow_slots; ++i) spawn(WorkflowLoop(client));
+  for (int i = 0; i < options_.tool_slots; ++i) spawn(ToolLoop(client));
+  spawn(HeartbeatLoop(client, heartbeat));
+  co_await done->async_wait(asio::as_tuple(asio::use_awaitable));
+  co_return Err(Errc::kUnavailable, "connection ended");
+}
+
+// --- workflow tasks ---------------------------------------------------------------------------
+
+asio::awaitable<void> RemoteWorker::WorkflowLoop(std::shared_ptr<api::Client> client) {
+  while (client->connected() && !stopped_) {
+    auto message = NewRequest();
+    message->initRoot<wire::Request>().initMethod().initPollWorkflowTask().setWaitMs(
+        static_cast<std::uint32_t>(options_.poll_wait.count()));
+    auto call = client->Call(std::move(message), options_.poll_wait + milliseconds(5000));
+    auto reply = co_await std::move(call);
+    if (!reply) {
+      if (reply.error().code() == Errc::kUnavailable) break;
+      spdlog::warn("worker {}: poll failed: {}", options_.worker_id, reply.error().ToString());
+      co_await Sleep(milliseconds(200));
+      continue;
+    }
+    auto result = reply.value().get().getResult();
+    if (!result.isWorkflowTask()) continue;  // noTask: poll again
+    auto completion = Activate(result.getWorkflowTask());
+    auto sent = client->Call(std::move(completion), kReportTimeout);
+    auto ack = co_await std::move(sent);
+    if (!ack && ack.error().code() != Errc::kUnavailable) {
+      spdlog::info("worker {}: workflow task result not taken: {}", options_.worker_id,
+                   ack.error().message());
+    }
+  }
+}
+
+WorkflowInstance* RemoteWorker::CachedInstance(const std::string& workflow_id) {
+  auto it = instances_.find(workflow_id);
+  return it == instances_.end() ? nullptr : it->second.get();
+}
+
+std::unique_ptr<capnp::MallocMessageBuilder> RemoteWorker::Activate(
+    wire::WorkflowTask::Reader task) {
+  auto message = NewRequest();
+  auto complete = message->initRoot<wire::Request>().initMethod().initCompleteWorkflowTask();
+  complete.setTaskToken(task.getTaskToken());
+  const std::string workflow_id = api::Str(task.getWorkflowId());
+  auto fail = [&](const Error& error) {
+    api::ToWire(error, complete.initFailure());
+    return std::move(message);
+  };
+  auto events = api::EventsFromWire(task.getEvents(), decoder_);
+  if (!events) return fail(events.error());
+  if (task.getFullHistory()) {
+    const std::string type = api::Str(task.getWorkflowType());
+    const WorkflowFunction* function = workflows_.Find(type);
+    if (function == nullptr) {
+      return fail(Err(Errc::kNotFound, "worker " + options_.worker_id +
+                                           " hosts no workflow type '" + type + "'"));
+    }
+    instances_.erase(workflow_id);
+    if (instances_.size() >= options_.max_cached_runs) instances_.erase(instances_.begin());
+    instances_[workflow_id] =
+        std::make_unique<WorkflowInstance>(*function, workflow_id, api::Str(task.getRunId()));
+  }
+  WorkflowInstance* instance = CachedInstance(workflow_id);
+  if (instance == nullptr) {
+    return fail(Err(Errc::kFailedPrecondition,
+                    "workflow '" + workflow_id + "' is not cached on worker " +
+                        options_.worker_id + "; send its full history"));
+  }
+  auto commands = instance->Activate(events.value(), task.getNowUs());
+  if (!commands) {
+    instances_.erase(workflow_id);
+    return fail(commands.error());
+  }
+  if (instance->finished()) instances_.erase(workflow_id);
+  api::CommandsToWire(commands.value(),
+                      complete.initCommands(static_cast<unsigned>(commands.value().size())));
+  return message;
+}
+
+// --- tool tasks -------------------------------------------------------------------------------
+
+asio::awaitable<void> RemoteWorker::ToolLoop(std::shared_ptr<api::Client> client) {
+  while (client->connected() && !stopped_) {
+    auto message = NewRequest();
+    message->initRoot<wire::Request>().initMethod().initPollToolTask().setWaitMs(
+        static_cast<std::uint32_t>(options_.poll_wait.count()));
+    auto call = client->Call(std::move(message), options_.poll_wait + milliseconds(5000));
+    auto reply = co_await std::move(call);
+    if (!reply) {
+      if (reply.error().code() == Errc::kUnavailable) break;
+      spdlog::warn("worker {}: poll failed: {}", options_.worker_id, reply.error().ToString());
+      co_await Sleep(milliseconds(200));
+      continue;
+    }
+    auto result = reply.value().get().getResult();
+    if (!result.isToolTask()) continue;
+    auto run = RunToolTask(result.getToolTask());
+    std::shared_ptr<capnp::MallocMessageBuilder> report = co_await std::move(run);
+    auto delivered = Deliver(client_, std::move(report));
+    co_await std::move(delivered);
+  }
+}
+
+asio::awaitable<std::unique_ptr<capnp::MallocMessageBuilder>> RemoteWorker::RunToolTask(
+    wire::ToolTask::Reader task) {
+  auto message = NewRequest();
+  auto complete = message->initRoot<wire::Request>().initMethod().initCompleteToolTask();
+  const std::uint64_t token = task.getTaskToken();
+  complete.setTaskToken(token);
+  complete.setWorkflowId(task.getWorkflowId());
+  complete.setOperationId(task.getOperationId());
+  complete.setAttempt(task.getAttempt());
+  const bool is_attempt = task.getKind() == wire::ToolTaskKind::ATTEMPT;
+  const std::string name = api::Str(task.getTool());
+  const Tool* tool = tools_.Find(name);
+  auto input = api::JsonFromWire(task.getInputJson(), "tool task input");
+  ToolCallContext context{api::Str(task.getWorkflowId()), api::Str(task.getStepId()),
+                          api::Str(task.getOperationId()), task.getAttempt(),
+                          SteadyDeadline(task.getDeadlineUs())};
+  if (is_attempt) {
+    AttemptOutcome outcome;
+    if (tool == nullptr) {
+      outcome = ToolFailed(FailureKind::kDefinitive, "unknown_tool",
+                           "worker " + options_.worker_id + " hosts no tool '" + name + "'");
+    } else if (!input) {
+      outcome = ToolFailed(FailureKind::kDefinitive, "bad_input", input.error().message());
+    } else {
+      auto cancel = std::make_shared<asio::cancellation_signal>();
+      held_[token] = Held{cancel};
+      asio::steady_timer deadline(executor_, context.deadline);
+      deadline.async_wait([cancel](const boost::system::error_code& ec) {
+        if (!ec) cancel->emit(asio::cancellation_type::terminal);
+      });
+      try {
+        auto call = asio::co_spawn(
+            executor_, tool->execute(std::move(input).value(), context),
+            asio::bind_cancellation_slot(cancel->slot(), asio::use_awaitable));
+        outcome = co_await std::move(call);
+      } catch (const std::exception& e) {
+        // It may have acted before it threw: the outcome is unknown.
+        outcome = ToolFailed(FailureKind::kUnknown, "tool_exception", e.what());
+      }
+      deadline.cancel();
+      held_.erase(token);
+    }
+    api::AttemptOutcomeToWire(outcome, complete);
+  } else {
+    ReconcileOutcome outcome;
+    outcome.verdict = ReconcileVerdict::kStillUnknown;
+    if (tool == nullptr || !tool->reconcile) {
+      outcome.message = "worker " + options_.worker_id + " has no lookup for '" + name + "'";
+    } else {
+      json::value lookup_input = input ? std::move(input).value() : json::value();
+      auto cancel = std::make_shared<asio::cancellation_signal>();
+      held_[token] = Held{cancel};
+      asio::steady_timer deadline(executor_, context.deadline);
+      deadline.async_wait([cancel](const boost::system::error_code& ec) {
+        if (!ec) cancel->emit(asio::cancellation_type::terminal);
+      });
+      try {
+        auto call = asio::co_spawn(
+            executor_, tool->reconcile(std::move(lookup_input), context),
+            asio::bind_cancellation_slot(cancel->slot(), asio::use_awaitable));
+        outcome = co_await std::move(call);
+      } catch (const std::exception& e) {
+        outcome.verdict = ReconcileVerdict::kStillUnknown;
+        outcome.message = std::string("lookup threw: ") + e.what();
+      }
+      deadline.cancel();
+      held_.erase(token);
+    }
+    api::ReconcileOutcomeToWire(outcome, complete);
+  }
+  co_return message;
+}
+
+asio::awaitable<void> RemoteWorker::Deliver(std::shared_ptr<api::Client> client,
+                                            std::shared_ptr<capnp::MallocMessageBuilder> report) {
+  if (!client || !client->connected()) {
+    undelivered_.push_back(std::move(report));
+    co_return;
+  }
+  // Call() consumes its message; keep our copy for a retry after a reconnect.
+  auto copy = NewRequest();
+  copy->setRoot(report->getRoot<wire::Request>().asReader());
+  auto call = client->Call(std::move(copy), kReportTimeout);
+  auto ack = co_await std::move(call);
+  if (!ack) {
+    if (ack.error().code() == Errc::kUnavailable || ack.error().code() == Errc::kDeadlineExceeded) {
+      undelivered_.push_back(std::move(report));
+    } else {
+      spdlog::warn("worker {}: tool report refused: {}", options_.worker_id,
+                   ack.error().ToString());
+    }
+  }
+}
+
+asio::awaitable<void> RemoteWorker::HeartbeatLoop(std::shared_ptr<api::Client> client,
+                                                  milliseconds interval) {
+  while (client->connected() && !stopped_) {
+    co_await Sleep(interval);
+    if (!client->connected() || stopped_) break;
+    if (held_.empty()) continue;
+    auto message = NewRequest();
+    auto tokens = message->initRoot<wire::Request>().initMethod().initHeartbeat().initTaskTokens(
+        static_cast<unsigned>(held_.size()));
+    unsigned i = 0;
+    for (const auto& [token, held] : held_) tokens.set(i++, token);
+    auto call = client->Call(std::move(message), interval * 3);
+    auto reply = co_await std::move(call);
+    if (!reply) continue;
+    for (std::uint64_t token : reply.value().get().getResult().getHeartbeat().getCancel()) {
+      auto it = held_.find(token);
+      if (it == held_.end()) continue;
+      spdlog::warn("worker {}: the server gave up on tool task {}; stopping it",
+                   options_.worker_id, token);
+      it->second.cancel->emit(asio::cancellation_type::terminal);
+    }
+  }
+}
+
+}  // namespace reckon

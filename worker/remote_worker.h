@@ -1,0 +1,95 @@
+// RemoteWorker: a worker process of server mode. It connects to `reckon server`, declares the
+// workflow types and tools it hosts (each tool with its contract; the server journals the
+// contract hash with every operation), long-polls workflow tasks and tool tasks, and reports
+// results.
+//
+// Workflow tasks: instances are cached by workflow id, so a task usually carries only the
+// events the code has not seen; a task for a run that is not cached (evicted, or this worker
+// restarted) is answered "not cached" and comes back with the full history.
+// Tool tasks: at most `tool_slots` run at once; each runs under its hard deadline (the tool
+// sees it in ToolCallContext, and is cancelled when it passes). While tool tasks run, the
+// worker heartbeats their tokens; a token the server no longer holds is cancelled locally.
+// A report that could not be delivered (the connection dropped) is sent again after
+// reconnecting: a late success is still evidence to the server, never a second effect.
+//
+// Connection loss: every poll ends, the worker reconnects with backoff and registers again;
+// running tool calls carry on and report on the new connection.
+//
+// Threads: one single-threaded executor. The registries must outlive the worker.
+#pragma once
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <chrono>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "api/protocol/client.h"
+#include "storage/event_codec.h"
+#include "worker/tool.h"
+#include "worker/workflow_registry.h"
+
+namespace reckon {
+
+struct RemoteWorkerOptions {
+  std::string server = "127.0.0.1:7233";
+  std::string worker_id;  // empty: <hostname>-<pid>
+  int workflow_slots = 2;  // concurrent workflow task polls
+  int tool_slots = 16;     // concurrent tool calls
+  std::chrono::milliseconds poll_wait{20000};
+  std::chrono::milliseconds reconnect_max_backoff{2000};
+  std::size_t max_cached_runs = 10000;
+};
+
+class RemoteWorker {
+ public:
+  RemoteWorker(boost::asio::any_io_executor executor, const WorkflowRegistry& workflows,
+               const ToolRegistry& tools, RemoteWorkerOptions options);
+  ~RemoteWorker();
+  RemoteWorker(const RemoteWorker&) = delete;
+  RemoteWorker& operator=(const RemoteWorker&) = delete;
+
+  // Runs until Stop(). Returns an error only for what reconnecting cannot fix: the server
+  // refused the registration (e.g. a tool's contract differs from the one it journaled).
+  boost::asio::awaitable<Result<void>> Run();
+  void Stop();
+
+  const std::string& worker_id() const { return options_.worker_id; }
+  std::size_t cached_runs() const { return instances_.size(); }
+
+ private:
+  struct Held {
+    std::shared_ptr<boost::asio::cancellation_signal> cancel;
+  };
+  boost::asio::awaitable<Result<void>> Session(std::shared_ptr<api::Client> client);
+  boost::asio::awaitable<void> WorkflowLoop(std::shared_ptr<api::Client> client);
+  boost::asio::awaitable<void> ToolLoop(std::shared_ptr<api::Client> client);
+  boost::asio::awaitable<void> HeartbeatLoop(std::shared_ptr<api::Client> client,
+                                             std::chrono::milliseconds interval);
+  std::unique_ptr<capnp::MallocMessageBuilder> Activate(api::wire::WorkflowTask::Reader task);
+  boost::asio::awaitable<std::unique_ptr<capnp::MallocMessageBuilder>> RunToolTask(
+      api::wire::ToolTask::Reader task);
+  boost::asio::awaitable<void> Deliver(std::shared_ptr<api::Client> client,
+                                       std::shared_ptr<capnp::MallocMessageBuilder> report);
+  WorkflowInstance* CachedInstance(const std::string& workflow_id);
+
+  boost::asio::any_io_executor executor_;
+  const WorkflowRegistry& workflows_;
+  const ToolRegistry& tools_;
+  RemoteWorkerOptions options_;
+  storage::EventDecoder decoder_;
+  std::map<std::string, std::unique_ptr<WorkflowInstance>> instances_;  // by workflow id
+  std::map<std::uint64_t, Held> held_;  // running tool tasks by token
+  std::deque<std::shared_ptr<capnp::MallocMessageBuilder>> undelivered_;
+  std::shared_ptr<api::Client> client_;
+  boost::asio::steady_timer idle_;
+  bool stopped_ = false;
+  std::shared_ptr<bool> alive_;
+};
+
+}  // namespace reckon
