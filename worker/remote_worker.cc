@@ -67,6 +67,9 @@ void RemoteWorker::Stop() {
 }
 
 asio::awaitable<Result<void>> RemoteWorker::Run() {
+  // Heartbeats outlive connections: tool calls keep running across a reconnect, and their
+  // leases are renewed on whichever connection is up.
+  asio::co_spawn(executor_, HeartbeatLoop(), asio::detached);
   milliseconds backoff{100};
   bool warned = false;
   while (!stopped_) {
@@ -109,8 +112,8 @@ asio::awaitable<Result<void>> RemoteWorker::Session(std::shared_ptr<api::Client>
   }
   auto call = client->Call(std::move(message), kReportTimeout);
   RECKON_CO_TRY(api::Reply registered, co_await std::move(call));
-  const milliseconds heartbeat(
-      std::max<std::uint32_t>(100, registered.get().getResult().getRegistered().getHeartbeatIntervalMs()));
+  heartbeat_interval_ = milliseconds(std::max<std::uint32_t>(
+      50, registered.get().getResult().getRegistered().getHeartbeatIntervalMs()));
   spdlog::info("worker {} registered with {}: {} workflow type(s), {} tool(s)",
                options_.worker_id, options_.server, types.size(), tools.size());
 
@@ -122,7 +125,11 @@ asio::awaitable<Result<void>> RemoteWorker::Session(std::shared_ptr<api::Client>
     co_await std::move(delivered);
   }
 
-  // Run the loops until the connection ends.
+  // Tool loops end after the call they are running (its report goes to the connection that is
+  // up by then); the session ends when the workflow loops end, i.e. when the connection does.
+  for (int i = 0; i < options_.tool_slots; ++i) {
+    asio::co_spawn(executor_, ToolLoop(client), asio::detached);
+  }
   auto running = std::make_shared<int>(0);
   auto done = std::make_shared<asio::steady_timer>(executor_, asio::steady_timer::time_point::max());
   auto spawn = [&](asio::awaitable<void> loop) {
@@ -132,8 +139,6 @@ asio::awaitable<Result<void>> RemoteWorker::Session(std::shared_ptr<api::Client>
     });
   };
   for (int i = 0; i < options_.workflow_slots; ++i) spawn(WorkflowLoop(client));
-  for (int i = 0; i < options_.tool_slots; ++i) spawn(ToolLoop(client));
-  spawn(HeartbeatLoop(client, heartbeat));
   co_await done->async_wait(asio::as_tuple(asio::use_awaitable));
   co_return Err(Errc::kUnavailable, "connection ended");
 }
@@ -190,7 +195,15 @@ std::unique_ptr<capnp::MallocMessageBuilder> RemoteWorker::Activate(
                                            " hosts no workflow type '" + type + "'"));
     }
     instances_.erase(workflow_id);
-    if (instances_.size() >= options_.max_cached_runs) instances_.erase(instances_.begin());
+    if (instances_.size() >= options_.max_cached_runs) {
+      // Evict the run whose task came longest ago; the server resends its full history.
+      auto oldest = instances_.begin();
+      for (auto it = instances_.begin(); it != instances_.end(); ++it) {
+        if (last_used_[it->first] < last_used_[oldest->first]) oldest = it;
+      }
+      last_used_.erase(oldest->first);
+      instances_.erase(oldest);
+    }
     instances_[workflow_id] =
         std::make_unique<WorkflowInstance>(*function, workflow_id, api::Str(task.getRunId()));
   }
@@ -200,12 +213,17 @@ std::unique_ptr<capnp::MallocMessageBuilder> RemoteWorker::Activate(
                     "workflow '" + workflow_id + "' is not cached on worker " +
                         options_.worker_id + "; send its full history"));
   }
+  last_used_[workflow_id] = ++use_clock_;
   auto commands = instance->Activate(events.value(), task.getNowUs());
   if (!commands) {
     instances_.erase(workflow_id);
+    last_used_.erase(workflow_id);
     return fail(commands.error());
   }
-  if (instance->finished()) instances_.erase(workflow_id);
+  if (instance->finished()) {
+    instances_.erase(workflow_id);
+    last_used_.erase(workflow_id);
+  }
   api::CommandsToWire(commands.value(),
                       complete.initCommands(static_cast<unsigned>(commands.value().size())));
   return message;
@@ -232,6 +250,7 @@ asio::awaitable<void> RemoteWorker::ToolLoop(std::shared_ptr<api::Client> client
     std::shared_ptr<capnp::MallocMessageBuilder> report = co_await std::move(run);
     auto delivered = Deliver(client_, std::move(report));
     co_await std::move(delivered);
+    if (client_ != client) break;  // the session this loop served has ended
   }
 }
 
@@ -319,6 +338,15 @@ asio::awaitable<void> RemoteWorker::Deliver(std::shared_ptr<api::Client> client,
   copy->setRoot(report->getRoot<wire::Request>().asReader());
   auto call = client->Call(std::move(copy), kReportTimeout);
   auto ack = co_await std::move(call);
+  for (int retry = 0; !ack && ack.error().code() == Errc::kDeadlineExceeded && retry < 3 &&
+                      client->connected();
+       ++retry) {
+    // A slow server: send it again on the same connection (the server takes a report once).
+    auto again = NewRequest();
+    again->setRoot(report->getRoot<wire::Request>().asReader());
+    auto resent = client->Call(std::move(again), kReportTimeout);
+    ack = co_await std::move(resent);
+  }
   if (!ack) {
     if (ack.error().code() == Errc::kUnavailable || ack.error().code() == Errc::kDeadlineExceeded) {
       undelivered_.push_back(std::move(report));
@@ -329,12 +357,14 @@ asio::awaitable<void> RemoteWorker::Deliver(std::shared_ptr<api::Client> client,
   }
 }
 
-asio::awaitable<void> RemoteWorker::HeartbeatLoop(std::shared_ptr<api::Client> client,
-                                                  milliseconds interval) {
-  while (client->connected() && !stopped_) {
+asio::awaitable<void> RemoteWorker::HeartbeatLoop() {
+  auto alive = alive_;
+  while (*alive && !stopped_) {
+    const milliseconds interval = heartbeat_interval_;
     co_await Sleep(interval);
-    if (!client->connected() || stopped_) break;
-    if (held_.empty()) continue;
+    if (!*alive || stopped_) break;
+    std::shared_ptr<api::Client> client = client_;
+    if (held_.empty() || !client || !client->connected()) continue;
     auto message = NewRequest();
     auto tokens = message->initRoot<wire::Request>().initMethod().initHeartbeat().initTaskTokens(
         static_cast<unsigned>(held_.size()));

@@ -69,8 +69,7 @@ class RemoteWorker {
   boost::asio::awaitable<Result<void>> Session(std::shared_ptr<api::Client> client);
   boost::asio::awaitable<void> WorkflowLoop(std::shared_ptr<api::Client> client);
   boost::asio::awaitable<void> ToolLoop(std::shared_ptr<api::Client> client);
-  boost::asio::awaitable<void> HeartbeatLoop(std::shared_ptr<api::Client> client,
-                                             std::chrono::milliseconds interval);
+  boost::asio::awaitable<void> HeartbeatLoop();
   std::unique_ptr<capnp::MallocMessageBuilder> Activate(api::wire::WorkflowTask::Reader task);
   boost::asio::awaitable<std::unique_ptr<capnp::MallocMessageBuilder>> RunToolTask(
       api::wire::ToolTask::Reader task);
@@ -84,6 +83,9 @@ class RemoteWorker {
   RemoteWorkerOptions options_;
   storage::EventDecoder decoder_;
   std::map<std::string, std::unique_ptr<WorkflowInstance>> instances_;  // by workflow id
+  std::map<std::string, std::uint64_t> last_used_;  // workflow id -> use_clock_ at last task
+  std::uint64_t use_clock_ = 0;
+  std::chrono::milliseconds heartbeat_interval_{1000};
   std::map<std::uint64_t, Held> held_;  // running tool tasks by token
   std::deque<std::shared_ptr<capnp::MallocMessageBuilder>> undelivered_;
   std::shared_ptr<api::Client> client_;

@@ -23,8 +23,10 @@ struct Request {
   timeoutMs @1 :UInt32;
   # The request's deadline, relative to when the server reads it (no clock agreement needed).
   # 0 means the server's default. A long poll returns `noTask` before it passes; other methods
-  # are not cancelled by it: a start or an approval that arrives may still take effect, and
-  # the client retries with the same ids, which are idempotent.
+  # are not cancelled by it: a request that timed out on the client may still take effect.
+  # startWorkflow is idempotent on its workflow id; a repeated approval, resolution or cancel
+  # is refused with failed_precondition (the first one took effect); a repeated signal is
+  # recorded twice (give signals an id in their payload if that matters).
 
   method :union {
     startWorkflow @2 :StartWorkflow;
@@ -136,7 +138,7 @@ struct OperationInfo {
 
 struct WorkflowDetail {
   summary @0 :WorkflowSummary;
-  inputJson @1 :Text;      # secret fields removed
+  inputJson @1 :Text;      # the workflow's input as journaled
   resultJson @2 :Text;
   operations @3 :List(OperationInfo);
 }
@@ -261,16 +263,17 @@ struct ToolTask {
   deadlineUs @9 :Int64;    # hard deadline: stop the call by then
 }
 
+# The zero value of each enum is the safe one: a report that leaves it unset claims nothing.
 enum FailureKind {
-  definitive @0;
+  unknown @0;
   retryable @1;
-  unknown @2;
+  definitive @2;
 }
 
 enum ReconcileVerdict {
-  committed @0;
-  notFound @1;
-  stillUnknown @2;
+  stillUnknown @0;
+  committed @1;
+  notFound @2;
 }
 
 struct CompleteToolTask {

@@ -81,8 +81,9 @@ int RunServer(const ServerConfig& config) {
       io.stop();
       co_return;
     }
-    spdlog::info("reckon server on 127.0.0.1:{} (journal {}, {} contract(s), {} run(s) resumed)",
-                 server.port(), config.journal_path, contracts.size(), recovered.value());
+    spdlog::info("reckon server on port {} of {} (journal {}, {} contract(s), {} run(s) resumed)",
+                 server.port(), config.listen, config.journal_path, contracts.size(),
+                 recovered.value());
     if (config.on_listening) config.on_listening(server.port());
     co_await server.Serve();
   };

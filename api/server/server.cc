@@ -46,6 +46,11 @@ Result<void> Server::Listen(const std::string& address) {
                                        " (is another server using the port?)");
   }
   port_ = acceptor_.local_endpoint().port();
+  if (!ip.is_loopback()) {
+    spdlog::warn("listening on {}, which is not a loopback address: the protocol has no "
+                 "authentication or encryption yet; anyone who can reach it can start "
+                 "workflows and approve operations", address);
+  }
   return Ok();
 }
 
@@ -133,7 +138,20 @@ asio::awaitable<void> Server::Answer(std::shared_ptr<Connection> connection, Fra
   response.setId(id);
   auto handled = service_.Handle(connection->session, request, timeout, response);
   co_await std::move(handled);
-  if (!stream.closed()) stream.Send(EncodeFrame(message));
+  Frame reply = EncodeFrame(message);
+  if (reply.bytes().size() > options_.limits.max_message_bytes) {
+    // The peer would refuse it and drop the connection: say why instead.
+    capnp::MallocMessageBuilder error_message;
+    auto error_response = error_message.initRoot<wire::Response>();
+    error_response.setId(id);
+    ToWire(Err(Errc::kResourceExhausted,
+               "the reply is " + std::to_string(reply.bytes().size()) +
+                   " bytes, over the frame limit of " +
+                   std::to_string(options_.limits.max_message_bytes) + " bytes"),
+           error_response.initResult().initError());
+    reply = EncodeFrame(error_message);
+  }
+  if (!stream.closed()) stream.Send(std::move(reply));
   --connection->in_flight;
   connection->wake.cancel();
 }

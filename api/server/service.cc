@@ -249,6 +249,9 @@ Result<void> Service::Register(SessionState& session, wire::RegisterWorker::Read
   std::set<std::string> tools;
   for (auto tool : in.getTools()) {
     const std::string name = Str(tool.getName());
+    if (tools.count(name) != 0) {
+      return Err(Errc::kInvalidArgument, "tool '" + name + "' is declared twice");
+    }
     RECKON_TRY(json::value value,
                JsonFromWire(tool.getContractJson(), "contract of tool '" + name + "'"));
     auto contract = ContractFromJson(value);
@@ -295,6 +298,10 @@ asio::awaitable<Result<void>> Service::PollWorkflow(SessionState& session, milli
                                                     wire::Response::Builder out) {
   auto polled = tasks_.PollWorkflowTask(session.id, wait);
   std::optional<WorkflowTaskView> task = co_await std::move(polled);
+  if (task && !tasks_.HasSession(session.id)) {
+    tasks_.Undeliverable(task->token);  // the connection closed while the task was on its way
+    task.reset();
+  }
   if (!task) {
     out.initResult().setNoTask();
     co_return Ok();
@@ -314,6 +321,10 @@ asio::awaitable<Result<void>> Service::PollTool(SessionState& session, milliseco
                                                 wire::Response::Builder out) {
   auto polled = tasks_.PollToolTask(session.id, wait);
   std::optional<ToolTaskView> task = co_await std::move(polled);
+  if (task && !tasks_.HasSession(session.id)) {
+    tasks_.Undeliverable(task->token);  // the connection closed while the task was on its way
+    task.reset();
+  }
   if (!task) {
     out.initResult().setNoTask();
     co_return Ok();
@@ -340,6 +351,9 @@ Result<void> Service::CompleteWorkflow(SessionState& session,
   Result<std::vector<Command>> result = Err(Errc::kInternal, "unset");
   if (in.isFailure()) {
     result = FromWire(in.getFailure());
+  } else if (!in.isCommands()) {
+    return Err(Errc::kInvalidArgument,
+               "completeWorkflowTask carries neither commands nor a failure");
   } else {
     auto commands = CommandsFromWire(in.getCommands());
     if (!commands) return commands.error();  // the worker sent garbage: refuse, keep the task

@@ -116,14 +116,16 @@ asio::awaitable<AttemptOutcome> TaskQueues::RunAttempt(AttemptRequest request) {
   tool_tasks_.emplace(token, std::move(task));
   auto initiate = [this, token](auto handler) {
     ToolTask& queued = tool_tasks_.at(token);
-    auto slot = asio::get_associated_cancellation_slot(handler);
+    queued.attempt_done = Hold<void(AttemptOutcome)>(std::move(handler));
+    // The type-erased handler forwards cancellation through a slot of its own; taking the
+    // slot from the original handler instead would be overwritten by the wrapper.
+    auto slot = queued.attempt_done->get_cancellation_slot();
     if (slot.is_connected()) {
       queued.slot = slot;
       slot.assign([this, token, alive = alive_](asio::cancellation_type) {
         if (*alive) OnToolCancelled(token);
       });
     }
-    queued.attempt_done = Hold<void(AttemptOutcome)>(std::move(handler));
     tool_queues_[queued.view.tool].push_back(token);
     MatchWaiters();
   };
@@ -141,14 +143,16 @@ asio::awaitable<ReconcileOutcome> TaskQueues::Reconcile(ReconcileRequest request
   tool_tasks_.emplace(token, std::move(task));
   auto initiate = [this, token](auto handler) {
     ToolTask& queued = tool_tasks_.at(token);
-    auto slot = asio::get_associated_cancellation_slot(handler);
+    queued.reconcile_done = Hold<void(ReconcileOutcome)>(std::move(handler));
+    // The type-erased handler forwards cancellation through a slot of its own; taking the
+    // slot from the original handler instead would be overwritten by the wrapper.
+    auto slot = queued.reconcile_done->get_cancellation_slot();
     if (slot.is_connected()) {
       queued.slot = slot;
       slot.assign([this, token, alive = alive_](asio::cancellation_type) {
         if (*alive) OnToolCancelled(token);
       });
     }
-    queued.reconcile_done = Hold<void(ReconcileOutcome)>(std::move(handler));
     tool_queues_[queued.view.tool].push_back(token);
     MatchWaiters();
   };
@@ -187,15 +191,12 @@ void TaskQueues::RemoveSession(SessionId session) {
     PostResult(executor_, std::move(w->done), std::optional<ToolTaskView>());
     w = tool_waiters_.erase(w);
   }
-  int requeued = 0;
+  std::vector<std::uint64_t> held;
   for (auto& [token, task] : workflow_tasks_) {
-    if (task.leased_to != session) continue;
-    task.leased_to = 0;
-    task.queued_at = Clock::now();
-    runs_[task.run.workflow_id].sticky = 0;
-    QueueWorkflowTask(token);
-    ++requeued;
+    if (task.leased_to == session) held.push_back(token);
   }
+  for (std::uint64_t token : held) RequeueWorkflowTask(token);
+  const std::size_t requeued = held.size();
   if (requeued > 0) {
     spdlog::warn("worker {} disconnected holding {} workflow task(s); they go to other workers",
                  worker, requeued);
@@ -267,6 +268,38 @@ void TaskQueues::ExpireWaiter(std::uint64_t id) {
   }
 }
 
+const std::string& TaskQueues::WorkerOf(SessionId session) const {
+  static const std::string kNone;
+  auto it = sessions_.find(session);
+  return it == sessions_.end() ? kNone : it->second.worker_id;
+}
+
+std::uint64_t TaskQueues::RequeueWorkflowTask(std::uint64_t token) {
+  auto node = workflow_tasks_.extract(token);
+  if (node.empty()) return 0;
+  const std::uint64_t fresh = NextToken();
+  node.key() = fresh;
+  WorkflowTask& task = node.mapped();
+  task.token = fresh;
+  task.leased_to = 0;
+  runs_[task.run.workflow_id].sticky = 0;  // whoever takes it gets the full history
+  workflow_tasks_.insert(std::move(node));
+  QueueWorkflowTask(fresh);
+  return fresh;
+}
+
+void TaskQueues::Undeliverable(std::uint64_t token) {
+  if (workflow_tasks_.count(token) != 0) {
+    RequeueWorkflowTask(token);
+  } else if (auto it = tool_tasks_.find(token);
+             it != tool_tasks_.end() && it->second.leased_to != 0 && !it->second.cancelled) {
+    it->second.leased_to = 0;
+    it->second.worker_id.clear();
+    tool_queues_[it->second.view.tool].push_front(token);
+  }
+  MatchWaiters();
+}
+
 void TaskQueues::QueueWorkflowTask(std::uint64_t token) {
   WorkflowTask& task = workflow_tasks_.at(token);
   task.queued_at = Clock::now();
@@ -331,6 +364,7 @@ std::optional<ToolTaskView> TaskQueues::TakeToolTask(SessionId session) {
       auto t = tool_tasks_.find(token);
       if (t == tool_tasks_.end() || t->second.leased_to != 0 || t->second.cancelled) continue;
       t->second.leased_to = session;
+      t->second.worker_id = s->second.worker_id;
       t->second.lease_expires = Clock::now() + options_.lease_timeout;
       return t->second.view;
     }
@@ -372,13 +406,19 @@ Result<void> TaskQueues::CompleteWorkflowTask(SessionId session, std::uint64_t t
                                     "to another worker); its result was dropped");
   }
   WorkflowTask& task = it->second;
+  constexpr int kMaxBounces = 10;
   if (!result && (result.error().code() == Errc::kFailedPrecondition ||
                   result.error().action() == ErrorAction::kRetry)) {
+    if (++task.bounces > kMaxBounces) {
+      // Workers keep refusing it: stop the run with the reason rather than loop forever.
+      FinishWorkflowTask(token, result.error().WithContext(
+                                    "workers refused the workflow task " +
+                                    std::to_string(kMaxBounces) + " times"));
+      return Ok();
+    }
     // The worker no longer has the run cached, or could not run it just now: send the whole
     // history to whoever takes it next.
-    runs_[task.run.workflow_id].sticky = 0;
-    task.leased_to = 0;
-    QueueWorkflowTask(token);
+    RequeueWorkflowTask(token);
     MatchWaiters();
     return Ok();
   }
@@ -395,10 +435,10 @@ void TaskQueues::FinishWorkflowTask(std::uint64_t token, Result<std::vector<Comm
 }
 
 void TaskQueues::CompleteToolTask(SessionId session, ToolReport report) {
-  (void)session;  // a worker that reconnected reports on a new session; the token decides
+  // A worker that reconnected reports on a new session: the token and the worker id decide.
   auto it = tool_tasks_.find(report.token);
   const bool current = it != tool_tasks_.end() && !it->second.cancelled &&
-                       it->second.leased_to != 0 &&
+                       it->second.leased_to != 0 && it->second.worker_id == WorkerOf(session) &&
                        it->second.view.operation_id == report.operation_id &&
                        it->second.view.attempt == report.attempt;
   if (current) {
@@ -468,7 +508,8 @@ std::vector<std::uint64_t> TaskQueues::Heartbeat(SessionId session,
   const auto now = Clock::now();
   for (std::uint64_t token : tokens) {
     auto it = tool_tasks_.find(token);
-    if (it == tool_tasks_.end() || it->second.cancelled || it->second.leased_to == 0) {
+    if (it == tool_tasks_.end() || it->second.cancelled || it->second.leased_to == 0 ||
+        it->second.worker_id != WorkerOf(session)) {
       stop.push_back(token);
       continue;
     }
@@ -491,14 +532,14 @@ void TaskQueues::ArmTick() {
 
 void TaskQueues::Tick() {
   const auto now = Clock::now();
+  std::vector<std::uint64_t> expired;
   for (auto& [token, task] : workflow_tasks_) {
     if (task.leased_to == 0 || task.lease_expires > now) continue;
     spdlog::warn("workflow task of {} timed out on its worker; it goes back to the queue",
                  task.run.workflow_id);
-    task.leased_to = 0;
-    runs_[task.run.workflow_id].sticky = 0;
-    QueueWorkflowTask(token);
+    expired.push_back(token);
   }
+  for (std::uint64_t token : expired) RequeueWorkflowTask(token);
   std::vector<std::uint64_t> lost;
   for (auto& [token, task] : tool_tasks_) {
     if (task.leased_to != 0 && task.lease_expires <= now) lost.push_back(token);

@@ -128,6 +128,9 @@ class TaskQueues final : public WorkflowHost, public ToolDispatcher {
   // A worker's result for a tool task. A stale report is handed to on_late (attempts) or
   // dropped (lookups); both count as accepted.
   void CompleteToolTask(SessionId session, ToolReport report);
+  // The poll that took `token` could not hand it over (its connection closed first): the task
+  // goes back to its queue as if never taken.
+  void Undeliverable(std::uint64_t token);
   // Renews the leases of `tokens`; returns those the worker should stop.
   std::vector<std::uint64_t> Heartbeat(SessionId session, const std::vector<std::uint64_t>& tokens);
 
@@ -156,8 +159,8 @@ class TaskQueues final : public WorkflowHost, public ToolDispatcher {
     storage::RunRef run;
     std::string workflow_type;
     std::vector<storage::Event> new_events;
-    bool needs_full = false;  // the sticky session no longer has the run
     std::int64_t now_us = 0;
+    int bounces = 0;  // workers answered "cannot run it now" (not cached, retryable)
     SessionId leased_to = 0;  // 0 while queued
     Clock::time_point queued_at;
     Clock::time_point lease_expires;
@@ -166,6 +169,7 @@ class TaskQueues final : public WorkflowHost, public ToolDispatcher {
   struct ToolTask {
     ToolTaskView view;
     SessionId leased_to = 0;
+    std::string worker_id;  // the worker holding the lease; only it may renew or complete it
     bool cancelled = false;  // the engine stopped waiting; kept until the worker lets go
     Clock::time_point lease_expires;
     boost::asio::cancellation_slot slot;
@@ -182,6 +186,10 @@ class TaskQueues final : public WorkflowHost, public ToolDispatcher {
 
   std::uint64_t NextToken() { return next_token_++; }
   void QueueWorkflowTask(std::uint64_t token);
+  // Puts a leased workflow task back in its queue under a new token, so that a late reply to
+  // the earlier delivery can never be taken for the new one. Returns the new token.
+  std::uint64_t RequeueWorkflowTask(std::uint64_t token);
+  const std::string& WorkerOf(SessionId session) const;
   bool Eligible(const WorkflowTask& task, SessionId session, Clock::time_point now) const;
   std::optional<WorkflowTaskView> TakeWorkflowTask(SessionId session);
   std::optional<ToolTaskView> TakeToolTask(SessionId session);
