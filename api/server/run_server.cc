@@ -18,6 +18,8 @@ namespace reckon::api {
 namespace asio = boost::asio;
 
 int RunServer(const ServerConfig& config) {
+  // Logs go to stderr; stdout stays free for what scripts read.
+  if (!spdlog::get("reckon")) spdlog::set_default_logger(spdlog::stderr_color_mt("reckon"));
   auto journal = storage::Journal::Open(config.journal_path, config.journal);
   if (!journal) {
     spdlog::error("cannot open journal '{}': {}", config.journal_path,

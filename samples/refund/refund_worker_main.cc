@@ -10,6 +10,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
   app.add_option("--workflow-slots", options.workflow_slots, "workflow task polls at once")
       ->check(CLI::Range(1, 64));
   CLI11_PARSE(app, argc, argv);
+  spdlog::set_default_logger(spdlog::stderr_color_mt("refund-worker"));
 
   auto provider = samples::ParseHttpUrl(provider_url);
   if (!provider) {
