@@ -50,6 +50,13 @@ struct EngineOptions {
   DeciderOptions decider;
   // How long one reconciliation lookup may take before it counts as still_unknown.
   std::chrono::milliseconds lookup_timeout{5000};
+  // Where commits run. Empty: inline on the engine's executor (one thread does everything).
+  // A separate thread (e.g. a one-thread pool) lets the engine go on reading the network
+  // while a commit waits for its fsync, so more batches share the next commit; then every
+  // read the engine makes goes through `reader`, a second connection to the same file, since
+  // the journal itself belongs to the commit thread.
+  boost::asio::any_io_executor commit_executor;
+  storage::Journal* reader = nullptr;
 };
 
 // What a caller can see of a run.
@@ -152,7 +159,7 @@ class Engine {
   Slot* FindSlot(const std::string& workflow_id) const;
 
   boost::asio::any_io_executor executor_;
-  storage::Journal& journal_;
+  storage::Journal& journal_;  // reads only; `reader` of the options when set
   storage::GroupCommitter committer_;
   const ContractRegistry& contracts_;
   WorkflowHost& host_;

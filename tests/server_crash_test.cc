@@ -11,12 +11,12 @@
 // send_refund operation, none for the others, integrity ok, no card token in the journal.
 //
 // An epoch: a fresh provider, ledger, journal and server; refund-0 .. refund-7 (refund-i
-// refunds pay-i, with refund-agent's inputs) started through `reckon start`, half at once and
-// all of them again after half of the epoch's kill points (a repeated start is idempotent, so
-// the audit's "exactly one run per workflow" also checks that), and kKillsPerEpoch kill points.
-// An epoch ends early when every workflow is terminal before a kill point, since later kills
-// would only hit idle processes. In every other epoch the provider takes 150 ms to commit, so
-// that kills find attempts in flight.
+// refunds pay-i, with refund-agent's inputs) started through `reckon start`, a quarter of them
+// before each of the kKillsPerEpoch kill points, so that every kill finds fresh work; then all
+// of them once more (a repeated start is idempotent, so the audit's "exactly one run per
+// workflow" also checks that). An epoch ends early when every workflow is terminal before a
+// kill point, since later kills would only hit idle processes. In every other epoch the
+// provider takes 150 ms to commit, so that kills find attempts in flight.
 //
 // Two provider modes, as in the embedded test: with deduplication by Idempotency-Key, and
 // without it, where only reconciliation stands between a lost reply and a second refund. Both
@@ -104,19 +104,20 @@ std::string RefundInput(int i) {
                    {"reason", kReasons[(kInputSeed + static_cast<std::uint64_t>(i)) % 4]}});
 }
 
-// Where a kill lands after the previous one (or after the start). Mostly within 300 ms: a
-// restarted server's recovery, workers reconnecting, the first attempts. Some within
-// 0.3-1.5 s: attempts in flight whose lease has not run out yet. Some within 1.5-3 s: lost
-// leases (1.5 s), lost replies (2 s attempt timeout + 0.5 s grace) and their reconciliation.
-// Some past 3 s, so that reconciliations complete between kills.
+// Where a kill lands after the previous one, whose workflows were started just before it.
+// Mostly within 400 ms: a restarted server's recovery, workers reconnecting, lookups,
+// approvals and first attempts (a workflow takes a few hundred ms when nothing is lost). Some
+// within 0.4-1.5 s: attempts in flight whose lease has not run out yet. Some within 1.5-3 s:
+// lost leases (1.5 s), lost replies (2 s attempt timeout + 0.5 s grace) and their
+// reconciliation. Some past 3 s, so that reconciliations complete between kills.
 std::chrono::milliseconds DrawDelay(std::mt19937_64& rng) {
   auto uniform = [&rng](int low, int high) {
     return std::chrono::milliseconds(std::uniform_int_distribution<int>(low, high)(rng));
   };
   const int band = std::uniform_int_distribution<int>(0, 99)(rng);
-  if (band < 40) return uniform(0, 300);
-  if (band < 65) return uniform(300, 1500);
-  if (band < 85) return uniform(1500, 3000);
+  if (band < 50) return uniform(0, 400);
+  if (band < 75) return uniform(400, 1500);
+  if (band < 90) return uniform(1500, 3000);
   return uniform(3000, 4500);
 }
 
@@ -415,11 +416,11 @@ class Epoch {
     return CliResult{status, std::move(out)};
   }
 
-  // `reckon start` for workflows [0, count), each retried while the server is down or no
+  // `reckon start` for workflows [from, to), each retried while the server is down or no
   // worker has registered yet (exit code 1). Any other answer fails the test.
-  bool StartWorkflows(int count) {
+  bool StartWorkflows(int from, int to) {
     const SteadyClock::time_point deadline = SteadyClock::now() + kStartTimeout;
-    for (int i = 0; i < count; ++i) {
+    for (int i = from; i < to; ++i) {
       for (;;) {
         if (!CheckAlive()) return false;
         Result<CliResult> started =
@@ -582,18 +583,15 @@ class ServerCrashTest : public ::testing::Test {
     for (int i = 0; i < kWorkers; ++i) {
       if (!epoch.StartWorker(i)) return;
     }
-    if (!epoch.StartWorkflows(kWorkflows / 2)) return;
-    bool all_started = false;
+    int started = 0;  // refund-0 .. refund-(started-1) were started
 
     Observation last;  // the latest sweep that answered
     int kills = 0, server_kills = 0, worker_kills = 0, busy = 0;
     bool finished = false;
     for (int k = 0; k < kKillsPerEpoch && tally.kill_points < kill_points; ++k) {
-      if (k == kKillsPerEpoch / 2) {
-        // All of them; the first half again, which must not start second runs.
-        if (!epoch.StartWorkflows(kWorkflows)) return;
-        all_started = true;
-      }
+      const int more = kWorkflows * (k + 1) / kKillsPerEpoch;
+      if (!epoch.StartWorkflows(started, more)) return;
+      started = more;
       const std::chrono::milliseconds delay = DrawDelay(rng);
       // The server with probability 0.4, else a worker; an epoch's last kill point makes sure
       // that the epoch killed both kinds.
@@ -602,17 +600,16 @@ class ServerCrashTest : public ::testing::Test {
                        : std::uniform_int_distribution<int>(0, kWorkers - 1)(rng);
       if (k == kKillsPerEpoch - 1 && server_kills == 0) target = -1;
       if (k == kKillsPerEpoch - 1 && worker_kills == 0) target = 0;
-      target = -1;  // TEMPORARY
       if (!epoch.RunUntil(SteadyClock::now() + delay, tally, last)) return;
-      if (all_started && last.listed && last.workflows == kWorkflows &&
-          last.terminal == kWorkflows) {
+      // Work is left unless the latest sweep saw every workflow started so far terminal (a
+      // workflow can finish between that sweep and the kill: this may overcount a little).
+      const bool work_left =
+          !(last.listed && last.workflows == started && last.terminal == started);
+      if (!work_left && started == kWorkflows) {
         finished = true;  // later kills would hit idle processes
         ++tally.finished_first;
         break;
       }
-      // Work is left unless the latest sweep saw every workflow terminal (a workflow can
-      // finish between that sweep and the kill, so this may overcount by a little).
-      const bool work_left = !(last.listed && last.workflows == last.terminal);
       if (!epoch.KillAndRestart(target)) return;
       ++kills;
       ++tally.kill_points;
@@ -627,7 +624,9 @@ class ServerCrashTest : public ::testing::Test {
         tally.busy_worker_kills += work_left ? 1 : 0;
       }
     }
-    if (!all_started && !epoch.StartWorkflows(kWorkflows)) return;
+    // Every workflow once more (and those an early end of the kill points left unstarted):
+    // a start is idempotent on the workflow id, even for a finished run.
+    if (!epoch.StartWorkflows(0, kWorkflows)) return;
 
     // Nothing is killed any more: every workflow must become terminal.
     if (!epoch.WaitServerReady()) return;

@@ -23,7 +23,7 @@ namespace {
 constexpr milliseconds kReportTimeout{10000};
 
 std::unique_ptr<capnp::MallocMessageBuilder> NewRequest() {
-  return std::make_unique<capnp::MallocMessageBuilder>();
+  return std::make_unique<capnp::MallocMessageBuilder>(128);  // grows when a message needs it
 }
 
 std::string DefaultWorkerId() {

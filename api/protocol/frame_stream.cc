@@ -41,30 +41,42 @@ FrameStream::FrameStream(asio::ip::tcp::socket socket, FrameLimits limits)
   socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
 }
 
+asio::awaitable<Result<void>> FrameStream::Fill(std::size_t n, std::string_view where) {
+  if (in_end_ - in_begin_ >= n) co_return Ok();
+  // Make room: move what is left to the front, grow if one frame needs more.
+  if (in_begin_ > 0) {
+    std::memmove(in_.data(), in_.data() + in_begin_, in_end_ - in_begin_);
+    in_end_ -= in_begin_;
+    in_begin_ = 0;
+  }
+  if (in_.size() < std::max<std::size_t>(n, 64 * 1024)) in_.resize(std::max<std::size_t>(n, 64 * 1024));
+  while (in_end_ < n) {
+    auto [ec, got] = co_await socket_.async_read_some(
+        asio::buffer(in_.data() + in_end_, in_.size() - in_end_), kNoThrow);
+    if (ec) {
+      co_return StreamError(ec, in_end_ == 0 ? "" : std::string(where) + " (truncated frame)");
+    }
+    in_end_ += got;
+  }
+  co_return Ok();
+}
+
 asio::awaitable<Result<Frame>> FrameStream::Read() {
   if (closed_) co_return Err(Errc::kUnavailable, "connection is closed");
+  RECKON_CO_TRY(co_await Fill(8, "inside a frame's header"));
   std::array<std::byte, 8> first{};
-  {
-    auto [ec, n] = co_await asio::async_read(socket_, asio::buffer(first), kNoThrow);
-    if (ec) co_return StreamError(ec, "");
-  }
+  std::memcpy(first.data(), in_.data() + in_begin_, 8);
   RECKON_CO_TRY(std::size_t rest, SegmentTableRemainder(first, limits_));
-  std::vector<std::byte> table(8 + rest);
-  std::memcpy(table.data(), first.data(), 8);
-  if (rest > 0) {
-    auto [ec, n] = co_await asio::async_read(socket_, asio::buffer(table.data() + 8, rest),
-                                             kNoThrow);
-    if (ec) co_return StreamError(ec, "inside a frame's segment table (truncated frame)");
-  }
+  RECKON_CO_TRY(co_await Fill(8 + rest, "inside a frame's segment table"));
+  const std::span<const std::byte> table(in_.data() + in_begin_, 8 + rest);
   RECKON_CO_TRY(std::size_t body, BodyBytes(table, limits_));
-  auto words = kj::heapArray<capnp::word>((table.size() + body) / 8);
-  auto* bytes = reinterpret_cast<std::byte*>(words.begin());
-  std::memcpy(bytes, table.data(), table.size());
-  {
-    auto [ec, n] = co_await asio::async_read(
-        socket_, asio::buffer(bytes + table.size(), body), kNoThrow);
-    if (ec) co_return StreamError(ec, "inside a frame's body (truncated frame)");
-  }
+  const std::size_t total = table.size() + body;
+  RECKON_CO_TRY(co_await Fill(total, "inside a frame's body"));
+  // Copied into word-aligned memory that Cap'n Proto reads in place.
+  auto words = kj::heapArray<capnp::word>(total / 8);
+  std::memcpy(words.begin(), in_.data() + in_begin_, total);
+  in_begin_ += total;
+  if (in_begin_ == in_end_) in_begin_ = in_end_ = 0;
   co_return Frame(kj::mv(words));
 }
 

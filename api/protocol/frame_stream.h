@@ -18,6 +18,8 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "api/protocol/frame.h"
 #include "base/error.h"
@@ -45,8 +47,16 @@ class FrameStream : public std::enable_shared_from_this<FrameStream> {
  private:
   boost::asio::awaitable<void> WriteLoop();
 
+  // Reads at least `n` bytes into in_ (beyond in_begin_), as many as the socket has.
+  boost::asio::awaitable<Result<void>> Fill(std::size_t n, std::string_view where);
+
   boost::asio::ip::tcp::socket socket_;
   FrameLimits limits_;
+  // Bytes received and not yet returned as frames, in in_[in_begin_, in_end_): one read
+  // system call usually brings several frames.
+  std::vector<std::byte> in_;
+  std::size_t in_begin_ = 0;
+  std::size_t in_end_ = 0;
   std::string peer_;
   std::deque<Frame> queue_;
   std::size_t queued_bytes_ = 0;

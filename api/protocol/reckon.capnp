@@ -45,6 +45,7 @@ struct Request {
     pollToolTask @15 :PollTask;
     completeToolTask @16 :CompleteToolTask;
     heartbeat @17 :Heartbeat;
+    watchWorkflow @18 :WatchWorkflow;
   }
 }
 
@@ -148,6 +149,16 @@ struct HistoryEvent {
   recordedAtUs @1 :Int64;
   type @2 :Text;     # "OperationCommitted"
   payload @3 :Data;  # one EventPayload message of storage/events.capnp, flat-array encoded
+}
+
+struct WatchWorkflow {
+  # A long poll on a run's history: the reply (`history`) holds the durable events after
+  # `afterSeq`, as soon as there is at least one, or none when `waitMs` passes first. A client
+  # follows a run by repeating it with the last seq it saw; the run is over once an event
+  # WorkflowCompleted, WorkflowFailed or WorkflowCancelled arrives.
+  workflowId @0 :Text;
+  afterSeq @1 :Int64;
+  waitMs @2 :UInt32;
 }
 
 struct DecideApproval {

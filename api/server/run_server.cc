@@ -4,6 +4,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -26,7 +27,14 @@ int RunServer(const ServerConfig& config) {
                   journal.error().ToString());
     return 1;
   }
-  storage::Journal& j = *journal.value();
+  // A second connection for everything but commits: the commit thread owns the first.
+  auto reader_journal = storage::Journal::Open(config.journal_path, config.journal);
+  if (!reader_journal) {
+    spdlog::error("cannot open journal '{}': {}", config.journal_path,
+                  reader_journal.error().ToString());
+    return 1;
+  }
+  storage::Journal& j = *reader_journal.value();
   ContractRegistry contracts;
   auto loaded = LoadJournaledContracts(j, contracts);
   if (!loaded) {
@@ -46,6 +54,7 @@ int RunServer(const ServerConfig& config) {
   }
 
   asio::io_context io(1);
+  asio::thread_pool commit_thread(1);
   Engine* engine_ptr = nullptr;
   TaskQueues tasks(io.get_executor(), config.tasks, [&engine_ptr](const ToolReport& report) {
     if (engine_ptr == nullptr || !report.attempt_outcome) return;
@@ -55,10 +64,15 @@ int RunServer(const ServerConfig& config) {
   SystemClock clock;
   EngineOptions engine_options;
   engine_options.decider.worker_name = "server";
-  Engine engine(io.get_executor(), j, contracts, tasks, tasks, clock, trace.value().get(),
-                engine_options);
+  engine_options.commit_executor = commit_thread.get_executor();
+  engine_options.reader = &j;
+  Engine engine(io.get_executor(), *journal.value(), contracts, tasks, tasks, clock,
+                trace.value().get(), engine_options);
   engine_ptr = &engine;
   Service service(j, contracts, engine, tasks);
+  engine.OnChange([&service](const RunState& run, std::string_view) {
+    service.RunChanged(run.ref().workflow_id);
+  });
   Server server(io.get_executor(), service, config.server);
   if (auto listening = server.Listen(config.listen); !listening) {
     spdlog::error("{}", listening.error().ToString());
@@ -109,6 +123,7 @@ int RunServer(const ServerConfig& config) {
   };
   watch();
   io.run();
+  commit_thread.join();  // after the engine's last commit
   return exit_code;
 }
 

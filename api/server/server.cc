@@ -133,7 +133,8 @@ asio::awaitable<void> Server::Answer(std::shared_ptr<Connection> connection, Fra
   std::chrono::milliseconds timeout(request.getTimeoutMs());
   if (timeout.count() == 0) timeout = options_.default_timeout;
   timeout = std::min(timeout, options_.max_timeout);
-  capnp::MallocMessageBuilder message;
+  // Most replies are small: start with 1 KiB rather than the default 8 KiB (zeroed each time).
+  capnp::MallocMessageBuilder message(128);
   auto response = message.initRoot<wire::Response>();
   response.setId(id);
   auto handled = service_.Handle(connection->session, request, timeout, response);

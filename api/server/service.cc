@@ -4,6 +4,10 @@
 #include <boost/json/serialize.hpp>
 #include <spdlog/spdlog.h>
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
 #include <chrono>
 #include <set>
 
@@ -120,6 +124,10 @@ asio::awaitable<Result<void>> Service::Dispatch(SessionState& session,
       out.initResult().setOk();
       co_return Ok();
     }
+    case wire::Request::Method::WATCH_WORKFLOW: {
+      auto watched = Watch(method.getWatchWorkflow(), timeout, out);
+      co_return co_await std::move(watched);
+    }
     case wire::Request::Method::DESCRIBE_WORKFLOW:
       co_return queries_.Describe(Str(method.getDescribeWorkflow().getWorkflowId()), out);
     case wire::Request::Method::LIST_WORKFLOWS:
@@ -205,6 +213,39 @@ asio::awaitable<Result<void>> Service::Dispatch(SessionState& session,
                     "method with union ordinal " + std::to_string(static_cast<int>(method.which())) +
                         " is not known to this server; upgrade the server or the client");
   }
+}
+
+void Service::RunChanged(const std::string& workflow_id) {
+  auto [begin, end] = watchers_.equal_range(workflow_id);
+  for (auto it = begin; it != end; ++it) it->second->cancel();
+  watchers_.erase(begin, end);
+}
+
+asio::awaitable<Result<void>> Service::Watch(wire::WatchWorkflow::Reader in, milliseconds timeout,
+                                             wire::Response::Builder out) {
+  RECKON_CO_TRY(std::string id, RequiredText(in.getWorkflowId(), "workflowId"));
+  const std::int64_t after = in.getAfterSeq();
+  RECKON_CO_TRY(auto run, journal_.FindLatestRun(id));
+  if (!run) {
+    co_return Err(Errc::kNotFound, "no workflow '" + id + "'; `reckon list` shows the ids");
+  }
+  if (run->next_seq - 1 <= after) {
+    // Nothing new yet: wait for the engine's next durable batch of this run, or the deadline.
+    auto timer = std::make_shared<asio::steady_timer>(
+        co_await asio::this_coro::executor,
+        std::min(milliseconds(in.getWaitMs()), timeout));
+    watchers_.emplace(id, timer);
+    co_await timer->async_wait(asio::as_tuple(asio::use_awaitable));
+    for (auto [it, end] = watchers_.equal_range(id); it != end; ++it) {
+      if (it->second == timer) {
+        watchers_.erase(it);
+        break;
+      }
+    }
+  }
+  RECKON_CO_TRY(auto events, journal_.ReadEvents(run->ref, after + 1));
+  EventsToWire(events, out.initResult().initHistory(static_cast<unsigned>(events.size())));
+  co_return Ok();
 }
 
 asio::awaitable<Result<void>> Service::Start(wire::StartWorkflow::Reader in,

@@ -14,6 +14,10 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include <boost/asio/steady_timer.hpp>
+
+#include <map>
+#include <memory>
 #include <string>
 
 #include "api/protocol/reckon.capnp.h"
@@ -50,12 +54,18 @@ class Service {
   // The connection of `session` closed.
   void Disconnected(const SessionState& session);
 
+  // The engine made a batch of `workflow_id` durable: wakes its watchWorkflow long polls.
+  void RunChanged(const std::string& workflow_id);
+
  private:
   boost::asio::awaitable<Result<void>> Dispatch(SessionState& session,
                                                 wire::Request::Reader request,
                                                 std::chrono::milliseconds timeout,
                                                 wire::Response::Builder response);
   boost::asio::awaitable<Result<void>> Start(wire::StartWorkflow::Reader in,
+                                             wire::Response::Builder out);
+  boost::asio::awaitable<Result<void>> Watch(wire::WatchWorkflow::Reader in,
+                                             std::chrono::milliseconds timeout,
                                              wire::Response::Builder out);
   Result<void> Register(SessionState& session, wire::RegisterWorker::Reader in,
                         wire::Response::Builder out);
@@ -75,6 +85,8 @@ class Service {
   Engine& engine_;
   TaskQueues& tasks_;
   Queries queries_;
+  // watchWorkflow long polls by workflow id; cancelling the timer wakes the poll.
+  std::multimap<std::string, std::shared_ptr<boost::asio::steady_timer>> watchers_;
 };
 
 }  // namespace reckon::api

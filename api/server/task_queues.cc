@@ -372,8 +372,19 @@ std::optional<ToolTaskView> TaskQueues::TakeToolTask(SessionId session) {
   return std::nullopt;
 }
 
+namespace {
+
+bool AnyQueued(const std::map<std::string, std::deque<std::uint64_t>>& queues) {
+  return std::any_of(queues.begin(), queues.end(),
+                     [](const auto& entry) { return !entry.second.empty(); });
+}
+
+}  // namespace
+
 void TaskQueues::MatchWaiters() {
-  for (auto w = workflow_waiters_.begin(); w != workflow_waiters_.end();) {
+  // Cheap when nothing waits in a queue (the common case right after a task was taken).
+  for (auto w = workflow_waiters_.begin();
+       w != workflow_waiters_.end() && AnyQueued(workflow_queues_);) {
     auto task = TakeWorkflowTask(w->session);
     if (!task) {
       ++w;
@@ -383,7 +394,7 @@ void TaskQueues::MatchWaiters() {
     PostResult(executor_, std::move(w->done), std::move(task));
     w = workflow_waiters_.erase(w);
   }
-  for (auto w = tool_waiters_.begin(); w != tool_waiters_.end();) {
+  for (auto w = tool_waiters_.begin(); w != tool_waiters_.end() && AnyQueued(tool_queues_);) {
     auto task = TakeToolTask(w->session);
     if (!task) {
       ++w;

@@ -1,0 +1,78 @@
+// bench_worker: a worker process for server_bench. Hosts the benchmark workflow "ten_calls"
+// (10 sequential calls of the no-op read_only tool "noop") and connects to a reckon server.
+//
+//   bench_worker --server HOST:PORT [--id NAME] [--tool-slots N]
+#include <CLI/CLI.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "worker/remote_worker.h"
+
+namespace {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using namespace reckon;
+
+ToolContract NoopContract() {
+  ToolContract c;
+  c.name = "noop";
+  c.description = "Does nothing and says so.";
+  c.side_effect = SideEffect::kReadOnly;
+  c.attempt_timeout = std::chrono::milliseconds(5000);
+  c.retry.max_attempts = 3;
+  c.retry.backoff = Backoff{std::chrono::milliseconds(10), 2.0, std::chrono::milliseconds(100)};
+  c.input_schema = json::object{{"type", "object"}};
+  return c;
+}
+
+asio::awaitable<AttemptOutcome> Noop(json::value, ToolCallContext) {
+  co_return ToolSucceeded(json::object{{"ok", true}});
+}
+
+Task<WorkflowOutcome> TenCalls(WorkflowContext& ctx, json::value) {
+  for (int i = 0; i < 10; ++i) {
+    auto call = ctx.Call("noop", json::object{});
+    CallResult result = co_await call;
+    if (!result) co_return result.error();
+  }
+  co_return json::object{{"calls", 10}};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  RemoteWorkerOptions options;
+  options.tool_slots = 64;
+  options.workflow_slots = 8;
+  CLI::App app("bench_worker: hosts ten_calls and noop for server_bench", "bench_worker");
+  app.add_option("--server", options.server, "reckon server HOST:PORT")->required();
+  app.add_option("--id", options.worker_id, "worker id");
+  app.add_option("--tool-slots", options.tool_slots, "tool calls at once");
+  app.add_option("--workflow-slots", options.workflow_slots, "workflow task polls at once");
+  CLI11_PARSE(app, argc, argv);
+  spdlog::set_default_logger(spdlog::stderr_color_mt("bench_worker"));
+  spdlog::set_level(spdlog::level::warn);
+  ToolRegistry tools;
+  WorkflowRegistry workflows;
+  (void)tools.Register(Tool{NoopContract(), Noop, {}});
+  (void)workflows.Register("ten_calls", TenCalls);
+  asio::io_context io(1);
+  RemoteWorker worker(io.get_executor(), workflows, tools, options);
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& ec, int) {
+    if (!ec) worker.Stop();
+  });
+  auto run = [&]() -> asio::awaitable<void> {
+    auto ended = co_await worker.Run();
+    if (!ended) std::fprintf(stderr, "bench_worker: %s\n", ended.error().ToString().c_str());
+    signals.cancel();
+    io.stop();
+  };
+  asio::co_spawn(io, run(), [](std::exception_ptr) {});
+  io.run();
+  return 0;
+}

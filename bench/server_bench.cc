@@ -1,0 +1,254 @@
+// server_bench: W1 and W3 in server mode. `reckon server` and the workers run as separate
+// processes and talk Cap'n Proto over loopback TCP; this program is the client (start, then
+// watchWorkflow until the run is over). Figures are printed with the fsync floor measured in
+// the same run, on the same disk.
+//
+//   W1  one ten_calls workflow at a time: p50/p99 from the start request to the terminal
+//       event seen by the client (target p50 <= 5 ms)
+//   W3  concurrency 32 for S seconds: workflows/s (target >= 1,500 on 2 cores), and the CPU
+//       time of the server and worker processes per workflow
+//
+//   server_bench --dir DIR [--workers N] [--w1 COUNT] [--w3-seconds S]
+#include <CLI/CLI.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "api/protocol/client.h"
+#include "bench/fsync_floor.h"
+#include "bench/machine.h"
+#include "tests/support/subprocess.h"
+
+namespace {
+
+namespace asio = boost::asio;
+using namespace reckon;
+using SteadyClock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+double ProcessCpuSeconds(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const auto close = text.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(text.substr(close + 2));
+  std::string field;
+  double utime = 0, stime = 0;
+  for (int i = 3; fields >> field; ++i) {
+    if (i == 14) utime = std::stod(field);
+    if (i == 15) {
+      stime = std::stod(field);
+      break;
+    }
+  }
+  return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+double Percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<std::size_t>(p * v.size()))];
+}
+
+struct Cluster {
+  std::optional<testing::Subprocess> server;
+  std::vector<testing::Subprocess> workers;
+  std::string address;
+};
+
+Cluster StartCluster(const std::string& dir, int workers) {
+  Cluster c;
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(dir + "/server.db" + suffix);
+  std::filesystem::remove(dir + "/port");
+  testing::SubprocessOptions options;
+  options.args = {"server",      "--journal",   dir + "/server.db", "--listen",
+                  "127.0.0.1:0", "--port-file", dir + "/port",      "--quiet",
+                  "--trace",     "/dev/null"};
+  options.stderr_path = dir + "/server.log";
+  c.server.emplace(std::move(testing::Subprocess::Start(RECKON_CLI_PATH, options)).value());
+  int port = 0;
+  for (int i = 0; i < 400 && port == 0; ++i) {
+    std::ifstream file(dir + "/port");
+    if (!(file >> port)) std::this_thread::sleep_for(10ms);
+  }
+  if (port == 0) {
+    std::fprintf(stderr, "server did not start; see %s/server.log\n", dir.c_str());
+    std::exit(1);
+  }
+  c.address = "127.0.0.1:" + std::to_string(port);
+  for (int i = 0; i < workers; ++i) {
+    testing::SubprocessOptions w;
+    w.args = {"--server", c.address, "--id", "bench-" + std::to_string(i)};
+    w.stderr_path = dir + "/worker.log";
+    c.workers.push_back(std::move(testing::Subprocess::Start(BENCH_WORKER_PATH, w)).value());
+  }
+  return c;
+}
+
+std::unique_ptr<capnp::MallocMessageBuilder> NewRequest() {
+  auto m = std::make_unique<capnp::MallocMessageBuilder>();
+  m->initRoot<api::wire::Request>();
+  return m;
+}
+
+// Starts one workflow and follows it to its end. Returns false on any error.
+asio::awaitable<bool> RunOne(std::shared_ptr<api::Client> client, std::string id) {
+  for (int attempt = 0;; ++attempt) {
+    auto start = NewRequest();
+    auto s = start->getRoot<api::wire::Request>().initMethod().initStartWorkflow();
+    s.setWorkflowId(id);
+    s.setWorkflowType("ten_calls");
+    s.setInputJson("{}");
+    auto call = client->Call(std::move(start), 10s);
+    auto started = co_await std::move(call);
+    if (started) break;
+    // Right after start-up the workers may not have registered yet.
+    if (started.error().code() != Errc::kFailedPrecondition || attempt > 200) {
+      std::fprintf(stderr, "start %s: %s\n", id.c_str(), started.error().ToString().c_str());
+      co_return false;
+    }
+    asio::steady_timer wait(co_await asio::this_coro::executor, 10ms);
+    co_await wait.async_wait(asio::use_awaitable);
+  }
+  std::int64_t seen = 0;
+  while (true) {
+    auto watch = NewRequest();
+    auto w = watch->getRoot<api::wire::Request>().initMethod().initWatchWorkflow();
+    w.setWorkflowId(id);
+    w.setAfterSeq(seen);
+    w.setWaitMs(10000);
+    auto call = client->Call(std::move(watch), 15s);
+    auto reply = co_await std::move(call);
+    if (!reply) {
+      std::fprintf(stderr, "watch %s: %s\n", id.c_str(), reply.error().ToString().c_str());
+      co_return false;
+    }
+    for (auto event : reply.value().get().getResult().getHistory()) {
+      seen = event.getSeq();
+      const std::string type = event.getType().cStr();
+      if (type == "WorkflowCompleted") co_return true;
+      if (type == "WorkflowFailed" || type == "WorkflowCancelled") {
+        std::fprintf(stderr, "%s ended %s\n", id.c_str(), type.c_str());
+        co_return false;
+      }
+    }
+  }
+}
+
+std::shared_ptr<api::Client> Connect(asio::io_context& io, const std::string& address) {
+  std::shared_ptr<api::Client> client;
+  auto connect = [&]() -> asio::awaitable<void> {
+    auto c = co_await api::Client::Connect(io.get_executor(), address);
+    if (c) client = c.value();
+  };
+  asio::co_spawn(io, connect(), asio::detached);
+  for (int i = 0; i < 1000 && !client; ++i) io.run_one_for(10ms);
+  if (!client) {
+    std::fprintf(stderr, "cannot connect to %s\n", address.c_str());
+    std::exit(1);
+  }
+  return client;
+}
+
+void W1(const std::string& dir, int workers, int count, const bench::FsyncFloor& floor) {
+  Cluster cluster = StartCluster(dir, workers);
+  asio::io_context io(1);
+  auto client = Connect(io, cluster.address);
+  std::vector<double> latencies;
+  bool ok = true;
+  auto serial = [&]() -> asio::awaitable<void> {
+    // Warm-up: the first run waits for the workers to register.
+    ok = co_await RunOne(client, "w1-warmup");
+    for (int i = 0; i < count && ok; ++i) {
+      auto start = SteadyClock::now();
+      ok = co_await RunOne(client, "w1-" + std::to_string(i));
+      latencies.push_back(
+          std::chrono::duration<double, std::milli>(SteadyClock::now() - start).count());
+    }
+    client->Close();
+  };
+  asio::co_spawn(io, serial(), asio::detached);
+  io.run();
+  if (!ok || latencies.empty()) {
+    std::fprintf(stderr, "W1 failed\n");
+    std::exit(1);
+  }
+  const double p50 = Percentile(latencies, 0.5), p99 = Percentile(latencies, 0.99);
+  std::printf("W1  server mode, %d worker process(es), %d workflows x 10 sequential calls, serial:"
+              "  p50 %.2f ms  p99 %.2f ms  (p50 = %.1f x fsync floor; target p50 <= 5 ms)\n",
+              workers, count, p50, p99, p50 * 1000 / floor.mean_us);
+}
+
+void W3(const std::string& dir, int workers, double seconds, int concurrency,
+        const bench::FsyncFloor& floor) {
+  Cluster cluster = StartCluster(dir, workers);
+  asio::io_context io(1);
+  auto client = Connect(io, cluster.address);
+  // Warm up: the workers register.
+  std::optional<bool> warmed;
+  auto warm = [&]() -> asio::awaitable<void> { warmed = co_await RunOne(client, "w3-warmup"); };
+  asio::co_spawn(io, warm(), asio::detached);
+  for (int i = 0; i < 3000 && !warmed; ++i) io.run_one_for(10ms);
+  if (!warmed || !*warmed) {
+    std::fprintf(stderr, "W3 warm-up failed\n");
+    std::exit(1);
+  }
+  int completed = 0, failed = 0;
+  const double server_cpu0 = ProcessCpuSeconds(cluster.server->pid());
+  double worker_cpu0 = 0;
+  for (auto& w : cluster.workers) worker_cpu0 += ProcessCpuSeconds(w.pid());
+  const auto start = SteadyClock::now();
+  const auto end = start + std::chrono::duration_cast<SteadyClock::duration>(
+                               std::chrono::duration<double>(seconds));
+  int running = concurrency;
+  auto loop = [&](int c) -> asio::awaitable<void> {
+    for (int i = 0; SteadyClock::now() < end; ++i) {
+      bool done = co_await RunOne(client, "w3-" + std::to_string(c) + "-" + std::to_string(i));
+      if (!done) ++failed;
+      else if (SteadyClock::now() <= end) ++completed;
+    }
+    if (--running == 0) client->Close();
+  };
+  for (int c = 0; c < concurrency; ++c) asio::co_spawn(io, loop(c), asio::detached);
+  io.run();
+  const double elapsed = std::chrono::duration<double>(end - start).count();
+  const double server_cpu = ProcessCpuSeconds(cluster.server->pid()) - server_cpu0;
+  double worker_cpu = -worker_cpu0;
+  for (auto& w : cluster.workers) worker_cpu += ProcessCpuSeconds(w.pid());
+  const double per_s = completed / elapsed;
+  std::printf("W3  server mode, %d worker process(es), concurrency %d for %.1f s: %.0f workflows/s,"
+              " %.0f steps/s; CPU ms/workflow: server %.2f, workers %.2f; %d failed"
+              "  (%.2f workflows per fsync-floor interval; target >= 1,500 workflows/s)\n",
+              workers, concurrency, elapsed, per_s, per_s * 10, server_cpu * 1000 / completed,
+              worker_cpu * 1000 / completed, failed, per_s * floor.mean_us / 1e6);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"server_bench: W1 and W3 with server and workers in separate processes"};
+  std::string dir = std::filesystem::current_path().string();
+  int workers = 2, w1 = 300;
+  double w3_seconds = 20;
+  std::string only;
+  app.add_option("--dir", dir, "scratch directory on the disk to measure");
+  app.add_option("--workers", workers, "worker processes");
+  app.add_option("--w1", w1, "W1: number of serial workflows");
+  app.add_option("--w3-seconds", w3_seconds, "W3: duration");
+  app.add_option("--only", only, "w1 or w3");
+  CLI11_PARSE(app, argc, argv);
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  std::printf("%s\n", bench::DescribeMachine(dir).c_str());
+  auto floor = bench::MeasureFsyncFloor(dir, 2000);
+  std::printf("floor: 4 KiB write + fdatasync: mean %.1f us, p50 %.1f us, p99 %.1f us\n",
+              floor.mean_us, floor.p50_us, floor.p99_us);
+  if (only.empty() || only == "w1") W1(dir, workers, w1, floor);
+  if (only.empty() || only == "w3") W3(dir, workers, w3_seconds, 32, floor);
+  return 0;
+}
