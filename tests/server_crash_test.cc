@@ -27,8 +27,8 @@
 // on that same port, because the workers were told that address. The port file, deleted
 // before each start, also tells when a life has recovered and serves. The test does not wait
 // for it after a restart, so that the next kill can land during recovery; it waits only before
-// the final drain. The server and workers log to stdout as well as stderr: stdout is drained
-// into <name>.stdout.log, so that the pipe never fills.
+// the final drain. Their stderr goes to <name>.log; anything they write to stdout is drained
+// into <name>.stdout.log, so that the pipe can never fill and block them.
 //
 // RECKON_SERVER_CRASH_KILLS: kill points per mode (default 8; the heavy tier raises it).
 // RECKON_SERVER_CRASH_SEED: the seed of the delays, the targets and the provider's faults

@@ -164,7 +164,7 @@ Result<void> RunShow(CommandEnv& env, const IdArgs& args) {
   if (s.getStuckReason().size() > 0) text += "stuck     " + Str(s.getStuckReason()) + "\n";
   text += "started   " + FormatTimeUs(s.getCreatedAtUs()) + " UTC\n";
   text += "updated   " + FormatTimeUs(s.getUpdatedAtUs()) + " UTC\n";
-  text += "input     " + Str(detail.getInputJson()) + "  (secret fields removed)\n";
+  text += "input     " + Str(detail.getInputJson()) + "\n";
   if (detail.getResultJson().size() > 0) text += "result    " + Str(detail.getResultJson()) + "\n";
   text += "\n";
   std::vector<std::vector<std::string>> rows = {
