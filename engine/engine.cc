@@ -231,7 +231,7 @@ asio::awaitable<Result<void>> Engine::Activate(Slot& slot, Decider& decider, std
   shown = decider.events().size();
   slot.needs_full_history = false;
   ActivationRequest request{slot.state.ref(), slot.state.workflow_type(), events, full,
-                            clock_.NowMicros()};
+                            clock_.NowMicros(), decider.events()};
   RECKON_CO_TRY(auto commands, co_await host_.Activate(request));
   co_return decider.ApplyCommands(std::move(commands));
 }

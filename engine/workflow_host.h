@@ -26,6 +26,11 @@ struct ActivationRequest {
   std::span<const storage::Event> events;
   bool full_history = false;
   std::int64_t now_us = 0;  // the time ctx.now() returns when it is not replaying
+  // Every event decided in the current batch so far, not yet durable; everything before them
+  // is in the journal. `events` shows the code only what it has not seen, and the events its
+  // own commands produced never reach it (a cached instance does not need them), so a host
+  // that must rebuild the run elsewhere takes the journal's history plus these.
+  std::span<const storage::Event> batch_events;
 };
 
 class WorkflowHost {

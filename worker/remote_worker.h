@@ -6,7 +6,8 @@
 // Workflow tasks: instances are cached by workflow id, so a task usually carries only the
 // events the code has not seen; a task for a run that is not cached (evicted, or this worker
 // restarted) is answered "not cached" and comes back with the full history.
-// Tool tasks: at most `tool_slots` run at once; each runs under its hard deadline (the tool
+// Tool tasks: at most `tool_slots` run at once (right after a reconnect, calls started on the
+// old connection may still be finishing beside a new set); each runs under its hard deadline (the tool
 // sees it in ToolCallContext, and is cancelled when it passes). While tool tasks run, the
 // worker heartbeats their tokens; a token the server no longer holds is cancelled locally.
 // A report that could not be delivered (the connection dropped) is sent again after
@@ -38,7 +39,9 @@ namespace reckon {
 
 struct RemoteWorkerOptions {
   std::string server = "127.0.0.1:7233";
-  std::string worker_id;  // empty: <hostname>-<pid>
+  // Empty: <hostname>-<pid>. Must be unique among live workers: tool-task leases are bound to
+  // it, so that a worker that reconnects keeps its leases.
+  std::string worker_id;
   int workflow_slots = 2;  // concurrent workflow task polls
   int tool_slots = 16;     // concurrent tool calls
   std::chrono::milliseconds poll_wait{20000};

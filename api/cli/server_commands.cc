@@ -26,6 +26,15 @@ struct ServerArgs {
 };
 
 void RunServerCommand(CommandEnv& env, ServerArgs& args) {
+  if (args.heartbeat_ms * 2 > args.lease_timeout_ms) {
+    ReportError(env, "server",
+                Err(Errc::kInvalidArgument,
+                    "--heartbeat-ms (" + std::to_string(args.heartbeat_ms) +
+                        ") must be at most half of --lease-timeout-ms (" +
+                        std::to_string(args.lease_timeout_ms) +
+                        "), or one late heartbeat loses a lease"));
+    return;
+  }
   args.config.tasks.lease_timeout = std::chrono::milliseconds(args.lease_timeout_ms);
   args.config.tasks.heartbeat_interval = std::chrono::milliseconds(args.heartbeat_ms);
   args.config.tasks.workflow_task_timeout =

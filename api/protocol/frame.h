@@ -61,7 +61,7 @@ class Frame {
 Frame EncodeFrame(capnp::MessageBuilder& message);
 
 // Parses a whole frame from `bytes` (any alignment; copied). Used by tests and tools that have
-// the bytes in memory; the network path reads with FrameReader (api/protocol/frame_stream.h).
+// the bytes in memory; the network path reads with FrameStream (api/protocol/frame_stream.h).
 Result<Frame> ParseFrame(std::span<const std::byte> bytes, const FrameLimits& limits);
 
 }  // namespace reckon::api

@@ -56,11 +56,13 @@ int RunServer(const ServerConfig& config) {
   asio::io_context io(1);
   asio::thread_pool commit_thread(1);
   Engine* engine_ptr = nullptr;
-  TaskQueues tasks(io.get_executor(), config.tasks, [&engine_ptr](const ToolReport& report) {
+  auto late = [&engine_ptr](const ToolReport& report) {
     if (engine_ptr == nullptr || !report.attempt_outcome) return;
     engine_ptr->ReportLateAttempt(report.workflow_id, report.operation_id, report.attempt,
                                   *report.attempt_outcome);
-  });
+  };
+  auto durable = [&j](const storage::RunRef& run) { return j.ReadEvents(run); };
+  TaskQueues tasks(io.get_executor(), config.tasks, late, durable);
   SystemClock clock;
   EngineOptions engine_options;
   engine_options.decider.worker_name = "server";
@@ -69,7 +71,7 @@ int RunServer(const ServerConfig& config) {
   Engine engine(io.get_executor(), *journal.value(), contracts, tasks, tasks, clock,
                 trace.value().get(), engine_options);
   engine_ptr = &engine;
-  Service service(j, contracts, engine, tasks);
+  Service service(j, contracts, engine, tasks, config.server.limits.max_message_bytes);
   engine.OnChange([&service](const RunState& run, std::string_view) {
     service.RunChanged(run.ref().workflow_id);
   });

@@ -68,11 +68,12 @@ Result<int> LoadJournaledContracts(storage::Journal& journal, ContractRegistry& 
 }
 
 Service::Service(storage::Journal& journal, ContractRegistry& contracts, Engine& engine,
-                 TaskQueues& tasks)
+                 TaskQueues& tasks, std::size_t max_reply_bytes)
     : journal_(journal),
       contracts_(contracts),
       engine_(engine),
       tasks_(tasks),
+      max_reply_bytes_(max_reply_bytes),
       queries_(journal, engine, contracts) {}
 
 asio::awaitable<void> Service::Handle(SessionState& session, wire::Request::Reader request,
@@ -355,6 +356,17 @@ asio::awaitable<Result<void>> Service::PollWorkflow(SessionState& session, milli
   t.setFullHistory(task->full_history);
   t.setNowUs(task->now_us);
   EventsToWire(task->events, t.initEvents(static_cast<unsigned>(task->events.size())));
+  const std::size_t bytes = out.totalSize().wordCount * sizeof(capnp::word);
+  if (bytes + 1024 > max_reply_bytes_) {
+    // It would never fit in a frame: stop the run with the reason instead of retrying forever.
+    Error error = Err(Errc::kResourceExhausted,
+                      "the history of '" + task->run.workflow_id + "' takes " +
+                          std::to_string(bytes) + " bytes, over the frame limit of " +
+                          std::to_string(max_reply_bytes_) +
+                          " bytes; raise the limit or split the work into shorter workflows");
+    tasks_.FailWorkflowTask(task->token, error);
+    co_return error;
+  }
   co_return Ok();
 }
 

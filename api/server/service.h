@@ -42,8 +42,9 @@ Result<int> LoadJournaledContracts(storage::Journal& journal, ContractRegistry& 
 
 class Service {
  public:
+  // `max_reply_bytes`: the frame limit; a workflow task whose history would not fit fails.
   Service(storage::Journal& journal, ContractRegistry& contracts, Engine& engine,
-          TaskQueues& tasks);
+          TaskQueues& tasks, std::size_t max_reply_bytes);
 
   // Fills `response` (its id already set) for `request`. Never throws for bad input: every
   // refusal becomes an error reply. `timeout` is the request's deadline, already capped.
@@ -84,6 +85,7 @@ class Service {
   ContractRegistry& contracts_;
   Engine& engine_;
   TaskQueues& tasks_;
+  std::size_t max_reply_bytes_;
   Queries queries_;
   // watchWorkflow long polls by workflow id; cancelling the timer wakes the poll.
   std::multimap<std::string, std::shared_ptr<boost::asio::steady_timer>> watchers_;

@@ -57,10 +57,11 @@ ReconcileOutcome StillUnknown(std::string message) {
 }  // namespace
 
 TaskQueues::TaskQueues(asio::any_io_executor executor, TaskQueueOptions options,
-                       LateAttempt on_late)
+                       LateAttempt on_late, DurableHistory durable_history)
     : executor_(std::move(executor)),
       options_(options),
       on_late_(std::move(on_late)),
+      durable_history_(std::move(durable_history)),
       next_token_(BootNonce()),
       tick_(executor_),
       alive_(std::make_shared<bool>(true)) {
@@ -79,18 +80,14 @@ TaskQueues::~TaskQueues() {
 asio::awaitable<Result<std::vector<Command>>> TaskQueues::Activate(ActivationRequest request) {
   // Copy what the request points at before the first suspension (its span dies then).
   RunCache& cache = runs_[request.run.workflow_id];
-  if (request.full_history) {
-    cache.history.assign(request.events.begin(), request.events.end());
-    cache.sticky = 0;  // whoever takes it rebuilds the run
-  } else {
-    cache.history.insert(cache.history.end(), request.events.begin(), request.events.end());
-  }
+  if (request.full_history) cache.sticky = 0;  // whoever takes it rebuilds the run
   const std::uint64_t token = NextToken();
   WorkflowTask task;
   task.token = token;
   task.run = request.run;
   task.workflow_type = request.workflow_type;
   task.new_events.assign(request.events.begin(), request.events.end());
+  task.batch_events.assign(request.batch_events.begin(), request.batch_events.end());
   task.now_us = request.now_us;
   workflow_tasks_.emplace(token, std::move(task));
   auto initiate = [this, token](auto handler) {
@@ -314,6 +311,21 @@ bool TaskQueues::Eligible(const WorkflowTask& task, SessionId session,
          now - task.queued_at >= options_.sticky_timeout;
 }
 
+Result<std::vector<storage::Event>> TaskQueues::FullHistory(const WorkflowTask& task) {
+  if (!durable_history_) {
+    return Err(Errc::kInternal, "no source of durable history to rebuild a run from");
+  }
+  RECKON_TRY(std::vector<storage::Event> events, durable_history_(task.run));
+  const std::int64_t next = events.empty() ? 1 : events.back().seq + 1;
+  if (!task.batch_events.empty() && task.batch_events.front().seq != next) {
+    return Err(Errc::kInternal, "run '" + task.run.workflow_id + "': the journal ends before " +
+                                    std::to_string(next) + " but the pending batch starts at " +
+                                    std::to_string(task.batch_events.front().seq));
+  }
+  events.insert(events.end(), task.batch_events.begin(), task.batch_events.end());
+  return events;
+}
+
 std::optional<WorkflowTaskView> TaskQueues::TakeWorkflowTask(SessionId session) {
   auto s = sessions_.find(session);
   if (s == sessions_.end()) return std::nullopt;
@@ -334,8 +346,6 @@ std::optional<WorkflowTaskView> TaskQueues::TakeWorkflowTask(SessionId session) 
         continue;
       }
       queue.erase(it);
-      task.leased_to = session;
-      task.lease_expires = now + options_.workflow_task_timeout;
       RunCache& cache = runs_[task.run.workflow_id];
       WorkflowTaskView view;
       view.token = task.token;
@@ -343,7 +353,20 @@ std::optional<WorkflowTaskView> TaskQueues::TakeWorkflowTask(SessionId session) 
       view.workflow_type = task.workflow_type;
       view.now_us = task.now_us;
       view.full_history = cache.sticky != session;
-      view.events = view.full_history ? cache.history : task.new_events;
+      if (view.full_history) {
+        auto history = FullHistory(task);
+        if (!history) {
+          // The run cannot be rebuilt: stop it with the reason rather than send a wrong one.
+          spdlog::error("{}", history.error().ToString());
+          FinishWorkflowTask(task.token, history.error());
+          return TakeWorkflowTask(session);
+        }
+        view.events = std::move(history).value();
+      } else {
+        view.events = task.new_events;
+      }
+      task.leased_to = session;
+      task.lease_expires = now + options_.workflow_task_timeout;
       cache.sticky = session;
       return view;
     }

@@ -9,9 +9,10 @@
 // Workflow tasks. Workflow code is deterministic and side-effect free, so a workflow task may
 // run more than once: a task whose worker disconnects or exceeds workflow_task_timeout goes
 // back to its queue with the run's full history, and a late reply to it is ignored. A run is
-// sticky to the session that last completed a task for it: that session gets only new events
-// (it has the rest cached); any other session gets the full history. A sticky task waits for
-// its session at most sticky_timeout before any session may take it.
+// sticky to the session that last took a task for it: that session gets only new events (it
+// has the rest cached); any other session gets the full history, built from the journal plus
+// the batch not yet committed. A sticky task waits for its session at most sticky_timeout
+// before any session may take it.
 //
 // Tool tasks. The attempt number is the lease's fencing token. A worker holding tool tasks
 // heartbeats them; a task not heartbeaten for lease_timeout is lost: the attempt's outcome is
@@ -93,9 +94,12 @@ class TaskQueues final : public WorkflowHost, public ToolDispatcher {
  public:
   // Called with a completion for an attempt nobody waits for any more.
   using LateAttempt = std::function<void(const ToolReport& report)>;
+  // The durable history of a run (the journal's events), for a worker that must rebuild it.
+  using DurableHistory =
+      std::function<Result<std::vector<storage::Event>>(const storage::RunRef& run)>;
 
   TaskQueues(boost::asio::any_io_executor executor, TaskQueueOptions options,
-             LateAttempt on_late);
+             LateAttempt on_late, DurableHistory durable_history);
   ~TaskQueues() override;
   TaskQueues(const TaskQueues&) = delete;
   TaskQueues& operator=(const TaskQueues&) = delete;
@@ -128,6 +132,11 @@ class TaskQueues final : public WorkflowHost, public ToolDispatcher {
   // A worker's result for a tool task. A stale report is handed to on_late (attempts) or
   // dropped (lookups); both count as accepted.
   void CompleteToolTask(SessionId session, ToolReport report);
+  // The workflow task `token` cannot be delivered at all (its reply would break the frame
+  // limit): the activation fails with `error`, and the engine stops the run with it.
+  void FailWorkflowTask(std::uint64_t token, Error error) {
+    FinishWorkflowTask(token, std::move(error));
+  }
   // The poll that took `token` could not hand it over (its connection closed first): the task
   // goes back to its queue as if never taken.
   void Undeliverable(std::uint64_t token);
@@ -151,14 +160,14 @@ class TaskQueues final : public WorkflowHost, public ToolDispatcher {
     std::set<std::string> tools;
   };
   struct RunCache {
-    std::vector<storage::Event> history;  // every event delivered for the run so far
-    SessionId sticky = 0;
+    SessionId sticky = 0;  // the session that holds the run's instance, 0 if none is known
   };
   struct WorkflowTask {
     std::uint64_t token = 0;
     storage::RunRef run;
     std::string workflow_type;
-    std::vector<storage::Event> new_events;
+    std::vector<storage::Event> new_events;    // what the code has not seen
+    std::vector<storage::Event> batch_events;  // decided, not yet durable
     std::int64_t now_us = 0;
     int bounces = 0;  // workers answered "cannot run it now" (not cached, retryable)
     SessionId leased_to = 0;  // 0 while queued
@@ -192,6 +201,8 @@ class TaskQueues final : public WorkflowHost, public ToolDispatcher {
   const std::string& WorkerOf(SessionId session) const;
   bool Eligible(const WorkflowTask& task, SessionId session, Clock::time_point now) const;
   std::optional<WorkflowTaskView> TakeWorkflowTask(SessionId session);
+  // The journal's history of the task's run followed by its batch's pending events.
+  Result<std::vector<storage::Event>> FullHistory(const WorkflowTask& task);
   std::optional<ToolTaskView> TakeToolTask(SessionId session);
   void MatchWaiters();
   void FinishWorkflowTask(std::uint64_t token, Result<std::vector<Command>> result);
@@ -205,6 +216,7 @@ class TaskQueues final : public WorkflowHost, public ToolDispatcher {
   boost::asio::any_io_executor executor_;
   TaskQueueOptions options_;
   LateAttempt on_late_;
+  DurableHistory durable_history_;
   std::uint64_t next_token_;
   std::uint64_t next_waiter_ = 1;
   std::map<SessionId, Session> sessions_;

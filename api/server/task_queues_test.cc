@@ -21,7 +21,12 @@ using namespace std::chrono_literals;
 struct Fixture : ::testing::Test {
   asio::io_context io;
   std::vector<ToolReport> late;
-  TaskQueues queues{io.get_executor(), Options(), [this](const ToolReport& r) { late.push_back(r); }};
+  std::vector<storage::Event> journal;  // what the test says is durable
+  TaskQueues queues{io.get_executor(), Options(),
+                    [this](const ToolReport& r) { late.push_back(r); },
+                    [this](const storage::RunRef&) -> Result<std::vector<storage::Event>> {
+                      return journal;
+                    }};
 
   static TaskQueueOptions Options() {
     TaskQueueOptions options;
@@ -183,8 +188,9 @@ TEST_F(Fixture, CancellingADeliveredAttemptIsUnknownAndTheWorkerIsToldToStop) {
   EXPECT_EQ(queues.Heartbeat(1, {task->token}), std::vector<std::uint64_t>{task->token});
 }
 
+// The batch's pending events are the new ones (a batch with one activation).
 ActivationRequest Activation(const std::vector<storage::Event>& events, bool full) {
-  return ActivationRequest{{"wf-1", "r1"}, "refund", events, full, 1};
+  return ActivationRequest{{"wf-1", "r1"}, "refund", events, full, 1, events};
 }
 
 storage::Event SignalEvent(std::int64_t seq) {
@@ -222,22 +228,28 @@ TEST_F(Fixture, StickyRunsGetNewEventsOthersGetTheFullHistory) {
   ASSERT_TRUE(queues.CompleteWorkflowTask(1, t1->token, std::vector<Command>{}));
   RunFor(10ms);
   ASSERT_TRUE(first && first->has_value());
+  // The batch commits, and the engine records events the code never sees (its own command's).
+  journal = {SignalEvent(1), storage::Event{2, 0, storage::TimerStarted{"t", 5}}};
 
   // w2 polls first, but the run is sticky to w1: w1 gets only the new event.
-  activate({SignalEvent(2)}, false, second);
+  activate({SignalEvent(3)}, false, second);
   EXPECT_FALSE(poll(2)) << "a sticky task waits for its session first";
   auto t2 = poll(1);
   ASSERT_TRUE(t2);
   EXPECT_FALSE(t2->full_history);
   ASSERT_EQ(t2->events.size(), 1u);
-  EXPECT_EQ(t2->events[0].seq, 2);
+  EXPECT_EQ(t2->events[0].seq, 3);
   // w1 lost its cache: the task comes back with the full history, under a new token.
   ASSERT_TRUE(queues.CompleteWorkflowTask(1, t2->token,
                                           Err(Errc::kFailedPrecondition, "not cached")));
   auto t3 = poll(2);
   ASSERT_TRUE(t3);
   EXPECT_TRUE(t3->full_history);
-  EXPECT_EQ(t3->events.size(), 2u);
+  // The full history is the journal's (with the event the code never saw) plus the batch.
+  ASSERT_EQ(t3->events.size(), 3u);
+  EXPECT_EQ(t3->events[1].seq, 2);
+  EXPECT_TRUE(std::holds_alternative<storage::TimerStarted>(t3->events[1].body));
+  EXPECT_EQ(t3->events[2].seq, 3);
   EXPECT_NE(t3->token, t2->token);
   EXPECT_FALSE(queues.CompleteWorkflowTask(1, t2->token, std::vector<Command>{}))
       << "a reply to the earlier delivery is refused";
