@@ -100,6 +100,10 @@ struct ToolContract {
   // Dotted input paths left out of the intent hash, the journal's plain columns and traces.
   std::vector<std::string> secret_fields;
   boost::json::value input_schema;  // JSON Schema (base/json_schema.h) with "type": "object"
+  // Optional (null: not declared): a JSON Schema of what a success returns. Agent plans use it
+  // to check, before anything runs, that a reference like steps.lookup.output.amount_cents
+  // names a field the tool returns.
+  boost::json::value output_schema;
   // The provider's codes whose meaning is documented: a definitive rejection (the step fails,
   // nothing happened), or an outcome that is unknown whatever the report said.
   std::vector<std::string> definitive_codes;

@@ -253,6 +253,8 @@ boost::json::value ContractToJson(const ToolContract& c) {
       {"evidence", c.evidence},
   };
   if (c.dedup_window) out["dedup_window_s"] = c.dedup_window->count();
+  // Only when declared, so that contracts without one keep their hash.
+  if (!c.output_schema.is_null()) out["output_schema"] = c.output_schema;
   return out;
 }
 
@@ -260,8 +262,8 @@ Result<ToolContract> ContractFromJson(const boost::json::value& json) {
   RECKON_TRY(auto f, Fields::Of(json, "", {"name", "description", "side_effect",
                                            "attempt_timeout_ms", "retry", "reconcile",
                                            "approval", "dedup_window_s", "secret_fields",
-                                           "input_schema", "definitive_codes", "unknown_codes",
-                                           "evidence"}));
+                                           "input_schema", "output_schema", "definitive_codes",
+                                           "unknown_codes", "evidence"}));
   ToolContract c;
   RECKON_TRY(f.Required("name"));
   RECKON_TRY(f.Read("name", c.name));
@@ -284,6 +286,9 @@ Result<ToolContract> ContractFromJson(const boost::json::value& json) {
   RECKON_TRY(f.Read("secret_fields", c.secret_fields));
   RECKON_TRY(const json::value* schema, f.Required("input_schema"));
   c.input_schema = *schema;
+  if (const json::value* output = f.Find("output_schema"); output != nullptr) {
+    c.output_schema = *output;
+  }
   RECKON_TRY(f.Read("definitive_codes", c.definitive_codes));
   RECKON_TRY(f.Read("unknown_codes", c.unknown_codes));
   RECKON_TRY(f.Read("evidence", c.evidence));

@@ -120,6 +120,11 @@ void CheckCodes(const ToolContract& c, Problems& problems) {
 
 // Returns false if the schema is unusable, so that field checks against it are skipped.
 bool CheckSchema(const ToolContract& c, Problems& problems) {
+  if (!c.output_schema.is_null()) {
+    if (auto output = JsonSchema::Compile(c.output_schema); !output) {
+      problems.push_back("output_schema: " + output.error().message());
+    }
+  }
   if (c.input_schema.is_null()) {
     problems.push_back("set input_schema: a JSON Schema with \"type\": \"object\"");
     return false;

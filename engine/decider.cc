@@ -3,6 +3,8 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <chrono>
 
@@ -65,7 +67,32 @@ bool Decider::HasWorkflowNews(std::size_t from) const {
 }
 
 const RegisteredContract* Decider::ContractOf(const OperationView& op) const {
-  return contracts_.FindRegistered(op.tool);
+  const RegisteredContract* registered = contracts_.FindRegistered(op.tool);
+  if (registered == nullptr ||
+      (op.max_attempts_override == 0 && !op.require_approval_override)) {
+    return registered;
+  }
+  // The call tightened its contract: decide with a stricter copy, built once per batch.
+  auto cached = tightened_.find(op.operation_id);
+  if (cached != tightened_.end()) return &cached->second;
+  ToolContract contract = registered->contract();
+  if (op.max_attempts_override > 0) {
+    contract.retry.max_attempts =
+        std::min(contract.retry.max_attempts, static_cast<int>(op.max_attempts_override));
+  }
+  if (op.require_approval_override) {
+    contract.approval.kind = ApprovalKind::kAlways;
+    contract.approval.when.clear();
+    if (contract.approval.grant_ttl.count() == 0) contract.approval.grant_ttl = std::chrono::hours(1);
+  }
+  auto created = RegisteredContract::Create(std::move(contract));
+  if (!created) {
+    // Never fall back to the looser contract: the operation cannot be decided.
+    spdlog::error("tightened contract of {} refused: {}", op.operation_id,
+                  created.error().ToString());
+    return nullptr;
+  }
+  return &tightened_.emplace(op.operation_id, std::move(created).value()).first->second;
 }
 
 Result<json::value> Decider::InputOf(const OperationView& op) const {
@@ -77,12 +104,13 @@ Result<json::value> Decider::InputOf(const OperationView& op) const {
 
 // --- workflow lifecycle ------------------------------------------------------------------
 
-Result<void> Decider::Start(const std::string& workflow_type, const json::value& input) {
+Result<void> Decider::Start(const std::string& workflow_type, const json::value& input,
+                            const std::string& definition_hash) {
   if (state_.started()) {
     return Err(Errc::kAlreadyExists, "run '" + state_.ref().workflow_id + "' already started");
   }
   RECKON_TRY(std::string canonical, CanonicalizeJson(input));
-  return Emit(WorkflowStarted{workflow_type, std::move(canonical), ""});
+  return Emit(WorkflowStarted{workflow_type, std::move(canonical), definition_hash});
 }
 
 Result<void> Decider::ApplyCommands(std::vector<Command> commands) {
@@ -142,7 +170,9 @@ Result<void> Decider::ScheduleNewCall(ScheduleCall call) {
   }
   RECKON_TRY(Emit(OperationPrepared{call.step_id, operation_id, call.tool, contract->hash(),
                                     ToHex(Sha256(redacted)),
-                                    std::string(SideEffectName(c.side_effect)), redacted}));
+                                    std::string(SideEffectName(c.side_effect)), redacted,
+                                    call.overrides.max_attempts,
+                                    call.overrides.require_approval}));
   OperationView* op = state_.FindOperation(operation_id);
   op->input = std::move(call.input);
   return StartNextAttempt(*op);
@@ -159,6 +189,12 @@ Result<void> Decider::ReplayCall(ScheduleCall call) {
                "step '" + call.step_id + "' of run '" + state_.ref().workflow_id + "' calls '" +
                    call.tool + "', but the history records a call to '" + op->tool +
                    "'; the workflow code changed incompatibly");
+  }
+  if (call.overrides.max_attempts != op->max_attempts_override ||
+      call.overrides.require_approval != op->require_approval_override) {
+    return Err(Errc::kNondeterminism,
+               "step '" + call.step_id + "' of run '" + state_.ref().workflow_id +
+                   "' was called with other contract overrides than the history records");
   }
   if (const RegisteredContract* contract = ContractOf(*op); contract && !op->fingerprint.empty()) {
     // The recorded input passed the schema when it was prepared; a changed input shows as a

@@ -15,6 +15,7 @@
 #include <boost/json/value.hpp>
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <variant>
@@ -84,7 +85,8 @@ class Decider {
           DeciderOptions options = {});
 
   // --- inputs ---
-  Result<void> Start(const std::string& workflow_type, const boost::json::value& input);
+  Result<void> Start(const std::string& workflow_type, const boost::json::value& input,
+                     const std::string& definition_hash = "");
   Result<void> ApplyCommands(std::vector<Command> commands);
   Result<void> AttemptFinished(const std::string& operation_id, std::uint32_t attempt,
                                const AttemptOutcome& outcome);
@@ -120,11 +122,14 @@ class Decider {
   Result<void> HandleFailure(OperationView& op, FailureKind reported, const std::string& code,
                              const std::string& message);
   Result<void> RequestApproval(OperationView& op);
+  // The contract the operation runs under: its tool's, tightened by the call's overrides.
   const RegisteredContract* ContractOf(const OperationView& op) const;
   Result<boost::json::value> InputOf(const OperationView& op) const;
 
   RunState& state_;
   const ContractRegistry& contracts_;
+  // Contracts tightened by a call's overrides, by operation id (ContractOf).
+  mutable std::map<std::string, RegisteredContract> tightened_;
   const std::int64_t now_us_;
   DeciderOptions options_;
   std::vector<storage::Event> events_;

@@ -85,7 +85,8 @@ asio::awaitable<Result<int>> Engine::Recover() {
 }
 
 asio::awaitable<Result<RunRef>> Engine::Start(std::string workflow_id, std::string workflow_type,
-                                              json::value input) {
+                                              json::value input,
+                                              std::string definition_hash) {
   if (failed_) co_return Err(Errc::kUnavailable, "engine stopped: " + failure_);
   if (workflow_id.empty()) co_return Err(Errc::kInvalidArgument, "workflow id is empty");
   RECKON_CO_TRY(std::string input_json, CanonicalizeJson(input));
@@ -118,7 +119,7 @@ asio::awaitable<Result<RunRef>> Engine::Start(std::string workflow_id, std::stri
   slots_[workflow_id] = std::move(slot);
   // Build the input before the co_await: GCC 12 destroys some temporaries of a co_await
   // expression twice.
-  Input start = StartInput{std::move(workflow_type), std::move(input)};
+  Input start = StartInput{std::move(workflow_type), std::move(input), std::move(definition_hash)};
   auto started = Await(s, std::move(start));
   RECKON_CO_TRY(co_await std::move(started));
   co_return ref;
@@ -197,7 +198,7 @@ Result<void> Engine::ApplyInput(Decider& decider, Slot& slot, Input& input) {
       [&](auto& in) -> Result<void> {
         using T = std::decay_t<decltype(in)>;
         if constexpr (std::is_same_v<T, StartInput>) {
-          return decider.Start(in.type, in.input);
+          return decider.Start(in.type, in.input, in.definition_hash);
         } else if constexpr (std::is_same_v<T, AttemptDone>) {
           return decider.AttemptFinished(in.operation_id, in.attempt, in.outcome);
         } else if constexpr (std::is_same_v<T, DueInput>) {

@@ -87,9 +87,12 @@ class Engine {
   // Starts a workflow, idempotently: a second start of the same workflow id returns the
   // existing run if the type and input match, else Errc::kAlreadyExists. Completes once the
   // start is durable.
+  // `definition_hash` (optional) is journaled with the start: what defines the run besides its
+  // type and input, e.g. the canonical hash of an agent plan.
   boost::asio::awaitable<Result<storage::RunRef>> Start(std::string workflow_id,
                                                         std::string workflow_type,
-                                                        boost::json::value input);
+                                                        boost::json::value input,
+                                                        std::string definition_hash = "");
   boost::asio::awaitable<Result<void>> Signal(std::string workflow_id, std::string name,
                                               std::string payload_json);
   boost::asio::awaitable<Result<void>> DecideApproval(std::string workflow_id,
@@ -126,7 +129,7 @@ class Engine {
  private:
   struct Slot;
   using Reply = boost::asio::any_completion_handler<void(Result<void>)>;
-  struct StartInput { std::string type; boost::json::value input; };
+  struct StartInput { std::string type; boost::json::value input; std::string definition_hash; };
   struct AttemptDone { std::string operation_id; std::uint32_t attempt; AttemptOutcome outcome; };
   struct DueInput { std::string operation_id; };
   struct LookupDone { std::string operation_id; std::uint32_t round; ReconcileOutcome outcome; };

@@ -72,6 +72,8 @@ Result<void> RunState::Apply(const Event& event) {
           op.contract_hash = e.contract_hash;
           op.fingerprint = e.fingerprint;
           op.redacted_input_json = e.input_json;
+          op.max_attempts_override = e.max_attempts;
+          op.require_approval_override = e.require_approval;
           step_to_operation_[e.step_id] = e.operation_id;
           operations_.emplace(e.operation_id, std::move(op));
         } else if constexpr (std::is_same_v<T, ApprovalRequested>) {

@@ -34,6 +34,8 @@ struct OperationView {
   std::string contract_hash;
   std::string fingerprint;
   std::string redacted_input_json;
+  std::uint32_t max_attempts_override = 0;  // from OperationPrepared: 0 = the contract's
+  bool require_approval_override = false;
   std::optional<boost::json::value> input;  // memory only; absent until the code re-issued it
   OperationState state = OperationState::kPrepared;
   std::uint32_t attempt = 0;               // the latest attempt started; 0 before the first

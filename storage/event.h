@@ -36,6 +36,8 @@ struct OperationPrepared {
   std::string fingerprint;
   std::string side_effect;
   std::string input_json;
+  std::uint32_t max_attempts = 0;  // tightening: 0 = the contract's
+  bool require_approval = false;   // tightening
 };
 struct ApprovalRequested {
   std::string operation_id;

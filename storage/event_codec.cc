@@ -55,6 +55,8 @@ void Encode(EventPayload::Builder p, const OperationPrepared& e) {
   b.setFingerprint(T(e.fingerprint));
   b.setSideEffect(T(e.side_effect));
   b.setInputJson(T(e.input_json));
+  b.setMaxAttempts(e.max_attempts);
+  b.setRequireApproval(e.require_approval);
 }
 void Encode(EventPayload::Builder p, const ApprovalRequested& e) {
   auto b = p.initApprovalRequested();
@@ -197,7 +199,8 @@ Result<EventBody> DecodeUnion(EventPayload::Reader p) {
       return OperationPrepared{S(r.getStepId()),       S(r.getOperationId()),
                                S(r.getTool()),         S(r.getContractHash()),
                                S(r.getFingerprint()),  S(r.getSideEffect()),
-                               S(r.getInputJson())};
+                               S(r.getInputJson()),    r.getMaxAttempts(),
+                               r.getRequireApproval()};
     }
     case EventPayload::APPROVAL_REQUESTED: {
       auto r = p.getApprovalRequested();

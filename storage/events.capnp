@@ -77,6 +77,10 @@ struct OperationPrepared {
   fingerprint @4 :Text;      # intent hash of the input, secret fields removed
   sideEffect @5 :Text;       # read_only | idempotent_write | deduplicated_write | non_repeatable_write
   inputJson @6 :Text;        # the input with secret fields removed
+  # Tightenings of the contract for this one call (an agent plan's per-step overrides); they
+  # can only make the contract stricter.
+  maxAttempts @7 :UInt32;    # 0: the contract's; else at most this many attempts
+  requireApproval @8 :Bool;  # approval required whatever the contract's rule says
 }
 
 struct ApprovalRequested {

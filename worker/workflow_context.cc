@@ -35,9 +35,11 @@ WorkflowContext::CallAwaiter WorkflowContext::Call(std::string tool, json::value
                     "', but the history records a call to '" + recorded->second +
                     "'; the workflow code changed incompatibly";
     }
-    commands_.push_back(ScheduleCall{step_id, std::move(tool), std::move(input), true});
+    commands_.push_back(
+        ScheduleCall{step_id, std::move(tool), std::move(input), true, options.overrides});
   } else {
-    commands_.push_back(ScheduleCall{step_id, std::move(tool), std::move(input), false});
+    commands_.push_back(
+        ScheduleCall{step_id, std::move(tool), std::move(input), false, options.overrides});
   }
   return CallAwaiter(this, std::move(step_id));
 }

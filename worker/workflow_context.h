@@ -59,6 +59,7 @@ using WorkflowOutcome = boost::outcome_v2::result<boost::json::value, CallFailur
 
 struct CallOptions {
   std::string step_id;  // empty: "<tool>#<n>"
+  CallOverrides overrides;  // tighten the tool's contract for this call only
 };
 
 class WorkflowContext {

@@ -89,6 +89,7 @@ struct StartWorkflow {
   workflowId @0 :Text;    # the idempotency key of the start
   workflowType @1 :Text;
   inputJson @2 :Text;
+  definitionHash @3 :Text;  # what defines the run besides its type (a plan's hash); journaled
 }
 
 struct SignalWorkflow {
@@ -225,6 +226,8 @@ struct ScheduleCall {
   tool @1 :Text;
   inputJson @2 :Text;     # the full input, secret fields included; never journaled
   replayed @3 :Bool;
+  maxAttempts @4 :UInt32;   # tightening for this call: 0 = the contract's
+  requireApproval @5 :Bool; # tightening: approval whatever the contract's rule
 }
 
 struct StartTimer {

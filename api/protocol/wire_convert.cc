@@ -67,6 +67,8 @@ void CommandsToWire(const std::vector<Command>& commands,
             const std::string input = json::serialize(c.input);
             s.setInputJson(Text(input));
             s.setReplayed(c.replayed);
+            s.setMaxAttempts(c.overrides.max_attempts);
+            s.setRequireApproval(c.overrides.require_approval);
           } else if constexpr (std::is_same_v<T, StartTimer>) {
             auto s = b.initStartTimer();
             s.setTimerId(Text(c.timer_id));
@@ -97,8 +99,9 @@ Result<std::vector<Command>> CommandsFromWire(capnp::List<wire::Command>::Reader
         auto s = c.getScheduleCall();
         RECKON_TRY(auto input, JsonFromWire(s.getInputJson(),
                                             "scheduleCall '" + Str(s.getStepId()) + "' input"));
-        commands.push_back(
-            ScheduleCall{Str(s.getStepId()), Str(s.getTool()), std::move(input), s.getReplayed()});
+        commands.push_back(ScheduleCall{Str(s.getStepId()), Str(s.getTool()), std::move(input),
+                                        s.getReplayed(),
+                                        CallOverrides{s.getMaxAttempts(), s.getRequireApproval()}});
         break;
       }
       case wire::Command::START_TIMER:

@@ -263,7 +263,8 @@ asio::awaitable<Result<void>> Service::Start(wire::StartWorkflow::Reader in,
                   "no connected worker hosts workflow type '" + type +
                       "'; start a worker that registers it, then start the workflow again");
   }
-  auto started = engine_.Start(std::move(id), std::move(type), std::move(input));
+  auto started =
+      engine_.Start(std::move(id), std::move(type), std::move(input), Str(in.getDefinitionHash()));
   RECKON_CO_TRY(storage::RunRef ref, co_await std::move(started));
   auto result = out.initResult().initStarted();
   result.setWorkflowId(Text(ref.workflow_id));

@@ -36,6 +36,20 @@ ToolContract SendRefundContract() {
     },
     "additionalProperties": false
   })");
+  c.output_schema = boost::json::parse(R"({
+    "type": "object",
+    "required": ["refund_id", "payment_id", "amount_cents"],
+    "properties": {
+      "refund_id": {"type": "string"},
+      "payment_id": {"type": "string"},
+      "amount_cents": {"type": "integer"},
+      "currency": {"type": "string"},
+      "reason": {"type": "string"},
+      "status": {"type": "string"},
+      "created_at": {"type": "string"},
+      "idempotency_key": {"type": "string"}
+    }
+  })");
   c.definitive_codes = {"payment_not_found", "amount_exceeds_captured", "refund_not_allowed"};
   c.unknown_codes = {"internal_error"};
   c.evidence = "The provider's refund id (re_...), returned by POST /refunds or found by "
@@ -55,6 +69,16 @@ ToolContract LookupPaymentContract() {
     "required": ["payment_id"],
     "properties": {"payment_id": {"type": "string", "minLength": 1}},
     "additionalProperties": false
+  })");
+  c.output_schema = boost::json::parse(R"({
+    "type": "object",
+    "required": ["payment_id", "amount_cents", "currency", "status"],
+    "properties": {
+      "payment_id": {"type": "string"},
+      "amount_cents": {"type": "integer"},
+      "currency": {"type": "string"},
+      "status": {"type": "string"}
+    }
   })");
   c.definitive_codes = {"payment_not_found"};
   c.evidence = "The payment record returned by GET /payments/<payment_id>.";

@@ -1,0 +1,33 @@
+// The plan workflow: runs an agent plan (engine/plan.h) as a durable workflow.
+//
+// Its input is the plan (PlanToJson form). Steps run as soon as every step they depend on has
+// succeeded, so independent steps run in parallel and dependent ones in order. Each call uses
+// the plan's step id as its step id, so operation ids are stable across replays and restarts,
+// and the step's overrides tighten its tool's contract for that call. A step whose condition
+// is false, or that depends on a step that did not succeed, is skipped; a step whose
+// references cannot be resolved fails without calling its tool.
+//
+// Result: {"plan_id", "steps": {"<id>": {"status": "succeeded"|"skipped"|"failed", "output"?,
+// "provider_ref"?, "reason"?}}}. The workflow completes when no step failed, and fails with
+// code "plan_step_failed" naming the failed steps otherwise.
+//
+// Deterministic: it reads nothing but its input and its calls' recorded results, and the set of
+// calls it issues depends only on those (never on the order results arrive in).
+#pragma once
+
+#include <boost/json/value.hpp>
+
+#include "worker/task.h"
+#include "worker/workflow_context.h"
+#include "worker/workflow_registry.h"
+
+namespace reckon {
+
+inline constexpr char kPlanWorkflow[] = "plan";
+
+Task<WorkflowOutcome> PlanWorkflow(WorkflowContext& ctx, boost::json::value input);
+
+// Registers PlanWorkflow as workflow type "plan".
+Result<void> RegisterPlanWorkflow(WorkflowRegistry& workflows);
+
+}  // namespace reckon
