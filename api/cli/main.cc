@@ -8,6 +8,7 @@
 #include "api/cli/decision_commands.h"
 #include "api/cli/fingerprint_command.h"
 #include "api/cli/jcs_command.h"
+#include "api/cli/plan_commands.h"
 #include "api/cli/server_commands.h"
 #include "api/cli/workflow_commands.h"
 
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
   reckon::cli::AddServerCommands(app, env);
   reckon::cli::AddWorkflowCommands(app, env);
   reckon::cli::AddDecisionCommands(app, env);
+  reckon::cli::AddPlanCommands(app, env);
   try {
     app.parse(argc, argv);  // runs the chosen subcommand's callback
   } catch (const CLI::ParseError& e) {

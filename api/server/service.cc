@@ -14,6 +14,7 @@
 #include "api/protocol/client.h"
 #include "api/protocol/wire_convert.h"
 #include "engine/contract_json.h"
+#include "engine/plan.h"
 
 namespace reckon::api {
 namespace asio = boost::asio;
@@ -257,14 +258,32 @@ asio::awaitable<Result<void>> Service::Start(wire::StartWorkflow::Reader in,
   if (in.getInputJson().size() > 0) {
     RECKON_CO_TRY(input, JsonFromWire(in.getInputJson(), "inputJson"));
   }
+  std::string definition_hash = Str(in.getDefinitionHash());
+  if (type == "plan") {
+    // An agent plan is checked against the contracts before anything is journaled, whoever
+    // sent it; its hash is the server's to compute.
+    auto plan = ParsePlanJson(input);
+    if (!plan) co_return plan.error();
+    RECKON_CO_TRY(ValidatePlan(plan.value(), contracts_));
+    const std::string hash = PlanHash(plan.value());
+    if (!definition_hash.empty() && definition_hash != hash) {
+      co_return Err(Errc::kInvalidArgument, "definitionHash " + definition_hash +
+                                                " does not match the plan, which hashes to " + hash);
+    }
+    if (plan.value().plan_id != id) {
+      co_return Err(Errc::kInvalidArgument, "a plan runs under its plan_id ('" +
+                                                plan.value().plan_id + "'), not '" + id + "'");
+    }
+    definition_hash = hash;
+  }
   RECKON_CO_TRY(auto existing, journal_.FindLatestRun(id));
   if (!existing && !tasks_.Hosts(type)) {
     co_return Err(Errc::kFailedPrecondition,
                   "no connected worker hosts workflow type '" + type +
                       "'; start a worker that registers it, then start the workflow again");
   }
-  auto started =
-      engine_.Start(std::move(id), std::move(type), std::move(input), Str(in.getDefinitionHash()));
+  auto started = engine_.Start(std::move(id), std::move(type), std::move(input),
+                               std::move(definition_hash));
   RECKON_CO_TRY(storage::RunRef ref, co_await std::move(started));
   auto result = out.initResult().initStarted();
   result.setWorkflowId(Text(ref.workflow_id));

@@ -1,5 +1,5 @@
-// refund-worker: the refund sample's worker for server mode. It hosts the refund workflow and
-// the send_refund / lookup_payment tools, connects to a `reckon server`, and runs what the
+// refund-worker: the refund sample's worker for server mode. It hosts the refund workflow, the
+// plan workflow (agent plans over its tools) and the send_refund / lookup_payment tools, connects to a `reckon server`, and runs what the
 // server hands it until SIGTERM/SIGINT. Start as many as you like against one server.
 //
 //   refund-worker --server HOST:PORT --provider URL [--seed S] [--id NAME] [--tool-slots N]
@@ -18,6 +18,7 @@
 #include "samples/common/http_url.h"
 #include "samples/refund/refund_tools.h"
 #include "samples/refund/refund_workflow.h"
+#include "worker/plan_workflow.h"
 #include "worker/remote_worker.h"
 
 int main(int argc, char** argv) {
@@ -52,6 +53,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   (void)workflows.Register(refund::kRefundWorkflow, refund::RefundWorkflow);
+  (void)RegisterPlanWorkflow(workflows);  // agent plans over these tools (`reckon plan run`)
 
   asio::io_context io(1);
   RemoteWorker worker(io.get_executor(), workflows, tools, options);
