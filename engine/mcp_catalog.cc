@@ -206,8 +206,9 @@ std::string Reason(const McpToolReport& tool) {
   const std::string suggested = std::string(SideEffectName(tool.suggested));
   const std::string why = " (" + WhyHintsSuggest(tool.hints) + ")";
   if (!tool.declared) {
-    return "no contract: the engine treats it as non_repeatable_write with approval always "
-           "required; the hints suggest " +
+    return "no contract: Reckon's default for it is non_repeatable_write with approval always "
+           "required (a worker must declare a contract before plans can call it; the engine "
+           "refuses calls to a tool without one); the hints suggest " +
            suggested + why + ", but hints never loosen that default";
   }
   const std::string declared = std::string(SideEffectName(*tool.declared));

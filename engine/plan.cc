@@ -548,9 +548,10 @@ Result<void> ValidatePlan(const Plan& plan, const ContractRegistry& contracts) {
       auto compiled = JsonSchema::Compile(probe_schema);
       if (compiled) {
         for (const SchemaViolation& v : compiled.value().Violations(probe_input)) {
-          problems.push_back(where + "input." + (v.instance_path == "(root)" ? std::string("")
-                                                                             : v.instance_path) +
-                             (v.instance_path == "(root)" ? "" : ": ") + v.message);
+          problems.push_back(where + "input" +
+                             (v.instance_path == "(root)" ? std::string()
+                                                          : "." + v.instance_path) +
+                             ": " + v.message);
         }
       }
       // Overrides only tighten.

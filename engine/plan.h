@@ -15,7 +15,7 @@
 // checks it against the tools' contracts. Both report every problem at once, each naming the
 // step and the field ("step 'refund': input.amount_cents: must be >= 1"), as one
 // Errc::kInvalidArgument. A plan that passes runs without a structural surprise: every tool has
-// a contract, every reference names an earlier step it depends on (and, where the tool
+// a contract, every reference names a step it depends on, directly or not (and, where the tool
 // declares an output schema, a field it returns), there is no cycle, and overrides only
 // tighten contracts. What cannot be known before running (a field of a tool without an output
 // schema, a value's range) is checked when the step is reached, and a step that fails it fails

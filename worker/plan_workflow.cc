@@ -33,10 +33,7 @@ const char* StatusName(Status s) {
 
 }  // namespace
 
-Task<WorkflowOutcome> PlanWorkflow(WorkflowContext& ctx, json::value input) {
-  auto parsed = ParsePlanJson(input);
-  if (!parsed) co_return CallFailure{"invalid_plan", parsed.error().message()};
-  const Plan plan = std::move(parsed).value();
+Task<PlanOutcome> RunPlanSteps(WorkflowContext& ctx, Plan plan, std::string step_prefix) {
   std::map<std::string, StepState> states;
   std::map<std::string, json::value> outputs;
   std::vector<std::pair<std::string, WorkflowContext::CallAwaiter>> running;
@@ -87,7 +84,7 @@ Task<WorkflowOutcome> PlanWorkflow(WorkflowContext& ctx, json::value input) {
         continue;
       }
       CallOptions options;
-      options.step_id = step.id;
+      options.step_id = step_prefix + step.id;
       options.overrides = step.overrides;
       running.emplace_back(step.id, ctx.Call(step.tool, std::move(resolved).value(), options));
       state.status = Status::kRunning;
@@ -115,24 +112,37 @@ Task<WorkflowOutcome> PlanWorkflow(WorkflowContext& ctx, json::value input) {
     }
   }
 
-  json::object steps;
-  std::vector<std::string> failed;
+  PlanOutcome outcome;
   for (const PlanStep& step : plan.steps) {
     const StepState& state = states[step.id];
     json::object s{{"status", StatusName(state.status)}};
     if (auto it = outputs.find(step.id); it != outputs.end()) s["output"] = it->second;
     if (!state.provider_ref.empty()) s["provider_ref"] = state.provider_ref;
     if (!state.reason.empty()) s["reason"] = state.reason;
-    if (state.status == Status::kFailed) failed.push_back(step.id + " (" + state.reason + ")");
-    steps[step.id] = std::move(s);
+    if (state.status == Status::kFailed) {
+      outcome.failed.push_back(step.id + " (" + state.reason + ")");
+    }
+    outcome.steps[step.id] = std::move(s);
   }
+  co_return outcome;
+}
+
+Task<WorkflowOutcome> PlanWorkflow(WorkflowContext& ctx, json::value input) {
+  auto parsed = ParsePlanJson(input);
+  if (!parsed) co_return CallFailure{"invalid_plan", parsed.error().message()};
+  Plan plan = std::move(parsed).value();
+  const std::string plan_id = plan.plan_id;
+  auto run = RunPlanSteps(ctx, std::move(plan), "");
+  PlanOutcome outcome = co_await std::move(run);
+  const std::vector<std::string>& failed = outcome.failed;
+  json::object steps = std::move(outcome.steps);
   if (!failed.empty()) {
-    std::string message = "plan '" + plan.plan_id + "': " + std::to_string(failed.size()) +
+    std::string message = "plan '" + plan_id + "': " + std::to_string(failed.size()) +
                           " step(s) failed: ";
     for (std::size_t i = 0; i < failed.size(); ++i) message += (i ? "; " : "") + failed[i];
     co_return CallFailure{"plan_step_failed", message};
   }
-  co_return json::object{{"plan_id", plan.plan_id}, {"steps", std::move(steps)}};
+  co_return json::object{{"plan_id", plan_id}, {"steps", std::move(steps)}};
 }
 
 Result<void> RegisterPlanWorkflow(WorkflowRegistry& workflows) {

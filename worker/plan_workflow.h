@@ -15,7 +15,13 @@
 // calls it issues depends only on those (never on the order results arrive in).
 #pragma once
 
+#include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
+
+#include <string>
+#include <vector>
+
+#include "engine/plan.h"
 
 #include "worker/task.h"
 #include "worker/workflow_context.h"
@@ -24,6 +30,18 @@
 namespace reckon {
 
 inline constexpr char kPlanWorkflow[] = "plan";
+
+// How the steps of a plan ended: {"<id>": {"status", "output"?, "provider_ref"?, "reason"?}},
+// and "<id> (<reason>)" for each failed step.
+struct PlanOutcome {
+  boost::json::object steps;
+  std::vector<std::string> failed;
+};
+
+// Runs `plan`'s steps inside a workflow (the plan workflow, or an agent loop running one plan
+// fragment per round). Each call's step id is `step_prefix` + the plan's step id, so several
+// fragments can run in one workflow without their operation ids colliding.
+Task<PlanOutcome> RunPlanSteps(WorkflowContext& ctx, Plan plan, std::string step_prefix);
 
 Task<WorkflowOutcome> PlanWorkflow(WorkflowContext& ctx, boost::json::value input);
 

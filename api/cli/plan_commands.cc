@@ -132,10 +132,12 @@ int ExitFor(const PlanProgress& progress) {
 
 // --- run, embedded ------------------------------------------------------------------------
 
-asio::awaitable<void> ApproveAll(Engine& engine, const std::string& workflow_id,
-                                 std::set<std::string>& approved) {
+// Approves what waits for approval; returns how many it approved.
+asio::awaitable<int> ApproveAll(Engine& engine, const std::string& workflow_id,
+                                std::set<std::string>& approved) {
+  int count = 0;
   auto run = engine.Describe(workflow_id);
-  if (!run) co_return;
+  if (!run) co_return 0;
   for (const OperationView& op : run->operations) {
     if (op.state != OperationState::kAwaitingApproval || approved.count(op.approval_id)) continue;
     approved.insert(op.approval_id);
@@ -146,7 +148,9 @@ asio::awaitable<void> ApproveAll(Engine& engine, const std::string& workflow_id,
     decision.decided_by = "reckon plan run --approve-all";
     auto decided = engine.DecideApproval(workflow_id, std::move(decision));
     (void)co_await std::move(decided);
+    ++count;
   }
+  co_return count;
 }
 
 Result<void> RunEmbedded(CommandEnv& env, const PlanArgs& args, const Plan& plan) {
@@ -200,8 +204,11 @@ Result<void> RunEmbedded(CommandEnv& env, const PlanArgs& args, const Plan& plan
     std::set<std::string> approved;
     asio::steady_timer tick(io);
     while (!engine.failed() && !progress.finished()) {
-      if (args.approve_all) co_await ApproveAll(engine, plan.plan_id, approved);
-      if (engine.BusyRuns() == 0 && !args.approve_all) break;
+      int approved_now = 0;
+      if (args.approve_all) approved_now = co_await ApproveAll(engine, plan.plan_id, approved);
+      // Nothing left the engine can do by itself (only a person can go on: needs_human, or an
+      // approval without --approve-all).
+      if (engine.BusyRuns() == 0 && approved_now == 0) break;
       tick.expires_after(5ms);
       co_await tick.async_wait(asio::use_awaitable);
     }
@@ -224,6 +231,11 @@ Result<void> RunEmbedded(CommandEnv& env, const PlanArgs& args, const Plan& plan
   if (auto run = engine.Describe(plan.plan_id)) {
     for (const OperationView& op : run->operations) {
       states[op.step_id] = std::string(OperationStateName(op.state));
+    }
+  } else if (auto row = journal->FindLatestRun(plan.plan_id); row && row.value()) {
+    // Finished in an earlier life: the journal's operations table has the final states.
+    if (auto ops = journal->ListOperations(row.value()->run_pk)) {
+      for (const auto& op : ops.value()) states[op.step_id] = op.state;
     }
   }
   PrintSummary(env, plan, states, progress);
@@ -316,7 +328,7 @@ void AddPlanCommands(CLI::App& app, CommandEnv& env) {
         name, run ? "Validate a plan, then run it as a durable workflow"
                   : "Check a plan against the tools' contracts; nothing runs");
     c->add_option("file", args->file, "Plan file (JSON)")->required();
-    AddRemoteFlags(c, args->remote);
+    AddRemoteFlags(c, args->remote, /*with_json=*/false);
     CLI::Option* server = c->get_option("--server");
     if (run) {
       c->add_option("--journal", args->journal, "Embedded mode: the journal file")

@@ -13,13 +13,13 @@
 namespace reckon::cli {
 namespace asio = boost::asio;
 
-void AddRemoteFlags(CLI::App* command, RemoteFlags& flags) {
+void AddRemoteFlags(CLI::App* command, RemoteFlags& flags, bool with_json) {
   const char* env = std::getenv("RECKON_SERVER");
   flags.server = env != nullptr && *env != '\0' ? env : "127.0.0.1:7233";
   command->add_option("--server", flags.server,
                       "reckon server address HOST:PORT (default $RECKON_SERVER or 127.0.0.1:7233)")
       ->type_name("HOST:PORT");
-  command->add_flag("--json", flags.json, "Print JSON for scripts instead of tables");
+  if (with_json) command->add_flag("--json", flags.json, "Print JSON for scripts instead of tables");
 }
 
 std::unique_ptr<capnp::MallocMessageBuilder> NewRequest() {

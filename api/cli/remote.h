@@ -23,8 +23,8 @@ struct RemoteFlags {
   bool json = false;
 };
 
-// Adds --server and --json to `command`; `flags` must outlive it.
-void AddRemoteFlags(CLI::App* command, RemoteFlags& flags);
+// Adds --server (and --json unless `with_json` is false) to `command`; `flags` must outlive it.
+void AddRemoteFlags(CLI::App* command, RemoteFlags& flags, bool with_json = true);
 
 // A Request message to fill: `NewRequest()->getRoot<api::wire::Request>().initMethod()...`.
 std::unique_ptr<capnp::MallocMessageBuilder> NewRequest();

@@ -4,10 +4,15 @@
 
 #include <fstream>
 #include <memory>
+#include <sstream>
 
 #include "api/cli/remote.h"
 #include "api/protocol/wire_convert.h"
+#include "api/cli/builtin_catalog.h"
 #include "api/server/run_server.h"
+#include "base/jcs.h"
+#include "engine/contract_json.h"
+#include "engine/mcp_catalog.h"
 
 namespace reckon::cli {
 namespace {
@@ -57,9 +62,45 @@ void RunServerCommand(CommandEnv& env, ServerArgs& args) {
 struct ContractsArgs {
   RemoteFlags remote;
   bool cards = false;
+  std::string mcp;
+  bool use_server = false;
 };
 
+// `reckon contracts --mcp FILE`: an MCP tools/list result against the declared contracts (the
+// server's with --server, else the built-in tools').
+Result<void> RunMcp(CommandEnv& env, const ContractsArgs& args) {
+  std::ifstream in(args.mcp);
+  if (!in) return Err(Errc::kInvalidArgument, "cannot read MCP catalog '" + args.mcp + "'");
+  std::ostringstream text;
+  text << in.rdbuf();
+  auto catalog = ParseStrictJson(text.str());
+  if (!catalog) return catalog.error().WithContext(args.mcp);
+  ContractRegistry declared;
+  if (args.use_server) {
+    auto request = NewRequest();
+    request->getRoot<wire::Request>().initMethod().setListContracts();
+    RECKON_TRY(api::Reply reply, CallServer(args.remote, std::move(request)));
+    for (auto c : reply.get().getResult().getContracts()) {
+      RECKON_TRY(json::value value, api::JsonFromWire(c.getContractJson(), "contract"));
+      RECKON_TRY(ToolContract contract, ContractFromJson(value));
+      RECKON_TRY(declared.Register(std::move(contract)));
+    }
+  } else {
+    RECKON_TRY(RegisterBuiltinContracts(declared));
+  }
+  RECKON_TRY(McpCatalogReport report, AnalyzeMcpCatalog(catalog.value(), declared));
+  const std::string out = args.remote.json
+                              ? json::serialize(McpReportJson(report)) + "\n"
+                              : "MCP catalog " + args.mcp + " against " +
+                                    (args.use_server ? "the server's contracts"
+                                                     : "the built-in tools' contracts") +
+                                    ":\n" + RenderMcpReport(report);
+  if (!(env.out << out).flush()) return Err(Errc::kUnavailable, "cannot write to standard output");
+  return Ok();
+}
+
 Result<void> RunContracts(CommandEnv& env, const ContractsArgs& args) {
+  if (!args.mcp.empty()) return RunMcp(env, args);
   auto request = NewRequest();
   request->getRoot<wire::Request>().initMethod().setListContracts();
   RECKON_TRY(api::Reply reply, CallServer(args.remote, std::move(request)));
@@ -122,8 +163,15 @@ void AddServerCommands(CLI::App& app, CommandEnv& env) {
     auto args = std::make_shared<ContractsArgs>();
     CLI::App* c = app.add_subcommand("contracts", "List the tool contracts a server knows");
     c->add_flag("--cards", args->cards, "Print each contract card for people");
+    c->add_option("--mcp", args->mcp,
+                  "Check an MCP tools/list result: the class each tool's annotations suggest, "
+                  "conflicts with declared contracts, tools without one (built-in tools unless "
+                  "--server is given)")
+        ->type_name("FILE");
     AddRemoteFlags(c, args->remote);
-    c->callback([&env, args] {
+    CLI::Option* server = c->get_option("--server");
+    c->callback([&env, args, server] {
+      args->use_server = server->count() > 0;
       if (Result<void> result = RunContracts(env, *args); !result) {
         ReportError(env, "contracts", result.error());
       }

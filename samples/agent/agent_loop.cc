@@ -1,0 +1,90 @@
+#include "samples/agent/agent_loop.h"
+
+#include <boost/json.hpp>
+
+#include "base/jcs.h"
+#include "engine/plan.h"
+#include "samples/agent/propose_tool.h"
+#include "worker/plan_workflow.h"
+
+namespace reckon::agent {
+namespace json = boost::json;
+
+std::string SystemPrompt() {
+  return "You are a refunds agent. Reach the user's goal by proposing plan fragments. Reply "
+         "with JSON only: either {\"steps\": [...]} where each step is {\"id\", \"tool\", "
+         "\"input\", \"depends_on\"?, \"condition\"?} and an input value may be "
+         "{\"$ref\": \"steps.<id>.output.<field>\"} of a step of the same fragment, or "
+         "{\"done\": true, \"summary\": \"...\"} when the goal is reached. Tools: "
+         "lookup_payment {payment_id} -> {payment_id, amount_cents, currency, status}; "
+         "send_refund {payment_id, amount_cents, reason} -> {refund_id, ...} (refunds above "
+         "10000 cents wait for a person's approval). You will get each fragment's results.";
+}
+
+namespace {
+
+json::object Message(const char* role, std::string content) {
+  return json::object{{"role", role}, {"content", std::move(content)}};
+}
+
+}  // namespace
+
+Task<WorkflowOutcome> AgentLoopWorkflow(WorkflowContext& ctx, json::value input) {
+  const json::object* in = input.if_object();
+  const json::value* goal = in != nullptr ? in->if_contains("goal") : nullptr;
+  if (goal == nullptr || !goal->is_string()) {
+    co_return CallFailure{"invalid_input", "the agent loop needs {\"goal\": string}"};
+  }
+  std::int64_t max_rounds = 8;
+  if (const json::value* m = in->if_contains("max_rounds"); m != nullptr && m->is_int64()) {
+    max_rounds = std::clamp<std::int64_t>(m->as_int64(), 1, 100);
+  }
+  json::array messages{Message("system", SystemPrompt()),
+                       Message("user", std::string(goal->as_string()))};
+  json::object results;
+  for (std::int64_t round = 1; round <= max_rounds; ++round) {
+    const std::string prefix = "r" + std::to_string(round);
+    CallOptions options;
+    options.step_id = prefix + "-model";
+    auto ask = ctx.Call(kProposeTool, json::object{{"messages", messages}}, options);
+    CallResult reply = co_await ask;
+    if (!reply) co_return reply.error();
+    const std::string content(reply.value().output.at("content").as_string());
+    messages.push_back(Message("assistant", content));
+
+    auto parsed = ParseStrictJson(content);
+    const json::object* fragment = parsed ? parsed.value().if_object() : nullptr;
+    if (fragment == nullptr) {
+      messages.push_back(Message("user", "Your reply was not a JSON object (" +
+                                             (parsed ? std::string("wrong type")
+                                                     : parsed.error().message()) +
+                                             "). Reply with {\"steps\": [...]} or "
+                                             "{\"done\": true, \"summary\": \"...\"}."));
+      continue;
+    }
+    if (const json::value* done = fragment->if_contains("done");
+        done != nullptr && done->is_bool() && done->as_bool()) {
+      const json::value* summary = fragment->if_contains("summary");
+      co_return json::object{
+          {"summary", summary != nullptr && summary->is_string() ? *summary : json::value("")},
+          {"rounds", round},
+          {"results", results}};
+    }
+    json::object plan_json{{"plan_id", ctx.workflow_id() + "-" + prefix}};
+    if (const json::value* steps = fragment->if_contains("steps")) plan_json["steps"] = *steps;
+    auto plan = ParsePlanJson(plan_json);
+    if (!plan) {
+      messages.push_back(Message("user", "That fragment is invalid; nothing ran. " +
+                                             plan.error().message()));
+      continue;
+    }
+    auto run = RunPlanSteps(ctx, std::move(plan).value(), prefix + "-");
+    PlanOutcome outcome = co_await std::move(run);
+    results[prefix] = outcome.steps;
+    messages.push_back(Message("user", "Results of your fragment: " + json::serialize(outcome.steps)));
+  }
+  co_return CallFailure{"max_rounds", "the model did not reach the goal in " +
+                                          std::to_string(max_rounds) + " rounds"};
+}
+
+}  // namespace reckon::agent

@@ -1,0 +1,34 @@
+// The agent loop: a long-running workflow in which a language model proposes the next plan
+// fragment from the results so far, and Reckon runs each fragment durably.
+//
+//   input  {"goal": "...", "max_rounds": 8}
+//   round r: ask the model (tool "model.propose", step "r<r>-model") with the conversation;
+//            its reply is {"steps": [...]} (plan steps, docs/PLANS.md) or {"done": true,
+//            "summary": "..."}; the steps run as a plan fragment with step ids "r<r>-<id>",
+//            and their results go back to the model as the next user message. A reply that is
+//            not a valid fragment is answered with what is wrong, and the model tries again.
+//   result {"summary", "rounds", "results": {"r<r>": {<step>: {status, output?, ...}}}}
+//
+// Durable by construction: the model's replies and the tools' results are journaled, so after
+// a crash the loop replays to where it was without asking the model or calling a tool again.
+// What a fragment may do is bounded by the tools' contracts, which the engine enforces on
+// every call (an override in a fragment can only tighten them).
+#pragma once
+
+#include <boost/json/value.hpp>
+
+#include <string>
+
+#include "worker/task.h"
+#include "worker/workflow_context.h"
+
+namespace reckon::agent {
+
+inline constexpr char kAgentLoopWorkflow[] = "agent_loop";
+
+// The system prompt: the reply format and the tools the model may use.
+std::string SystemPrompt();
+
+Task<WorkflowOutcome> AgentLoopWorkflow(WorkflowContext& ctx, boost::json::value input);
+
+}  // namespace reckon::agent
