@@ -168,5 +168,49 @@ TEST_F(CliTest, UsageErrorsExitNonZeroWithCli11sMessage) {
   }
 }
 
+TEST_F(CliTest, PlanValidateAcceptsTheSamplePlans) {
+  for (const char* plan : {"refund_one.json", "refund_two.json"}) {
+    const Outcome run = Reckon({"plan", "validate", std::string(RECKON_SOURCE_DIR) +
+                                                        "/samples/plans/" + plan});
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_NE(run.out.find("is valid"), std::string::npos) << run.out;
+  }
+}
+
+TEST_F(CliTest, PlanValidateNamesEveryProblemAndExits2) {
+  const Outcome run = Reckon({"plan", "validate", std::string(RECKON_SOURCE_DIR) +
+                                                      "/samples/plans/invalid/loosens_contract.json"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.out, "");
+  EXPECT_NE(run.err.find("(3 problems)"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("step 'refund': overrides.max_attempts: 10 would loosen"),
+            std::string::npos) << run.err;
+  const Outcome missing = Reckon({"plan", "validate", (dir_ / "nope.json").string()});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("cannot read plan file"), std::string::npos) << missing.err;
+  std::ofstream(dir_ / "garbage.json") << "{\"plan_id\": ";
+  const Outcome garbage = Reckon({"plan", "validate", (dir_ / "garbage.json").string()});
+  EXPECT_EQ(garbage.exit_code, 2);
+  EXPECT_NE(garbage.err.find("garbage.json"), std::string::npos) << garbage.err;
+}
+
+TEST_F(CliTest, ContractsMcpReportsHintsAndToolsWithoutContracts) {
+  const Outcome run = Reckon({"contracts", "--mcp", std::string(RECKON_SOURCE_DIR) +
+                                                       "/samples/mcp/tools_list.json"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("2 no_contract"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("stricter_than_hints"), std::string::npos) << run.out;
+}
+
+TEST_F(CliTest, ServerCommandsSayWhenNoServerListens) {
+  const Outcome run = Reckon({"list", "--server", "127.0.0.1:1"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("cannot reach reckon server at 127.0.0.1:1"), std::string::npos)
+      << run.err;
+  const Outcome bad = Reckon({"show", "x", "--server", "localhost"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("is not HOST:PORT"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace reckon
