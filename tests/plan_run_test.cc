@@ -1,0 +1,153 @@
+// `reckon plan run` end to end, in both modes, with real processes on 127.0.0.1: a payments
+// provider that drops replies; embedded (the CLI hosts the engine and the built-in tools) and
+// on a server with two refund-workers (approvals sent with `reckon approve`). Each run must
+// complete, and the ledger must hold exactly one refund per refund step, under its operation id.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <regex>
+#include <thread>
+
+#include "tests/refund_crash_audit.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
+
+namespace reckon::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+Result<std::pair<Subprocess, std::uint16_t>> StartProvider(const TempDir& dir) {
+  SubprocessOptions o;
+  o.args = {"--port", "0", "--ledger", dir.File("ledger.db"), "--seed", "1",
+            "--drop-reply-rate", "0.5"};
+  o.stderr_path = dir.File("provider.log");
+  RECKON_TRY(Subprocess process, Subprocess::Start(RECKON_PAYMENTS_PROVIDER, std::move(o)));
+  RECKON_TRY(std::string line, process.ReadLine(10s));
+  const std::string prefix = "listening on 127.0.0.1:";
+  if (line.rfind(prefix, 0) != 0) return Err(Errc::kInternal, "provider printed '" + line + "'");
+  const auto port = static_cast<std::uint16_t>(std::stoi(line.substr(prefix.size())));
+  return std::make_pair(std::move(process), port);
+}
+
+// Runs `reckon args...`, returning its exit status and stdout.
+std::pair<ExitStatus, std::string> Reckon(const TempDir& dir, std::vector<std::string> args,
+                                          std::chrono::seconds timeout = 60s) {
+  SubprocessOptions o;
+  o.args = std::move(args);
+  o.stderr_path = dir.File("cli.log");
+  auto cli = Subprocess::Start(RECKON_CLI_PATH, std::move(o));
+  EXPECT_TRUE(cli) << cli.error().ToString();
+  auto out = cli.value().ReadAll(timeout);
+  auto status = cli.value().WaitFor(5s);
+  EXPECT_TRUE(status) << "reckon " << "did not exit";
+  return {status ? status.value() : ExitStatus{}, out ? out.value() : std::string()};
+}
+
+void ExpectOneRefundPerRefundStep(std::uint16_t provider_port, const std::string& output,
+                                  std::size_t refunds) {
+  auto ledger = FetchRefunds(provider_port);
+  ASSERT_TRUE(ledger) << ledger.error().ToString();
+  EXPECT_EQ(ledger.value().size(), refunds) << output;
+  std::map<std::string, int> per_key;
+  for (const LedgerRefund& r : ledger.value()) ++per_key[r.idempotency_key];
+  for (const auto& [key, n] : per_key) EXPECT_EQ(n, 1) << "key " << key;
+}
+
+const std::string kPlan = std::string(RECKON_SOURCE_DIR) + "/samples/plans/refund_two.json";
+
+TEST(PlanRunTest, EmbeddedRunsTheSamplePlanToTheEnd) {
+  TempDir dir;
+  auto provider = StartProvider(dir);
+  ASSERT_TRUE(provider) << provider.error().ToString();
+  const std::string url = "http://127.0.0.1:" + std::to_string(provider.value().second);
+  auto [status, out] = Reckon(dir, {"plan", "run", kPlan, "--provider", url, "--journal",
+                                    dir.File("plans.db"), "--approve-all"});
+  EXPECT_TRUE(status.Succeeded()) << status.ToString() << "\n" << out;
+  EXPECT_NE(out.find("plan refund-pay-4-and-5: completed"), std::string::npos) << out;
+  ExpectOneRefundPerRefundStep(provider.value().second, out, 2);
+  // Running it again resumes nothing and repeats nothing.
+  auto [again, out2] = Reckon(dir, {"plan", "run", kPlan, "--provider", url, "--journal",
+                                    dir.File("plans.db"), "--approve-all"});
+  EXPECT_TRUE(again.Succeeded()) << out2;
+  ExpectOneRefundPerRefundStep(provider.value().second, out2, 2);
+}
+
+TEST(PlanRunTest, OnAServerWithTwoWorkersAndApprovalsFromTheCli) {
+  TempDir dir;
+  auto provider = StartProvider(dir);
+  ASSERT_TRUE(provider) << provider.error().ToString();
+  const std::string url = "http://127.0.0.1:" + std::to_string(provider.value().second);
+  SubprocessOptions so;
+  so.args = {"server", "--journal", dir.File("server.db"), "--listen", "127.0.0.1:0",
+             "--port-file", dir.File("port"), "--quiet"};
+  so.stderr_path = dir.File("server.log");
+  auto server = Subprocess::Start(RECKON_CLI_PATH, so);
+  ASSERT_TRUE(server) << server.error().ToString();
+  int port = 0;
+  for (int i = 0; i < 400 && port == 0; ++i) {
+    std::ifstream file(dir.File("port"));
+    if (!(file >> port)) std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_NE(port, 0);
+  const std::string address = "127.0.0.1:" + std::to_string(port);
+  std::vector<Subprocess> workers;
+  for (const char* id : {"w1", "w2"}) {
+    SubprocessOptions wo;
+    wo.args = {"--server", address, "--provider", url, "--id", id};
+    wo.stderr_path = dir.File(std::string(id) + ".log");
+    auto worker = Subprocess::Start(RECKON_REFUND_WORKER, wo);
+    ASSERT_TRUE(worker) << worker.error().ToString();
+    workers.push_back(std::move(worker).value());
+  }
+  // The plan run follows progress and prints the approve commands; a person (this test)
+  // answers them from another "terminal".
+  SubprocessOptions ro;
+  ro.args = {"plan", "run", kPlan, "--server", address};
+  ro.stderr_path = dir.File("run.log");
+  // Workers may still be registering: the server refuses a plan no worker can run yet.
+  std::optional<Subprocess> run;
+  std::string transcript;
+  for (int attempt = 0; attempt < 50 && !run; ++attempt) {
+    auto started = Subprocess::Start(RECKON_CLI_PATH, ro);
+    ASSERT_TRUE(started);
+    auto first = started.value().ReadLine(10s);
+    auto second = started.value().ReadLine(3s);
+    if (second) {
+      transcript += first.value() + "\n" + second.value() + "\n";
+      run.emplace(std::move(started).value());
+    } else {
+      (void)started.value().Wait();
+      std::this_thread::sleep_for(100ms);
+    }
+  }
+  ASSERT_TRUE(run) << "the plan never started";
+  const std::regex approve("reckon approve (\\S+) --operation (\\S+) --fingerprint (\\S+)");
+  std::set<std::string> approved;
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto line = run->ReadLine(1s);
+    if (!line) {
+      if (line.error().code() == Errc::kFailedPrecondition) break;  // output closed
+      continue;
+    }
+    transcript += line.value() + "\n";
+    std::smatch m;
+    if (std::regex_search(line.value(), m, approve) && !approved.count(m[2])) {
+      approved.insert(m[2]);
+      auto [status, out] = Reckon(dir, {"approve", m[1], "--operation", m[2], "--fingerprint",
+                                        m[3], "--by", "test", "--server", address});
+      EXPECT_TRUE(status.Succeeded()) << out;
+    }
+  }
+  auto ended = run->WaitFor(10s);
+  ASSERT_TRUE(ended) << transcript;
+  EXPECT_TRUE(ended.value().Succeeded()) << ended.value().ToString() << "\n" << transcript;
+  EXPECT_NE(transcript.find("plan refund-pay-4-and-5: completed"), std::string::npos) << transcript;
+  EXPECT_EQ(approved.size(), 2u) << transcript;
+  ExpectOneRefundPerRefundStep(provider.value().second, transcript, 2);
+}
+
+}  // namespace
+}  // namespace reckon::testing
