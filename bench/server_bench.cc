@@ -62,6 +62,8 @@ struct Cluster {
   std::string address;
 };
 
+bool g_inline_commit = false;  // --inline-commit: passed on to the server
+
 Cluster StartCluster(const std::string& dir, int workers) {
   Cluster c;
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(dir + "/server.db" + suffix);
@@ -70,6 +72,7 @@ Cluster StartCluster(const std::string& dir, int workers) {
   options.args = {"server",      "--journal",   dir + "/server.db", "--listen",
                   "127.0.0.1:0", "--port-file", dir + "/port",      "--quiet",
                   "--trace",     "/dev/null"};
+  if (g_inline_commit) options.args.push_back("--inline-commit");
   options.stderr_path = dir + "/server.log";
   c.server.emplace(std::move(testing::Subprocess::Start(RECKON_CLI_PATH, options)).value());
   int port = 0;
@@ -242,6 +245,7 @@ int main(int argc, char** argv) {
   app.add_option("--w1", w1, "W1: number of serial workflows");
   app.add_option("--w3-seconds", w3_seconds, "W3: duration");
   app.add_option("--only", only, "w1 or w3");
+  app.add_flag("--inline-commit", g_inline_commit, "server commits on its event loop's thread");
   CLI11_PARSE(app, argc, argv);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::printf("%s\n", bench::DescribeMachine(dir).c_str());

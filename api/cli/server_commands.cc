@@ -142,6 +142,9 @@ void AddServerCommands(CLI::App& app, CommandEnv& env) {
     c->add_option("--trace", args->config.trace_path,
                   "Effect trace JSON-lines file (default <journal>.trace.jsonl)");
     c->add_flag("--quiet", args->config.quiet, "No log line per transition");
+    c->add_flag("--inline-commit", args->config.inline_commit,
+                "Commit on the event loop's thread, not a commit thread (lower latency alone, "
+                "lower throughput under load; see docs/PERFORMANCE.md)");
     c->add_option("--port-file", args->port_file, "Write the bound port to this file");
     c->add_option("--lease-timeout-ms", args->lease_timeout_ms,
                   "A tool task not heartbeaten this long is lost (outcome unknown)")

@@ -66,8 +66,10 @@ int RunServer(const ServerConfig& config) {
   SystemClock clock;
   EngineOptions engine_options;
   engine_options.decider.worker_name = "server";
-  engine_options.commit_executor = commit_thread.get_executor();
-  engine_options.reader = &j;
+  if (!config.inline_commit) {
+    engine_options.commit_executor = commit_thread.get_executor();
+    engine_options.reader = &j;
+  }
   Engine engine(io.get_executor(), *journal.value(), contracts, tasks, tasks, clock,
                 trace.value().get(), engine_options);
   engine_ptr = &engine;

@@ -19,6 +19,9 @@ struct ServerConfig {
   std::string listen = "127.0.0.1:7233";
   std::string trace_path;  // JSON-lines effect trace; empty: <journal>.trace.jsonl
   bool quiet = false;      // no per-transition log lines
+  // Commit on the event loop's own thread instead of a commit thread (docs/PERFORMANCE.md
+  // compares the two).
+  bool inline_commit = false;
   storage::JournalOptions journal;
   TaskQueueOptions tasks;
   ServerOptions server;
