@@ -9,6 +9,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "bench/ten_calls.h"
 #include "worker/remote_worker.h"
 
 namespace {
@@ -17,30 +18,9 @@ namespace asio = boost::asio;
 namespace json = boost::json;
 using namespace reckon;
 
-ToolContract NoopContract() {
-  ToolContract c;
-  c.name = "noop";
-  c.description = "Does nothing and says so.";
-  c.side_effect = SideEffect::kReadOnly;
-  c.attempt_timeout = std::chrono::milliseconds(5000);
-  c.retry.max_attempts = 3;
-  c.retry.backoff = Backoff{std::chrono::milliseconds(10), 2.0, std::chrono::milliseconds(100)};
-  c.input_schema = json::object{{"type", "object"}};
-  return c;
-}
-
-asio::awaitable<AttemptOutcome> Noop(json::value, ToolCallContext) {
-  co_return ToolSucceeded(json::object{{"ok", true}});
-}
-
-Task<WorkflowOutcome> TenCalls(WorkflowContext& ctx, json::value) {
-  for (int i = 0; i < 10; ++i) {
-    auto call = ctx.Call("noop", json::object{});
-    CallResult result = co_await call;
-    if (!result) co_return result.error();
-  }
-  co_return json::object{{"calls", 10}};
-}
+using bench::NoopContract;
+using bench::Noop;
+using bench::TenCalls;
 
 }  // namespace
 

@@ -27,6 +27,7 @@
 #include "bench/fsync_floor.h"
 #include "bench/machine.h"
 #include "engine/engine.h"
+#include "bench/ten_calls.h"
 #include "worker/local_worker.h"
 
 namespace {
@@ -36,30 +37,9 @@ namespace json = boost::json;
 using namespace reckon;
 using SteadyClock = std::chrono::steady_clock;
 
-ToolContract NoopContract() {
-  ToolContract c;
-  c.name = "noop";
-  c.description = "Does nothing and says so.";
-  c.side_effect = SideEffect::kReadOnly;
-  c.attempt_timeout = std::chrono::milliseconds(5000);
-  c.retry.max_attempts = 3;
-  c.retry.backoff = Backoff{std::chrono::milliseconds(10), 2.0, std::chrono::milliseconds(100)};
-  c.input_schema = json::object{{"type", "object"}};
-  return c;
-}
-
-asio::awaitable<AttemptOutcome> Noop(json::value, ToolCallContext) {
-  co_return ToolSucceeded(json::object{{"ok", true}});
-}
-
-Task<WorkflowOutcome> TenCalls(WorkflowContext& ctx, json::value) {
-  for (int i = 0; i < 10; ++i) {
-    auto call = ctx.Call("noop", json::object{});
-    CallResult result = co_await call;
-    if (!result) co_return result.error();
-  }
-  co_return json::object{{"calls", 10}};
-}
+using bench::NoopContract;
+using bench::Noop;
+using bench::TenCalls;
 
 // Makes `n` calls, then takes one more call per "step" signal, forever.
 Task<WorkflowOutcome> Stepper(WorkflowContext& ctx, json::value input) {

@@ -104,19 +104,19 @@ asio::awaitable<Result<std::vector<Command>>> TaskQueues::Activate(ActivationReq
 
 void TaskQueues::Evict(const storage::RunRef& run) { runs_.erase(run.workflow_id); }
 
-asio::awaitable<AttemptOutcome> TaskQueues::RunAttempt(AttemptRequest request) {
-  const std::uint64_t token = NextToken();
+template <class Outcome>
+asio::awaitable<Outcome> TaskQueues::QueueToolTask(ToolTaskView view,
+                                                   HandlerPtr<void(Outcome)> ToolTask::*done) {
+  const std::uint64_t token = view.token;
   ToolTask task;
-  task.view = ToolTaskView{token,           ToolTaskKind::kAttempt, request.run,
-                           request.step_id, request.operation_id,   request.tool,
-                           std::move(request.input), request.attempt, request.deadline_us};
+  task.view = std::move(view);
   tool_tasks_.emplace(token, std::move(task));
-  auto initiate = [this, token](auto handler) {
+  auto initiate = [this, token, done](auto handler) {
     ToolTask& queued = tool_tasks_.at(token);
-    queued.attempt_done = Hold<void(AttemptOutcome)>(std::move(handler));
+    queued.*done = Hold<void(Outcome)>(std::move(handler));
     // The type-erased handler forwards cancellation through a slot of its own; taking the
     // slot from the original handler instead would be overwritten by the wrapper.
-    auto slot = queued.attempt_done->get_cancellation_slot();
+    auto slot = (queued.*done)->get_cancellation_slot();
     if (slot.is_connected()) {
       queued.slot = slot;
       slot.assign([this, token, alive = alive_](asio::cancellation_type) {
@@ -126,36 +126,23 @@ asio::awaitable<AttemptOutcome> TaskQueues::RunAttempt(AttemptRequest request) {
     tool_queues_[queued.view.tool].push_back(token);
     MatchWaiters();
   };
-  auto op = asio::async_initiate<decltype(asio::use_awaitable), void(AttemptOutcome)>(
+  auto op = asio::async_initiate<decltype(asio::use_awaitable), void(Outcome)>(
       std::move(initiate), asio::use_awaitable);
   co_return co_await std::move(op);
 }
 
+asio::awaitable<AttemptOutcome> TaskQueues::RunAttempt(AttemptRequest request) {
+  ToolTaskView view{NextToken(),     ToolTaskKind::kAttempt, request.run,
+                    request.step_id, request.operation_id,   request.tool,
+                    std::move(request.input), request.attempt, request.deadline_us};
+  return QueueToolTask<AttemptOutcome>(std::move(view), &ToolTask::attempt_done);
+}
+
 asio::awaitable<ReconcileOutcome> TaskQueues::Reconcile(ReconcileRequest request) {
-  const std::uint64_t token = NextToken();
-  ToolTask task;
-  task.view = ToolTaskView{token,  ToolTaskKind::kReconcile, request.run,
-                           "",     request.operation_id,     request.tool,
-                           std::move(request.input), request.round, request.deadline_us};
-  tool_tasks_.emplace(token, std::move(task));
-  auto initiate = [this, token](auto handler) {
-    ToolTask& queued = tool_tasks_.at(token);
-    queued.reconcile_done = Hold<void(ReconcileOutcome)>(std::move(handler));
-    // The type-erased handler forwards cancellation through a slot of its own; taking the
-    // slot from the original handler instead would be overwritten by the wrapper.
-    auto slot = queued.reconcile_done->get_cancellation_slot();
-    if (slot.is_connected()) {
-      queued.slot = slot;
-      slot.assign([this, token, alive = alive_](asio::cancellation_type) {
-        if (*alive) OnToolCancelled(token);
-      });
-    }
-    tool_queues_[queued.view.tool].push_back(token);
-    MatchWaiters();
-  };
-  auto op = asio::async_initiate<decltype(asio::use_awaitable), void(ReconcileOutcome)>(
-      std::move(initiate), asio::use_awaitable);
-  co_return co_await std::move(op);
+  ToolTaskView view{NextToken(), ToolTaskKind::kReconcile, request.run,
+                    "",          request.operation_id,     request.tool,
+                    std::move(request.input), request.round, request.deadline_us};
+  return QueueToolTask<ReconcileOutcome>(std::move(view), &ToolTask::reconcile_done);
 }
 
 // --- sessions ---------------------------------------------------------------------------------

@@ -194,6 +194,10 @@ class TaskQueues final : public WorkflowHost, public ToolDispatcher {
   };
 
   std::uint64_t NextToken() { return next_token_++; }
+  // Queues a tool task and completes with the outcome stored through `done`.
+  template <class Outcome>
+  boost::asio::awaitable<Outcome> QueueToolTask(ToolTaskView view,
+                                                HandlerPtr<void(Outcome)> ToolTask::*done);
   void QueueWorkflowTask(std::uint64_t token);
   // Puts a leased workflow task back in its queue under a new token, so that a late reply to
   // the earlier delivery can never be taken for the new one. Returns the new token.

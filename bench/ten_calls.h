@@ -1,0 +1,40 @@
+// The benchmark workflow and tool, shared by the embedded and the server benchmarks: "noop", a
+// read_only tool that does nothing, and "ten_calls", a workflow of 10 sequential noop calls.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/json.hpp>
+
+#include <chrono>
+
+#include "worker/tool.h"
+#include "worker/workflow_context.h"
+
+namespace reckon::bench {
+
+inline ToolContract NoopContract() {
+  ToolContract c;
+  c.name = "noop";
+  c.description = "Does nothing and says so.";
+  c.side_effect = SideEffect::kReadOnly;
+  c.attempt_timeout = std::chrono::milliseconds(5000);
+  c.retry.max_attempts = 3;
+  c.retry.backoff = Backoff{std::chrono::milliseconds(10), 2.0, std::chrono::milliseconds(100)};
+  c.input_schema = boost::json::object{{"type", "object"}};
+  return c;
+}
+
+inline boost::asio::awaitable<AttemptOutcome> Noop(boost::json::value, ToolCallContext) {
+  co_return ToolSucceeded(boost::json::object{{"ok", true}});
+}
+
+inline Task<WorkflowOutcome> TenCalls(WorkflowContext& ctx, boost::json::value) {
+  for (int i = 0; i < 10; ++i) {
+    auto call = ctx.Call("noop", boost::json::object{});
+    CallResult result = co_await call;
+    if (!result) co_return result.error();
+  }
+  co_return boost::json::object{{"calls", 10}};
+}
+
+}  // namespace reckon::bench
