@@ -143,22 +143,35 @@ asio::awaitable<Result<void>> RemoteWorker::Session(std::shared_ptr<api::Client>
   co_return Err(Errc::kUnavailable, "connection ended");
 }
 
+asio::awaitable<std::optional<api::Reply>> RemoteWorker::Poll(std::shared_ptr<api::Client> client,
+                                                               bool workflow_task) {
+  while (client->connected() && !stopped_) {
+    auto message = NewRequest();
+    auto method = message->initRoot<wire::Request>().initMethod();
+    const auto wait = static_cast<std::uint32_t>(options_.poll_wait.count());
+    if (workflow_task) {
+      method.initPollWorkflowTask().setWaitMs(wait);
+    } else {
+      method.initPollToolTask().setWaitMs(wait);
+    }
+    auto call = client->Call(std::move(message), options_.poll_wait + milliseconds(5000));
+    auto reply = co_await std::move(call);
+    if (reply) co_return std::move(reply).value();
+    if (reply.error().code() == Errc::kUnavailable) break;
+    spdlog::warn("worker {}: poll failed: {}", options_.worker_id, reply.error().ToString());
+    co_await Sleep(milliseconds(200));
+  }
+  co_return std::nullopt;
+}
+
 // --- workflow tasks ---------------------------------------------------------------------------
 
 asio::awaitable<void> RemoteWorker::WorkflowLoop(std::shared_ptr<api::Client> client) {
-  while (client->connected() && !stopped_) {
-    auto message = NewRequest();
-    message->initRoot<wire::Request>().initMethod().initPollWorkflowTask().setWaitMs(
-        static_cast<std::uint32_t>(options_.poll_wait.count()));
-    auto call = client->Call(std::move(message), options_.poll_wait + milliseconds(5000));
-    auto reply = co_await std::move(call);
-    if (!reply) {
-      if (reply.error().code() == Errc::kUnavailable) break;
-      spdlog::warn("worker {}: poll failed: {}", options_.worker_id, reply.error().ToString());
-      co_await Sleep(milliseconds(200));
-      continue;
-    }
-    auto result = reply.value().get().getResult();
+  while (true) {
+    auto poll = Poll(client, /*workflow_task=*/true);
+    std::optional<api::Reply> reply = co_await std::move(poll);
+    if (!reply) break;  // the connection ended, or the worker stops
+    auto result = reply->get().getResult();
     if (!result.isWorkflowTask()) continue;  // noTask: poll again
     auto completion = Activate(result.getWorkflowTask());
     auto sent = client->Call(std::move(completion), kReportTimeout);
@@ -232,19 +245,11 @@ std::unique_ptr<capnp::MallocMessageBuilder> RemoteWorker::Activate(
 // --- tool tasks -------------------------------------------------------------------------------
 
 asio::awaitable<void> RemoteWorker::ToolLoop(std::shared_ptr<api::Client> client) {
-  while (client->connected() && !stopped_) {
-    auto message = NewRequest();
-    message->initRoot<wire::Request>().initMethod().initPollToolTask().setWaitMs(
-        static_cast<std::uint32_t>(options_.poll_wait.count()));
-    auto call = client->Call(std::move(message), options_.poll_wait + milliseconds(5000));
-    auto reply = co_await std::move(call);
-    if (!reply) {
-      if (reply.error().code() == Errc::kUnavailable) break;
-      spdlog::warn("worker {}: poll failed: {}", options_.worker_id, reply.error().ToString());
-      co_await Sleep(milliseconds(200));
-      continue;
-    }
-    auto result = reply.value().get().getResult();
+  while (true) {
+    auto poll = Poll(client, /*workflow_task=*/false);
+    std::optional<api::Reply> reply = co_await std::move(poll);
+    if (!reply) break;
+    auto result = reply->get().getResult();
     if (!result.isToolTask()) continue;
     auto run = RunToolTask(result.getToolTask());
     std::shared_ptr<capnp::MallocMessageBuilder> report = co_await std::move(run);

@@ -70,6 +70,10 @@ class RemoteWorker {
     std::shared_ptr<boost::asio::cancellation_signal> cancel;
   };
   boost::asio::awaitable<Result<void>> Session(std::shared_ptr<api::Client> client);
+  // Long-polls until a reply comes (a task or noTask); nullopt once the connection ends or the
+  // worker stops.
+  boost::asio::awaitable<std::optional<api::Reply>> Poll(std::shared_ptr<api::Client> client,
+                                                         bool workflow_task);
   boost::asio::awaitable<void> WorkflowLoop(std::shared_ptr<api::Client> client);
   boost::asio::awaitable<void> ToolLoop(std::shared_ptr<api::Client> client);
   boost::asio::awaitable<void> HeartbeatLoop();

@@ -356,18 +356,22 @@ Result<void> Service::Register(SessionState& session, wire::RegisterWorker::Read
   return Ok();
 }
 
-asio::awaitable<Result<void>> Service::PollWorkflow(SessionState& session, milliseconds wait,
-                                                    wire::Response::Builder out) {
-  auto polled = tasks_.PollWorkflowTask(session.id, wait);
-  std::optional<WorkflowTaskView> task = co_await std::move(polled);
+template <class View>
+bool Service::Deliverable(std::optional<View>& task, const SessionState& session,
+                          wire::Response::Builder out) {
   if (task && !tasks_.HasSession(session.id)) {
     tasks_.Undeliverable(task->token);  // the connection closed while the task was on its way
     task.reset();
   }
-  if (!task) {
-    out.initResult().setNoTask();
-    co_return Ok();
-  }
+  if (!task) out.initResult().setNoTask();
+  return task.has_value();
+}
+
+asio::awaitable<Result<void>> Service::PollWorkflow(SessionState& session, milliseconds wait,
+                                                    wire::Response::Builder out) {
+  auto polled = tasks_.PollWorkflowTask(session.id, wait);
+  std::optional<WorkflowTaskView> task = co_await std::move(polled);
+  if (!Deliverable(task, session, out)) co_return Ok();
   auto t = out.initResult().initWorkflowTask();
   t.setTaskToken(task->token);
   t.setWorkflowId(Text(task->run.workflow_id));
@@ -394,14 +398,7 @@ asio::awaitable<Result<void>> Service::PollTool(SessionState& session, milliseco
                                                 wire::Response::Builder out) {
   auto polled = tasks_.PollToolTask(session.id, wait);
   std::optional<ToolTaskView> task = co_await std::move(polled);
-  if (task && !tasks_.HasSession(session.id)) {
-    tasks_.Undeliverable(task->token);  // the connection closed while the task was on its way
-    task.reset();
-  }
-  if (!task) {
-    out.initResult().setNoTask();
-    co_return Ok();
-  }
+  if (!Deliverable(task, session, out)) co_return Ok();
   auto t = out.initResult().initToolTask();
   t.setTaskToken(task->token);
   t.setKind(task->kind == ToolTaskKind::kAttempt ? wire::ToolTaskKind::ATTEMPT

@@ -76,6 +76,11 @@ class Service {
   boost::asio::awaitable<Result<void>> PollTool(SessionState& session,
                                                 std::chrono::milliseconds wait,
                                                 wire::Response::Builder out);
+  // Whether a polled task can go out on this connection; if not, it goes back to its queue and
+  // the reply is noTask.
+  template <class View>
+  bool Deliverable(std::optional<View>& task, const SessionState& session,
+                   wire::Response::Builder out);
   Result<void> CompleteWorkflow(SessionState& session, wire::CompleteWorkflowTask::Reader in,
                                 wire::Response::Builder out);
   Result<void> CompleteTool(SessionState& session, wire::CompleteToolTask::Reader in,
