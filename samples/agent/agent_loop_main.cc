@@ -94,7 +94,9 @@ asio::awaitable<int> Run(Engine& engine, storage::Journal& journal, const Option
   asio::steady_timer tick(co_await asio::this_coro::executor);
   while (!engine.failed()) {
     auto run = engine.Describe(options.id);
-    if (run && run->status != "running") break;
+    // Describe() may show a batch whose commit is still pending; BusyRuns() == 0 says every
+    // batch is durable, so the process may end without losing the last one.
+    if (run && run->status != "running" && engine.BusyRuns() == 0) break;
     int approved_now = 0;
     if (options.approve_all && run) {
       for (const OperationView& op : run->operations) {
