@@ -25,6 +25,7 @@
 #include "samples/agent/default_script.h"
 #include "storage/journal.h"
 #include "tests/refund_crash_audit.h"
+#include "tests/support/crash_support.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 
@@ -34,22 +35,6 @@ namespace {
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 namespace json = boost::json;
-
-std::uint64_t EnvNumber(const char* name, std::uint64_t fallback) {
-  const char* value = std::getenv(name);
-  return value != nullptr && *value != '\0' ? std::strtoull(value, nullptr, 10) : fallback;
-}
-
-// Starts `path` and reads its "listening on 127.0.0.1:PORT" line.
-Result<std::pair<Subprocess, std::uint16_t>> StartListening(const std::string& path,
-                                                            SubprocessOptions options) {
-  RECKON_TRY(Subprocess process, Subprocess::Start(path, std::move(options)));
-  RECKON_TRY(std::string line, process.ReadLine(10s));
-  const std::string prefix = "listening on 127.0.0.1:";
-  if (line.rfind(prefix, 0) != 0) return Err(Errc::kInternal, path + " printed '" + line + "'");
-  const auto port = static_cast<std::uint16_t>(std::stoi(line.substr(prefix.size())));
-  return std::make_pair(std::move(process), port);
-}
 
 int ReadCount(const fs::path& file) {
   std::ifstream in(file);
@@ -134,9 +119,9 @@ int RunEpoch(std::uint64_t seed, int kills) {
   auto agent_options = [&] {
     SubprocessOptions o;
     o.args = {"--journal",   dir.File("journal.db"),
-              "--provider",  "http://127.0.0.1:" + std::to_string(provider.value().second),
+              "--provider",  "http://127.0.0.1:" + std::to_string(provider.value().port),
               "--model",     "http",
-              "--model-url", "http://127.0.0.1:" + std::to_string(model.value().second),
+              "--model-url", "http://127.0.0.1:" + std::to_string(model.value().port),
               "--model-name", "fake", "--approve-all"};
     o.stderr_path = dir.File("agent.log");
     return o;
@@ -176,7 +161,7 @@ int RunEpoch(std::uint64_t seed, int kills) {
   EXPECT_GE(served, 3);
   EXPECT_LE(served, j.model_attempts)
       << "a model request that no journaled attempt accounts for was asked twice";
-  auto refunds = FetchRefunds(provider.value().second);
+  auto refunds = FetchRefunds(provider.value().port);
   EXPECT_TRUE(refunds) << refunds.error().ToString();
   if (!refunds) return hit;
   EXPECT_EQ(refunds.value().size(), j.refunds_committed.size());

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "tests/refund_crash_audit.h"
+#include "tests/support/crash_support.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 
@@ -18,17 +19,12 @@ namespace {
 
 using namespace std::chrono_literals;
 
-Result<std::pair<Subprocess, std::uint16_t>> StartProvider(const TempDir& dir) {
+Result<ListeningProcess> StartProvider(const TempDir& dir) {
   SubprocessOptions o;
   o.args = {"--port", "0", "--ledger", dir.File("ledger.db"), "--seed", "1",
             "--drop-reply-rate", "0.5"};
   o.stderr_path = dir.File("provider.log");
-  RECKON_TRY(Subprocess process, Subprocess::Start(RECKON_PAYMENTS_PROVIDER, std::move(o)));
-  RECKON_TRY(std::string line, process.ReadLine(10s));
-  const std::string prefix = "listening on 127.0.0.1:";
-  if (line.rfind(prefix, 0) != 0) return Err(Errc::kInternal, "provider printed '" + line + "'");
-  const auto port = static_cast<std::uint16_t>(std::stoi(line.substr(prefix.size())));
-  return std::make_pair(std::move(process), port);
+  return StartListening(RECKON_PAYMENTS_PROVIDER, std::move(o));
 }
 
 // Runs `reckon args...`, returning its exit status and stdout.
@@ -61,24 +57,24 @@ TEST(PlanRunTest, EmbeddedRunsTheSamplePlanToTheEnd) {
   TempDir dir;
   auto provider = StartProvider(dir);
   ASSERT_TRUE(provider) << provider.error().ToString();
-  const std::string url = "http://127.0.0.1:" + std::to_string(provider.value().second);
+  const std::string url = "http://127.0.0.1:" + std::to_string(provider.value().port);
   auto [status, out] = Reckon(dir, {"plan", "run", kPlan, "--provider", url, "--journal",
                                     dir.File("plans.db"), "--approve-all"});
   EXPECT_TRUE(status.Succeeded()) << status.ToString() << "\n" << out;
   EXPECT_NE(out.find("plan refund-pay-4-and-5: completed"), std::string::npos) << out;
-  ExpectOneRefundPerRefundStep(provider.value().second, out, 2);
+  ExpectOneRefundPerRefundStep(provider.value().port, out, 2);
   // Running it again resumes nothing and repeats nothing.
   auto [again, out2] = Reckon(dir, {"plan", "run", kPlan, "--provider", url, "--journal",
                                     dir.File("plans.db"), "--approve-all"});
   EXPECT_TRUE(again.Succeeded()) << out2;
-  ExpectOneRefundPerRefundStep(provider.value().second, out2, 2);
+  ExpectOneRefundPerRefundStep(provider.value().port, out2, 2);
 }
 
 TEST(PlanRunTest, OnAServerWithTwoWorkersAndApprovalsFromTheCli) {
   TempDir dir;
   auto provider = StartProvider(dir);
   ASSERT_TRUE(provider) << provider.error().ToString();
-  const std::string url = "http://127.0.0.1:" + std::to_string(provider.value().second);
+  const std::string url = "http://127.0.0.1:" + std::to_string(provider.value().port);
   SubprocessOptions so;
   so.args = {"server", "--journal", dir.File("server.db"), "--listen", "127.0.0.1:0",
              "--port-file", dir.File("port"), "--quiet"};
@@ -146,7 +142,7 @@ TEST(PlanRunTest, OnAServerWithTwoWorkersAndApprovalsFromTheCli) {
   EXPECT_TRUE(ended.value().Succeeded()) << ended.value().ToString() << "\n" << transcript;
   EXPECT_NE(transcript.find("plan refund-pay-4-and-5: completed"), std::string::npos) << transcript;
   EXPECT_EQ(approved.size(), 2u) << transcript;
-  ExpectOneRefundPerRefundStep(provider.value().second, transcript, 2);
+  ExpectOneRefundPerRefundStep(provider.value().port, transcript, 2);
 }
 
 }  // namespace

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "tests/refund_crash_audit.h"
+#include "tests/support/crash_support.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 
@@ -53,11 +54,6 @@ struct Mode {
   std::uint64_t salt = 0;  // mixed into the seed, so the modes draw different delays
 };
 
-std::uint64_t EnvNumber(const char* name, std::uint64_t fallback) {
-  const char* value = std::getenv(name);
-  return value != nullptr && *value != '\0' ? std::strtoull(value, nullptr, 10) : fallback;
-}
-
 // Where a kill lands. Mostly within 300 ms: start-up, recovery, and (in an epoch's first run)
 // the attempts, about 30-100 ms in. Some within 0.3-1.5 s: after a restart, an unknown outcome
 // whose deadline has passed is reconciled 0.5 s in. Some within 2-3 s: a fresh lost reply is
@@ -74,35 +70,14 @@ std::chrono::milliseconds DrawDelay(std::mt19937_64& rng) {
   return uniform(3000, 4500);
 }
 
-std::string Tail(const std::string& path, std::size_t max_chars = 4000) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string all = text.str();
-  return all.size() > max_chars ? "..." + all.substr(all.size() - max_chars) : all;
-}
-
-struct Provider {
-  Subprocess process;
-  std::uint16_t port = 0;
-};
-
-Result<Provider> StartProvider(const fs::path& dir, std::uint64_t seed, int delay_ms,
-                               const Mode& mode) {
+Result<ListeningProcess> StartProvider(const fs::path& dir, std::uint64_t seed, int delay_ms,
+                                       const Mode& mode) {
   SubprocessOptions options;
   options.args = {"--port",    "0",  "--ledger", (dir / "ledger.db").string(),
                   "--seed",    std::to_string(seed), "--delay-ms", std::to_string(delay_ms)};
   options.args.insert(options.args.end(), mode.provider_flags.begin(), mode.provider_flags.end());
   options.stderr_path = (dir / "provider.log").string();
-  RECKON_TRY(Subprocess process, Subprocess::Start(RECKON_PAYMENTS_PROVIDER, std::move(options)));
-  RECKON_TRY(std::string line, process.ReadLine(10s));
-  const std::string prefix = "listening on 127.0.0.1:";
-  if (line.rfind(prefix, 0) != 0) {
-    return Err(Errc::kInternal, "payments-provider printed '" + line + "'");
-  }
-  Provider provider{std::move(process), 0};
-  provider.port = static_cast<std::uint16_t>(std::stoi(line.substr(prefix.size())));
-  return provider;
+  return StartListening(RECKON_PAYMENTS_PROVIDER, std::move(options));
 }
 
 Result<Subprocess> StartAgent(const fs::path& dir, std::uint16_t port) {
@@ -114,17 +89,6 @@ Result<Subprocess> StartAgent(const fs::path& dir, std::uint16_t port) {
                   "--approve-all", "--quiet"};
   options.stderr_path = (dir / "agent.log").string();
   return Subprocess::Start(RECKON_REFUND_AGENT, std::move(options));
-}
-
-// Copies an epoch's files out of the temporary directory, for a post-mortem.
-std::string KeepEvidence(const fs::path& epoch_dir, const std::string& name) {
-  const char* tmp = std::getenv("TMPDIR");
-  fs::path kept = fs::path(tmp && *tmp ? tmp : "/tmp") / name;
-  std::error_code ec;
-  fs::remove_all(kept, ec);
-  fs::create_directories(kept, ec);
-  fs::copy(epoch_dir, kept, fs::copy_options::recursive | fs::copy_options::overwrite_existing, ec);
-  return ec ? "(could not keep the files: " + ec.message() + ")" : kept.string();
 }
 
 struct Tally {
@@ -174,7 +138,7 @@ class RefundCrashTest : public ::testing::Test {
     const std::string context = "mode " + mode.name + ", seed " + std::to_string(seed) +
                                 ", epoch " + std::to_string(epoch);
     const int delay_ms = epoch % 2 == 0 ? kSlowCommitMs : 0;
-    Result<Provider> provider =
+    Result<ListeningProcess> provider =
         StartProvider(epoch_dir, seed + mode.salt * 1000 + epoch, delay_ms, mode);
     ASSERT_TRUE(provider) << provider.error().ToString();
 
@@ -207,7 +171,7 @@ class RefundCrashTest : public ::testing::Test {
           << context << ": refund-agent " << status.ToString() << " after " << delay.count()
           << " ms\nstdout:\n"
           << (output ? output.value() : output.error().ToString()) << "\nstderr tail:\n"
-          << Tail((epoch_dir / "agent.log").string()) << "\nfiles kept in "
+          << Tail(epoch_dir / "agent.log", 4000) << "\nfiles kept in "
           << KeepEvidence(epoch_dir, "reckon-refund-crash-" + mode.name + "-" +
                                          std::to_string(seed) + "-" + std::to_string(epoch));
       finished = true;
@@ -228,7 +192,7 @@ class RefundCrashTest : public ::testing::Test {
         << "\nstdout:\n"
         << (last_output ? last_output.value() : last_output.error().ToString())
         << "\nstderr tail:\n"
-        << Tail((epoch_dir / "agent.log").string()) << "\nfiles kept in "
+        << Tail(epoch_dir / "agent.log", 4000) << "\nfiles kept in "
         << KeepEvidence(epoch_dir, kept_name);
 
     Result<std::vector<LedgerRefund>> refunds = FetchRefunds(provider.value().port);

@@ -52,6 +52,7 @@
 #include <vector>
 
 #include "tests/refund_crash_audit.h"
+#include "tests/support/crash_support.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 
@@ -90,11 +91,6 @@ struct Mode {
   std::uint64_t salt = 0;  // mixed into the seed, so the modes draw different delays
 };
 
-std::uint64_t EnvNumber(const char* name, std::uint64_t fallback) {
-  const char* value = std::getenv(name);
-  return value != nullptr && *value != '\0' ? std::strtoull(value, nullptr, 10) : fallback;
-}
-
 std::string WorkflowId(int i) { return "refund-" + std::to_string(i); }
 
 // refund-agent's RefundInput (samples/refund/refund_agent_main.cc) with its seed.
@@ -121,32 +117,9 @@ std::chrono::milliseconds DrawDelay(std::mt19937_64& rng) {
   return uniform(3000, 4500);
 }
 
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-std::string Tail(const fs::path& path, std::size_t max_chars = 3000) {
-  std::string all = ReadFile(path);
-  return all.size() > max_chars ? "..." + all.substr(all.size() - max_chars) : all;
-}
-
 void Append(const fs::path& path, const std::string& text) {
   if (text.empty()) return;
   std::ofstream(path, std::ios::app) << text;
-}
-
-// Copies an epoch's files out of the temporary directory, for a post-mortem.
-std::string KeepEvidence(const fs::path& epoch_dir, const std::string& name) {
-  const char* tmp = std::getenv("TMPDIR");
-  fs::path kept = fs::path(tmp && *tmp ? tmp : "/tmp") / name;
-  std::error_code ec;
-  fs::remove_all(kept, ec);
-  fs::create_directories(kept, ec);
-  fs::copy(epoch_dir, kept, fs::copy_options::recursive | fs::copy_options::overwrite_existing, ec);
-  return ec ? "(could not keep the files: " + ec.message() + ")" : kept.string();
 }
 
 // How a child ended, if it has; nullopt while it runs (or was never started).
@@ -157,27 +130,14 @@ std::optional<ExitStatus> Ended(std::optional<Subprocess>& process) {
   return std::nullopt;
 }
 
-struct Provider {
-  Subprocess process;
-  std::uint16_t port = 0;
-};
-
-Result<Provider> StartProvider(const fs::path& dir, std::uint64_t seed, int delay_ms,
-                               const Mode& mode) {
+Result<ListeningProcess> StartProvider(const fs::path& dir, std::uint64_t seed, int delay_ms,
+                                       const Mode& mode) {
   SubprocessOptions options;
   options.args = {"--port",    "0",  "--ledger", (dir / "ledger.db").string(),
                   "--seed",    std::to_string(seed), "--delay-ms", std::to_string(delay_ms)};
   options.args.insert(options.args.end(), mode.provider_flags.begin(), mode.provider_flags.end());
   options.stderr_path = (dir / "provider.log").string();
-  RECKON_TRY(Subprocess process, Subprocess::Start(RECKON_PAYMENTS_PROVIDER, std::move(options)));
-  RECKON_TRY(std::string line, process.ReadLine(10s));
-  const std::string prefix = "listening on 127.0.0.1:";
-  if (line.rfind(prefix, 0) != 0) {
-    return Err(Errc::kInternal, "payments-provider printed '" + line + "'");
-  }
-  Provider provider{std::move(process), 0};
-  provider.port = static_cast<std::uint16_t>(std::stoi(line.substr(prefix.size())));
-  return provider;
+  return StartListening(RECKON_PAYMENTS_PROVIDER, std::move(options));
 }
 
 struct CliResult {
@@ -257,7 +217,7 @@ class Epoch {
   // --- processes ------------------------------------------------------------------------------
 
   bool StartProviderProcess(int delay_ms) {
-    Result<Provider> provider =
+    Result<ListeningProcess> provider =
         StartProvider(dir_, seed_ + mode_.salt * 1000 + static_cast<std::uint64_t>(number_),
                       delay_ms, mode_);
     if (!provider) return Fail("payments-provider: " + provider.error().ToString());
@@ -517,7 +477,7 @@ class Epoch {
   int number_;
   fs::path dir_;
   std::string context_;
-  std::optional<Provider> provider_;
+  std::optional<ListeningProcess> provider_;
   std::optional<Subprocess> server_;
   std::optional<Subprocess> workers_[kWorkers];
   std::uint16_t port_ = 0;
