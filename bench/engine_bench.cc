@@ -28,7 +28,7 @@
 #include "bench/machine.h"
 #include "engine/engine.h"
 #include "bench/ten_calls.h"
-#include "worker/local_worker.h"
+#include "worker/embedded_host.h"
 
 namespace {
 
@@ -58,26 +58,37 @@ Task<WorkflowOutcome> Stepper(WorkflowContext& ctx, json::value input) {
   }
 }
 
-// Everything an embedded engine needs, over one journal file.
-struct Harness {
-  explicit Harness(const std::string& path, storage::JournalOptions::Sync sync) {
-    storage::JournalOptions options;
-    options.sync = sync;
-    journal = std::move(storage::Journal::Open(path, options)).value();
-    (void)tools.Register(Tool{NoopContract(), Noop, {}});
+std::unique_ptr<EmbeddedHost> OpenHost(const std::string& path, storage::JournalOptions::Sync sync) {
+  storage::JournalOptions options;
+  options.sync = sync;
+  auto journal = storage::Journal::Open(path, options);
+  if (!journal) {
+    std::fprintf(stderr, "engine_bench: %s\n", journal.error().ToString().c_str());
+    std::exit(1);
+  }
+  return std::make_unique<EmbeddedHost>(std::move(journal).value());
+}
+
+// An embedded host over one journal file, with a sink that wakes whoever waits for a run.
+struct Harness final : TraceSink {
+  Harness(const std::string& path, storage::JournalOptions::Sync sync)
+      : host(OpenHost(path, sync)),
+        io(host->io()),
+        engine(&host->engine()),
+        journal(&host->journal()),
+        workflows(host->workflows()) {
+    (void)host->tools().Register(Tool{NoopContract(), Noop, {}});
     (void)workflows.Register("ten_calls", TenCalls);
     (void)workflows.Register("stepper", Stepper);
-    worker = std::make_unique<LocalWorker>(workflows, tools);
-    engine = std::make_unique<Engine>(io.get_executor(), *journal, tools.contracts(), *worker,
-                                      *worker, clock, nullptr);
-    engine->OnChange([this](const RunState& run, std::string_view) {
-      committed_now[run.ref().workflow_id] = run.committed_operations();
-      auto it = waiters.find(run.ref().workflow_id);
-      if (it == waiters.end()) return;
-      if (run.terminal() || run.committed_operations() > committed_before[run.ref().workflow_id]) {
-        it->second->cancel();
-      }
-    });
+    host->AddSink(*this);
+  }
+  void OnCommitted(const RunState& run, std::span<const storage::Event>) override {
+    committed_now[run.ref().workflow_id] = run.committed_operations();
+    auto it = waiters.find(run.ref().workflow_id);
+    if (it == waiters.end()) return;
+    if (run.terminal() || run.committed_operations() > committed_before[run.ref().workflow_id]) {
+      it->second->cancel();
+    }
   }
   // Registers, now, a wait until the run finishes or commits more than `committed`
   // operations; await the returned timer, then call Done(id).
@@ -90,13 +101,11 @@ struct Harness {
   }
   void Done(const std::string& id) { waiters.erase(id); }
 
-  asio::io_context io;
-  SystemClock clock;
-  std::unique_ptr<storage::Journal> journal;
-  ToolRegistry tools;
-  WorkflowRegistry workflows;
-  std::unique_ptr<LocalWorker> worker;
-  std::unique_ptr<Engine> engine;
+  std::unique_ptr<EmbeddedHost> host;
+  asio::io_context& io;
+  Engine* engine;
+  storage::Journal* journal;
+  WorkflowRegistry& workflows;
   std::map<std::string, asio::steady_timer*> waiters;
   std::map<std::string, int> committed_before;
   std::map<std::string, int> committed_now;  // as of the last committed batch

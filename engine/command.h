@@ -9,19 +9,13 @@
 #include <string>
 #include <variant>
 
+#include "contract/call_overrides.h"
+
 namespace reckon {
 
 // Call a tool at a step. `replayed` marks a call that the code issued again while replaying a
 // step already in the history: nothing new is scheduled, but the engine re-learns the full
 // input (the journal holds it only without its secret fields) and checks it still matches.
-// Per-call tightenings of the tool's contract (an agent plan's step overrides). They can only
-// make it stricter: fewer attempts, approval required. The defaults change nothing.
-struct CallOverrides {
-  std::uint32_t max_attempts = 0;  // 0: the contract's
-  bool require_approval = false;
-  friend bool operator==(const CallOverrides&, const CallOverrides&) = default;
-};
-
 struct ScheduleCall {
   std::string step_id;
   std::string tool;

@@ -11,7 +11,7 @@
 #include "base/fingerprint.h"
 #include "base/jcs.h"
 #include "engine/approval.h"
-#include "engine/failure_policy.h"
+#include "contract/failure_policy.h"
 #include "engine/operation_id.h"
 
 namespace reckon {

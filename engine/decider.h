@@ -3,7 +3,7 @@
 // RunState at once) and the actions to perform once those events are durable. It performs no
 // I/O: the engine (engine/engine.h) commits what it emitted, then carries out the actions.
 //
-// The class-by-failure table (engine/failure_policy.h), the reconciliation routing, approval
+// The class-by-failure table (contract/failure_policy.h), the reconciliation routing, approval
 // binding (engine/approval.h) and the lifecycle table (engine/operation_state.h) meet here.
 //
 // Errors: kPermissionDenied / kFailedPrecondition / kNotFound for a request that does not fit
@@ -23,7 +23,7 @@
 
 #include "base/error.h"
 #include "engine/command.h"
-#include "engine/contract_registry.h"
+#include "contract/contract_registry.h"
 #include "engine/run_state.h"
 #include "engine/tool_dispatcher.h"
 #include "storage/journal.h"

@@ -36,7 +36,7 @@ struct Engine::Slot {
 
 Engine::Engine(asio::any_io_executor executor, Journal& journal,
                const ContractRegistry& contracts, WorkflowHost& host, ToolDispatcher& tools,
-               Clock& clock, EffectTrace* trace, EngineOptions options)
+               Clock& clock, EngineOptions options)
     : executor_(executor),
       journal_(options.reader != nullptr ? *options.reader : journal),
       committer_(journal, options.commit_executor ? options.commit_executor : executor),
@@ -44,7 +44,6 @@ Engine::Engine(asio::any_io_executor executor, Journal& journal,
       host_(host),
       tools_(tools),
       clock_(clock),
-      trace_(trace),
       options_(std::move(options)),
       timers_(executor, clock),
       alive_(std::make_shared<bool>(true)) {}
@@ -294,14 +293,15 @@ asio::awaitable<void> Engine::Drive(Slot* slot) {
         for (Reply& reply : replies) std::move(reply)(Result<void>(ack.error()));
         break;
       }
-      if (trace_ != nullptr) trace_->OnCommitted(slot->state, decider.events());
+      sinks_.OnCommitted(slot->state, decider.events());
     }
     Perform(*slot, decider.actions());
     for (Reply& reply : replies) std::move(reply)(Ok());
     if (slot->state.terminal()) host_.Evict(slot->state.ref());
-    if (listener_ && !decider.events().empty()) listener_(slot->state, slot->stuck);
   }
-  if (*alive) slot->busy = false;
+  if (!*alive) co_return;
+  slot->busy = false;
+  WakeIdleWaiters();
 }
 
 // --- acting on durable decisions --------------------------------------------------------------
@@ -395,7 +395,8 @@ void Engine::StartLookup(Slot& slot, const StartReconcileAction& action) {
 void Engine::Stop(Slot& slot, const Error& error) {
   slot.stuck = error.ToString();
   spdlog::error("run {} stopped: {}", slot.state.ref().workflow_id, slot.stuck);
-  if (listener_) listener_(slot.state, slot.stuck);
+  sinks_.OnRunStopped(slot.state, slot.stuck);
+  WakeIdleWaiters();
 }
 
 void Engine::Fail(const Error& error) {
@@ -404,6 +405,46 @@ void Engine::Fail(const Error& error) {
   spdlog::critical("engine stopped, restart the process to recover from the journal: {}",
                    failure_);
   timers_.Clear();
+  // Nobody waits in vain: every queued request of every run is answered now.
+  const Error stopped = Err(Errc::kUnavailable, "engine stopped: " + failure_);
+  for (auto& [id, slot] : slots_) {
+    std::deque<Queued> inbox;
+    inbox.swap(slot->inbox);
+    for (Queued& queued : inbox) {
+      if (!queued.reply) continue;
+      asio::post(executor_, [reply = std::move(queued.reply), stopped]() mutable {
+        std::move(reply)(Result<void>(stopped));
+      });
+    }
+  }
+  WakeIdleWaiters();
+  if (on_failed_) {
+    auto callback = std::move(on_failed_);
+    callback(error);
+  }
+}
+
+asio::awaitable<Result<void>> Engine::UntilIdle() {
+  if (failed_) co_return Err(Errc::kUnavailable, "engine stopped: " + failure_);
+  if (BusyRuns() == 0) co_return Ok();
+  auto initiate = [this](auto handler) { idle_waiters_.emplace_back(std::move(handler)); };
+  auto idle = asio::async_initiate<decltype(asio::use_awaitable), void(Result<void>)>(
+      std::move(initiate), asio::use_awaitable);
+  co_return co_await std::move(idle);
+}
+
+void Engine::WakeIdleWaiters() {
+  if (idle_waiters_.empty()) return;
+  if (!failed_ && BusyRuns() > 0) return;
+  std::vector<Reply> waiters;
+  waiters.swap(idle_waiters_);
+  Result<void> result = failed_ ? Result<void>(Err(Errc::kUnavailable, "engine stopped: " + failure_))
+                                : Result<void>(Ok());
+  for (Reply& waiter : waiters) {
+    asio::post(executor_, [waiter = std::move(waiter), result]() mutable {
+      std::move(waiter)(result);
+    });
+  }
 }
 
 // --- queries ---------------------------------------------------------------------------------

@@ -13,7 +13,10 @@
 // turns true, every run stops) and the process must restart; recovery then resumes every run
 // from the journal. A bug (illegal transition) stops only the run it happened in.
 //
-// Lifetime: the journal, contracts, host, dispatcher, clock and trace passed in must outlive
+// Observing: sinks (engine/trace_sink.h) hear of every committed batch and every stopped run;
+// OnFailed hears of the engine's stop; UntilIdle() completes when nothing shown is pending.
+//
+// Lifetime: the journal, contracts, host, dispatcher, clock and sinks passed in must outlive
 // the engine.
 #pragma once
 
@@ -34,12 +37,12 @@
 
 #include "base/error.h"
 #include "engine/clock.h"
-#include "engine/contract_registry.h"
+#include "contract/contract_registry.h"
 #include "engine/decider.h"
-#include "engine/effect_trace.h"
 #include "engine/run_state.h"
 #include "engine/timer_queue.h"
 #include "engine/tool_dispatcher.h"
+#include "engine/trace_sink.h"
 #include "engine/workflow_host.h"
 #include "storage/group_commit.h"
 #include "storage/journal.h"
@@ -74,7 +77,7 @@ class Engine {
  public:
   Engine(boost::asio::any_io_executor executor, storage::Journal& journal,
          const ContractRegistry& contracts, WorkflowHost& host, ToolDispatcher& tools,
-         Clock& clock, EffectTrace* trace, EngineOptions options = {});
+         Clock& clock, EngineOptions options = {});
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -117,11 +120,17 @@ class Engine {
   // 0 also means that what Runs() shows is durable.
   int BusyRuns() const;
 
-  // Called after every committed batch, and when a run stops, on the engine's executor. The
-  // RunState reference is valid only during the call; `stuck_reason` is empty unless the
-  // engine stopped driving the run. Keep it cheap: it runs on the engine's only thread.
-  using RunListener = std::function<void(const RunState& run, std::string_view stuck_reason)>;
-  void OnChange(RunListener listener) { listener_ = std::move(listener); }
+  // Completes once BusyRuns() is 0: every run is finished, stopped, or waits for a person, and
+  // everything Runs()/Describe() show is durable. Completes at once when that holds already;
+  // with Errc::kUnavailable when the engine fails (or has failed).
+  boost::asio::awaitable<Result<void>> UntilIdle();
+
+  // Adds a sink (not owned: it must outlive the engine, or be removed first).
+  void AddSink(TraceSink& sink) { sinks_.Add(sink); }
+  void RemoveSink(TraceSink& sink) { sinks_.Remove(sink); }
+  // Called once, on the engine's executor, when a failed commit stops the engine. The process
+  // should then exit: recovery from the journal is the way back.
+  void OnFailed(std::function<void(const Error&)> callback) { on_failed_ = std::move(callback); }
 
   bool failed() const { return failed_; }
   const std::string& failure() const { return failure_; }
@@ -160,6 +169,8 @@ class Engine {
   // Hands `input` to the run's slot and completes when its batch is durable (or refused).
   boost::asio::awaitable<Result<void>> SubmitToRun(std::string workflow_id, Input input);
   Slot* FindSlot(const std::string& workflow_id) const;
+  // Completes the UntilIdle() waiters if the engine is idle (or failed).
+  void WakeIdleWaiters();
 
   boost::asio::any_io_executor executor_;
   storage::Journal& journal_;  // reads only; `reader` of the options when set
@@ -168,11 +179,12 @@ class Engine {
   WorkflowHost& host_;
   ToolDispatcher& tools_;
   Clock& clock_;
-  EffectTrace* trace_;
+  TraceFanOut sinks_;
   EngineOptions options_;
   TimerQueue timers_;
   std::map<std::string, std::unique_ptr<Slot>> slots_;  // by workflow id
-  RunListener listener_;
+  std::function<void(const Error&)> on_failed_;
+  std::vector<Reply> idle_waiters_;  // UntilIdle() callers
   bool failed_ = false;
   std::string failure_;
   std::shared_ptr<bool> alive_;  // completions that outlive the engine check it

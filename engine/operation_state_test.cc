@@ -12,7 +12,7 @@ namespace {
 using S = OperationState;
 using I = OperationInput;
 
-// The lifecycle of DESIGN.md, written out independently of the table in operation_state.cc.
+// The lifecycle of docs/ARCHITECTURE.md ("Operation states"), written out independently of the table in operation_state.cc.
 const std::map<std::pair<S, I>, S>& ExpectedEdges() {
   static const std::map<std::pair<S, I>, S> edges = {
       {{S::kPrepared, I::kApprovalRequested}, S::kAwaitingApproval},

@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/failure_policy.h"
+#include "contract/failure_policy.h"
 #include "storage/rows.h"
 
 namespace reckon {

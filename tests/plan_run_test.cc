@@ -1,6 +1,7 @@
-// `reckon plan run` end to end, in both modes, with real processes on 127.0.0.1: a payments
-// provider that drops replies; embedded (the CLI hosts the engine and the built-in tools) and
-// on a server with two refund-workers (approvals sent with `reckon approve`). Each run must
+// Agent plans end to end, in both modes, with real processes on 127.0.0.1: a payments provider
+// that drops replies; embedded (`refund-agent plan FILE`: the sample hosts the engine and its
+// tools through worker/plan_runner.h) and `reckon plan run` on a server with two refund-workers
+// (approvals sent with `reckon approve`). Each run must
 // complete, and the ledger must hold exactly one refund per refund step, under its operation id.
 #include <gtest/gtest.h>
 
@@ -9,6 +10,7 @@
 #include <regex>
 #include <thread>
 
+#include "storage/journal.h"
 #include "tests/refund_crash_audit.h"
 #include "tests/support/crash_support.h"
 #include "tests/support/subprocess.h"
@@ -27,18 +29,24 @@ Result<ListeningProcess> StartProvider(const TempDir& dir) {
   return StartListening(RECKON_PAYMENTS_PROVIDER, std::move(o));
 }
 
-// Runs `reckon args...`, returning its exit status and stdout.
-std::pair<ExitStatus, std::string> Reckon(const TempDir& dir, std::vector<std::string> args,
-                                          std::chrono::seconds timeout = 60s) {
+// Runs `program args...`, returning its exit status and stdout.
+std::pair<ExitStatus, std::string> RunProgram(const char* program, const TempDir& dir,
+                                              std::vector<std::string> args,
+                                              std::chrono::seconds timeout = 60s) {
   SubprocessOptions o;
   o.args = std::move(args);
   o.stderr_path = dir.File("cli.log");
-  auto cli = Subprocess::Start(RECKON_CLI_PATH, std::move(o));
+  auto cli = Subprocess::Start(program, std::move(o));
   EXPECT_TRUE(cli) << cli.error().ToString();
   auto out = cli.value().ReadAll(timeout);
   auto status = cli.value().WaitFor(5s);
-  EXPECT_TRUE(status) << "reckon " << "did not exit";
+  EXPECT_TRUE(status) << program << " did not exit";
   return {status ? status.value() : ExitStatus{}, out ? out.value() : std::string()};
+}
+
+std::pair<ExitStatus, std::string> Reckon(const TempDir& dir, std::vector<std::string> args,
+                                          std::chrono::seconds timeout = 60s) {
+  return RunProgram(RECKON_CLI_PATH, dir, std::move(args), timeout);
 }
 
 void ExpectOneRefundPerRefundStep(std::uint16_t provider_port, const std::string& output,
@@ -58,16 +66,51 @@ TEST(PlanRunTest, EmbeddedRunsTheSamplePlanToTheEnd) {
   auto provider = StartProvider(dir);
   ASSERT_TRUE(provider) << provider.error().ToString();
   const std::string url = "http://127.0.0.1:" + std::to_string(provider.value().port);
-  auto [status, out] = Reckon(dir, {"plan", "run", kPlan, "--provider", url, "--journal",
-                                    dir.File("plans.db"), "--approve-all"});
+  auto [status, out] = RunProgram(RECKON_REFUND_AGENT, dir,
+                                  {"plan", kPlan, "--provider", url, "--journal",
+                                   dir.File("plans.db"), "--approve-all"});
   EXPECT_TRUE(status.Succeeded()) << status.ToString() << "\n" << out;
   EXPECT_NE(out.find("plan refund-pay-4-and-5: completed"), std::string::npos) << out;
   ExpectOneRefundPerRefundStep(provider.value().port, out, 2);
   // Running it again resumes nothing and repeats nothing.
-  auto [again, out2] = Reckon(dir, {"plan", "run", kPlan, "--provider", url, "--journal",
-                                    dir.File("plans.db"), "--approve-all"});
+  auto [again, out2] = RunProgram(RECKON_REFUND_AGENT, dir,
+                                  {"plan", kPlan, "--provider", url, "--journal",
+                                   dir.File("plans.db"), "--approve-all"});
   EXPECT_TRUE(again.Succeeded()) << out2;
+  EXPECT_NE(out2.find("plan refund-pay-4-and-5: completed"), std::string::npos) << out2;
   ExpectOneRefundPerRefundStep(provider.value().port, out2, 2);
+}
+
+TEST(PlanRunTest, EmbeddedWithoutApprovalWaitsForAPersonThenResumes) {
+  TempDir dir;
+  auto provider = StartProvider(dir);
+  ASSERT_TRUE(provider) << provider.error().ToString();
+  const std::string url = "http://127.0.0.1:" + std::to_string(provider.value().port);
+  const std::vector<std::string> args = {"plan", kPlan, "--provider", url, "--journal",
+                                         dir.File("plans.db")};
+  auto [waiting, out] = RunProgram(RECKON_REFUND_AGENT, dir, args);
+  EXPECT_EQ(waiting.code, 3) << waiting.ToString() << "\n" << out;
+  EXPECT_NE(out.find("waiting for a person"), std::string::npos) << out;
+  std::vector<std::string> approve = args;
+  approve.push_back("--approve-all");
+  auto [done, out2] = RunProgram(RECKON_REFUND_AGENT, dir, approve);
+  EXPECT_TRUE(done.Succeeded()) << done.ToString() << "\n" << out2;
+  ExpectOneRefundPerRefundStep(provider.value().port, out2, 2);
+}
+
+TEST(PlanRunTest, EmbeddedRefusesAnInvalidPlanAndJournalsNothing) {
+  TempDir dir;
+  const std::string invalid =
+      std::string(RECKON_SOURCE_DIR) + "/samples/plans/invalid/loosens_contract.json";
+  auto [status, out] = RunProgram(RECKON_REFUND_AGENT, dir,
+                                  {"plan", invalid, "--provider", "http://127.0.0.1:1",
+                                   "--journal", dir.File("plans.db")});
+  EXPECT_EQ(status.code, 2) << status.ToString() << "\n" << out;
+  auto journal = storage::Journal::Open(dir.File("plans.db"));
+  ASSERT_TRUE(journal) << journal.error().ToString();
+  auto runs = journal.value()->ListRuns();
+  ASSERT_TRUE(runs);
+  EXPECT_TRUE(runs.value().empty());
 }
 
 TEST(PlanRunTest, OnAServerWithTwoWorkersAndApprovalsFromTheCli) {

@@ -6,7 +6,7 @@
 
 #include <boost/json.hpp>
 
-#include "engine/plan.h"
+#include "plan/plan.h"
 #include "worker/plan_workflow.h"
 #include "worker/testing/engine_harness.h"
 #include "worker/testing/expect_ok.h"

@@ -10,7 +10,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "engine/effect_trace.h"
+#include "telemetry/jsonl_trace_sink.h"
+#include "telemetry/log_trace_sink.h"
+#include "telemetry/trace_lines.h"
 #include "engine/run_state.h"
 #include "worker/testing/engine_harness.h"
 #include "worker/testing/expect_ok.h"
@@ -65,9 +67,13 @@ TEST(EffectTraceTest, NoSecretReachesTheTraceOrTheJournal) {
   auto logger = std::make_shared<spdlog::logger>(
       "trace", std::make_shared<spdlog::sinks::ostream_sink_st>(log));
   const std::string jsonl = h.dir().File("trace.jsonl");
-  auto trace = EffectTrace::Create(logger, jsonl);
-  RECKON_ASSERT_OK(trace);
-  h.set_trace(trace.value().get());
+  auto file_sink = JsonlTraceSink::Open(jsonl);
+  RECKON_ASSERT_OK(file_sink);
+  LogTraceSink log_sink(logger);
+  TraceFanOut trace;
+  trace.Add(log_sink);
+  trace.Add(*file_sink.value());
+  h.set_trace(&trace);
 
   h.Boot();
   RECKON_ASSERT_OK(h.Start(kRun, "pay", json::object{{"customer", "c-17"}}));
@@ -78,7 +84,7 @@ TEST(EffectTraceTest, NoSecretReachesTheTraceOrTheJournal) {
   ASSERT_TRUE(h.RunUntilSettled(kRun));
   EXPECT_EQ(h.Describe(kRun)->status, "completed");
   h.Shutdown();
-  trace.value().reset();  // flushes and closes the JSON-lines file
+  file_sink.value().reset();  // flushes and closes the JSON-lines file
 
   // The secret did reach the tool: the checks below are not vacuous.
   ASSERT_EQ(provider.calls().size(), 1u);

@@ -5,7 +5,7 @@
 #include <map>
 #include <vector>
 
-#include "engine/plan.h"
+#include "plan/plan.h"
 
 namespace reckon {
 namespace json = boost::json;

@@ -1,4 +1,4 @@
-// The plan workflow: runs an agent plan (engine/plan.h) as a durable workflow.
+// The plan workflow: runs an agent plan (plan/plan.h) as a durable workflow.
 //
 // Its input is the plan (PlanToJson form). Steps run as soon as every step they depend on has
 // succeeded, so independent steps run in parallel and dependent ones in order. Each call uses
@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/plan.h"
+#include "plan/plan.h"
 
 #include "worker/task.h"
 #include "worker/workflow_context.h"

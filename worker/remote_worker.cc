@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "api/protocol/wire_convert.h"
-#include "engine/contract_json.h"
+#include "contract/contract_json.h"
 
 namespace reckon {
 namespace asio = boost::asio;

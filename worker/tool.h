@@ -1,4 +1,4 @@
-// Tools as a worker hosts them: a contract (engine/contract.h) plus the code that carries out
+// Tools as a worker hosts them: a contract (contract/contract.h) plus the code that carries out
 // an attempt and, for contracts that reconcile by lookup, the code that asks the provider.
 //
 // Tool code is an Asio coroutine. It receives the full input (secrets included; never log it)
@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "base/error.h"
-#include "engine/contract.h"
-#include "engine/contract_registry.h"
+#include "contract/contract.h"
+#include "contract/contract_registry.h"
 #include "engine/tool_dispatcher.h"
 
 namespace reckon {

@@ -168,18 +168,23 @@ TEST_F(CliTest, UsageErrorsExitNonZeroWithCli11sMessage) {
   }
 }
 
+// The refund sample's contracts, as a program that hosts those tools would publish them.
+const std::string kRefundContracts =
+    std::string(RECKON_SOURCE_DIR) + "/samples/refund/refund_contracts.json";
+
 TEST_F(CliTest, PlanValidateAcceptsTheSamplePlans) {
   for (const char* plan : {"refund_one.json", "refund_two.json"}) {
-    const Outcome run = Reckon({"plan", "validate", std::string(RECKON_SOURCE_DIR) +
-                                                        "/samples/plans/" + plan});
+    const Outcome run = Reckon({"plan", "validate", "--contracts", kRefundContracts,
+                                std::string(RECKON_SOURCE_DIR) + "/samples/plans/" + plan});
     EXPECT_EQ(run.exit_code, 0) << run.err;
     EXPECT_NE(run.out.find("is valid"), std::string::npos) << run.out;
   }
 }
 
 TEST_F(CliTest, PlanValidateNamesEveryProblemAndExits2) {
-  const Outcome run = Reckon({"plan", "validate", std::string(RECKON_SOURCE_DIR) +
-                                                      "/samples/plans/invalid/loosens_contract.json"});
+  const Outcome run =
+      Reckon({"plan", "validate", "--contracts", kRefundContracts,
+              std::string(RECKON_SOURCE_DIR) + "/samples/plans/invalid/loosens_contract.json"});
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_EQ(run.out, "");
   EXPECT_NE(run.err.find("(3 problems)"), std::string::npos) << run.err;
@@ -194,9 +199,21 @@ TEST_F(CliTest, PlanValidateNamesEveryProblemAndExits2) {
   EXPECT_NE(garbage.err.find("garbage.json"), std::string::npos) << garbage.err;
 }
 
+TEST_F(CliTest, PlanValidateNamesABadContractsFile) {
+  const std::string plan = std::string(RECKON_SOURCE_DIR) + "/samples/plans/refund_one.json";
+  std::ofstream(dir_ / "contracts.json") << "[{\"name\": \"send_refund\"}]";
+  const Outcome bad = Reckon({"plan", "validate", "--contracts", (dir_ / "contracts.json").string(), plan});
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("contracts.json: contract [0]"), std::string::npos) << bad.err;
+  std::ofstream(dir_ / "object.json") << "{}";
+  const Outcome object = Reckon({"plan", "validate", "--contracts", (dir_ / "object.json").string(), plan});
+  EXPECT_EQ(object.exit_code, 2) << object.err;
+  EXPECT_NE(object.err.find("expected a JSON array"), std::string::npos) << object.err;
+}
+
 TEST_F(CliTest, ContractsMcpReportsHintsAndToolsWithoutContracts) {
-  const Outcome run = Reckon({"contracts", "--mcp", std::string(RECKON_SOURCE_DIR) +
-                                                       "/samples/mcp/tools_list.json"});
+  const Outcome run = Reckon({"contracts", "--contracts", kRefundContracts, "--mcp",
+                              std::string(RECKON_SOURCE_DIR) + "/samples/mcp/tools_list.json"});
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.out.find("2 no_contract"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("stricter_than_hints"), std::string::npos) << run.out;

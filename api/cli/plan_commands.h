@@ -1,4 +1,4 @@
-// `reckon plan validate FILE` and `reckon plan run FILE`: agent plans (engine/plan.h,
+// `reckon plan validate FILE` and `reckon plan run FILE`: agent plans (plan/plan.h,
 // docs/PLANS.md) from the command line.
 //
 //   validate  parses the plan and checks it against the tools' contracts: the built-in catalog

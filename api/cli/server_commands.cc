@@ -8,11 +8,11 @@
 
 #include "api/cli/remote.h"
 #include "api/protocol/wire_convert.h"
-#include "api/cli/builtin_catalog.h"
+#include "api/cli/contract_source.h"
 #include "api/server/run_server.h"
 #include "base/jcs.h"
-#include "engine/contract_json.h"
-#include "engine/mcp_catalog.h"
+#include "contract/contract_json.h"
+#include "plan/mcp_catalog.h"
 
 namespace reckon::cli {
 namespace {
@@ -63,11 +63,11 @@ struct ContractsArgs {
   RemoteFlags remote;
   bool cards = false;
   std::string mcp;
-  bool use_server = false;
+  ContractSource contracts;  // --mcp checks against --contracts FILE, else the server's
 };
 
-// `reckon contracts --mcp FILE`: an MCP tools/list result against the declared contracts (the
-// server's with --server, else the built-in tools').
+// `reckon contracts --mcp FILE`: an MCP tools/list result against the declared contracts (a
+// --contracts FILE, else the server's).
 Result<void> RunMcp(CommandEnv& env, const ContractsArgs& args) {
   std::ifstream in(args.mcp);
   if (!in) return Err(Errc::kInvalidArgument, "cannot read MCP catalog '" + args.mcp + "'");
@@ -75,26 +75,13 @@ Result<void> RunMcp(CommandEnv& env, const ContractsArgs& args) {
   text << in.rdbuf();
   auto catalog = ParseStrictJson(text.str());
   if (!catalog) return catalog.error().WithContext(args.mcp);
-  ContractRegistry declared;
-  if (args.use_server) {
-    auto request = NewRequest();
-    request->getRoot<wire::Request>().initMethod().setListContracts();
-    RECKON_TRY(api::Reply reply, CallServer(args.remote, std::move(request)));
-    for (auto c : reply.get().getResult().getContracts()) {
-      RECKON_TRY(json::value value, api::JsonFromWire(c.getContractJson(), "contract"));
-      RECKON_TRY(ToolContract contract, ContractFromJson(value));
-      RECKON_TRY(declared.Register(std::move(contract)));
-    }
-  } else {
-    RECKON_TRY(RegisterBuiltinContracts(declared));
-  }
+  RECKON_TRY(ContractRegistry declared, LoadContracts(args.contracts, args.remote));
   RECKON_TRY(McpCatalogReport report, AnalyzeMcpCatalog(catalog.value(), declared));
   const std::string out = args.remote.json
                               ? json::serialize(McpReportJson(report)) + "\n"
                               : "MCP catalog " + args.mcp + " against " +
-                                    (args.use_server ? "the server's contracts"
-                                                     : "the built-in tools' contracts") +
-                                    ":\n" + RenderMcpReport(report);
+                                    args.contracts.Describe(args.remote) + ":\n" +
+                                    RenderMcpReport(report);
   if (!(env.out << out).flush()) return Err(Errc::kUnavailable, "cannot write to standard output");
   return Ok();
 }
@@ -168,13 +155,12 @@ void AddServerCommands(CLI::App& app, CommandEnv& env) {
     c->add_flag("--cards", args->cards, "Print each contract card for people");
     c->add_option("--mcp", args->mcp,
                   "Check an MCP tools/list result: the class each tool's annotations suggest, "
-                  "conflicts with declared contracts, tools without one (built-in tools unless "
-                  "--server is given)")
+                  "conflicts with declared contracts, tools without one (the server's "
+                  "contracts unless --contracts is given)")
         ->type_name("FILE");
+    AddContractSourceFlag(c, args->contracts);
     AddRemoteFlags(c, args->remote);
-    CLI::Option* server = c->get_option("--server");
-    c->callback([&env, args, server] {
-      args->use_server = server->count() > 0;
+    c->callback([&env, args] {
       if (Result<void> result = RunContracts(env, *args); !result) {
         ReportError(env, "contracts", result.error());
       }

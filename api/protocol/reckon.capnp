@@ -193,7 +193,7 @@ struct ContractInfo {
 
 struct ToolDeclaration {
   name @0 :Text;
-  contractJson @1 :Text;  # engine/contract_json.h; the server journals its hash
+  contractJson @1 :Text;  # contract/contract_json.h; the server journals its hash
 }
 
 struct RegisterWorker {

@@ -3,9 +3,9 @@
 #include <boost/json/serialize.hpp>
 
 #include "api/protocol/wire_convert.h"
-#include "engine/contract_card.h"
-#include "engine/contract_json.h"
-#include "engine/effect_trace.h"
+#include "contract/contract_card.h"
+#include "contract/contract_json.h"
+#include "telemetry/trace_lines.h"
 #include "engine/operation_state.h"
 
 namespace reckon::api {

@@ -8,7 +8,7 @@
 
 #include "api/protocol/reckon.capnp.h"
 #include "base/error.h"
-#include "engine/contract_registry.h"
+#include "contract/contract_registry.h"
 #include "engine/engine.h"
 #include "storage/journal.h"
 

@@ -18,8 +18,8 @@
 #include <thread>
 
 #include "api/protocol/client.h"
-#include "engine/contract_json.h"
-#include "engine/test_contracts.h"
+#include "contract/contract_json.h"
+#include "contract/test_contracts.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 

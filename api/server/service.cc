@@ -13,8 +13,8 @@
 
 #include "api/protocol/client.h"
 #include "api/protocol/wire_convert.h"
-#include "engine/contract_json.h"
-#include "engine/plan.h"
+#include "contract/contract_json.h"
+#include "plan/plan.h"
 
 namespace reckon::api {
 namespace asio = boost::asio;

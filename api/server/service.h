@@ -24,7 +24,7 @@
 #include "api/server/queries.h"
 #include "api/server/task_queues.h"
 #include "base/error.h"
-#include "engine/contract_registry.h"
+#include "contract/contract_registry.h"
 #include "engine/engine.h"
 #include "storage/journal.h"
 

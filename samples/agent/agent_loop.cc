@@ -3,7 +3,7 @@
 #include <boost/json.hpp>
 
 #include "base/jcs.h"
-#include "engine/plan.h"
+#include "plan/plan.h"
 #include "samples/agent/propose_tool.h"
 #include "worker/plan_workflow.h"
 

@@ -22,11 +22,9 @@
 
 #include <cstdio>
 #include <fstream>
-#include <set>
+#include <optional>
 #include <sstream>
 
-#include "engine/clock.h"
-#include "engine/engine.h"
 #include "samples/agent/agent_loop.h"
 #include "samples/agent/default_script.h"
 #include "samples/agent/openai_chat_model.h"
@@ -34,7 +32,9 @@
 #include "samples/agent/scripted_model.h"
 #include "samples/common/http_url.h"
 #include "samples/refund/refund_tools.h"
-#include "worker/local_worker.h"
+#include "telemetry/jsonl_trace_sink.h"
+#include "telemetry/log_trace_sink.h"
+#include "worker/embedded_host.h"
 
 namespace {
 
@@ -67,8 +67,9 @@ Result<std::vector<std::string>> LoadScript(const std::string& path) {
   return script;
 }
 
-asio::awaitable<int> Run(Engine& engine, storage::Journal& journal, const Options& options) {
-  auto recovered = co_await engine.Recover();
+asio::awaitable<int> Run(EmbeddedHost& host, const Options& options) {
+  Engine& engine = host.engine();
+  auto recovered = co_await host.Recover();
   if (!recovered) {
     spdlog::error("recovery failed: {}", recovered.error().ToString());
     co_return 1;
@@ -83,36 +84,20 @@ asio::awaitable<int> Run(Engine& engine, storage::Journal& journal, const Option
   // A loop that finished in an earlier life of this process is only in the journal (commits
   // are inline on this thread, so reading it here is safe).
   if (!engine.Describe(options.id)) {
-    auto row = journal.FindLatestRun(options.id);
+    auto row = host.journal().FindLatestRun(options.id);
     if (row && row.value() && row.value()->status != "running") {
       std::printf("%s %s (finished earlier; `reckon history` shows it)\n", options.id.c_str(),
                   row.value()->status.c_str());
       co_return row.value()->status == "completed" ? 0 : 1;
     }
   }
-  std::set<std::string> approved;
-  asio::steady_timer tick(co_await asio::this_coro::executor);
-  while (!engine.failed()) {
-    auto run = engine.Describe(options.id);
-    // Describe() may show a batch whose commit is still pending; BusyRuns() == 0 says every
-    // batch is durable, so the process may end without losing the last one.
-    if (run && run->status != "running" && engine.BusyRuns() == 0) break;
-    int approved_now = 0;
-    if (options.approve_all && run) {
-      for (const OperationView& op : run->operations) {
-        if (op.state != OperationState::kAwaitingApproval || approved.count(op.approval_id)) continue;
-        approved.insert(op.approval_id);
-        ++approved_now;
-        ApprovalDecision decision{op.approval_id, "", op.fingerprint, true, "agent-loop --approve-all", ""};
-        auto decided = engine.DecideApproval(options.id, std::move(decision));
-        (void)co_await std::move(decided);
-      }
-    }
-    if (engine.BusyRuns() == 0 && approved_now == 0) break;  // only a person can go on
-    tick.expires_after(std::chrono::milliseconds(5));
-    co_await tick.async_wait(asio::use_awaitable);
+  // Until every batch is durable and only a person could let the loop go on (or it ended).
+  std::optional<std::string> approve_as;
+  if (options.approve_all) approve_as = "agent-loop --approve-all";
+  if (auto settled = co_await host.Settle(approve_as); !settled) {
+    spdlog::error("{}", settled.error().ToString());
+    co_return 1;
   }
-  if (engine.failed()) co_return 1;
   auto run = engine.Describe(options.id);
   if (!run) co_return 1;
   std::printf("%s %s %s\n", options.id.c_str(), run->status.c_str(), run->result_json.c_str());
@@ -163,31 +148,31 @@ int main(int argc, char** argv) {
     }
     model = std::make_unique<agent::ScriptedModel>(std::move(script).value());
   }
-  auto journal = storage::Journal::Open(o.journal);
-  if (!journal) {
-    std::fprintf(stderr, "agent-loop: %s\n", journal.error().ToString().c_str());
+  auto host = EmbeddedHost::Open(o.journal);
+  if (!host) {
+    std::fprintf(stderr, "agent-loop: %s\n", host.error().ToString().c_str());
     return 1;
   }
-  auto trace = EffectTrace::Create(logger, o.journal + ".trace.jsonl");
-  ToolRegistry tools;
-  WorkflowRegistry workflows;
+  EmbeddedHost& h = *host.value();
+  auto trace_file = JsonlTraceSink::Open(o.journal + ".trace.jsonl");
+  if (!trace_file) {
+    std::fprintf(stderr, "agent-loop: %s\n", trace_file.error().ToString().c_str());
+    return 1;
+  }
+  LogTraceSink trace_log(logger);
+  h.AddSink(trace_log);
+  h.AddSink(*trace_file.value());
   refund::CardVault vault(o.seed);
-  if (auto r = refund::RegisterRefundTools(tools, provider.value(), vault); !r) {
+  if (auto r = refund::RegisterRefundTools(h.tools(), provider.value(), vault); !r) {
     std::fprintf(stderr, "agent-loop: %s\n", r.error().ToString().c_str());
     return 1;
   }
-  (void)tools.Register(agent::ProposeTool(*model));
-  (void)workflows.Register(agent::kAgentLoopWorkflow, agent::AgentLoopWorkflow);
-  asio::io_context io(1);
-  SystemClock clock;
-  LocalWorker worker(workflows, tools);
-  Engine engine(io.get_executor(), *journal.value(), tools.contracts(), worker, worker, clock,
-                trace ? trace.value().get() : nullptr);
-  int exit_code = 1;
-  asio::co_spawn(io, Run(engine, *journal.value(), o), [&](std::exception_ptr e, int code) {
-    exit_code = e ? 1 : code;
-    io.stop();
-  });
-  io.run();
-  return exit_code;
+  (void)h.tools().Register(agent::ProposeTool(*model));
+  (void)h.workflows().Register(agent::kAgentLoopWorkflow, agent::AgentLoopWorkflow);
+  auto ran = h.Run(Run(h, o));
+  if (!ran) {
+    std::fprintf(stderr, "agent-loop: %s\n", ran.error().ToString().c_str());
+    return 1;
+  }
+  return ran.value();
 }

@@ -1,14 +1,15 @@
 // refund-contract-demo: registers the refund sample's tool contracts, prints their contract
 // cards, and shows what the intent hash (the fingerprint an approval is bound to) does and does
-// not notice in a refund's input.
+// not notice in a refund's input. With --json it prints the contracts as published in
+// samples/refund/refund_contracts.json instead.
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <iostream>
 #include <string>
 
-#include "engine/contract_card.h"
-#include "engine/contract_registry.h"
+#include "contract/contract_card.h"
+#include "contract/contract_registry.h"
 #include "samples/refund/refund_contracts.h"
 
 namespace {
@@ -55,7 +56,11 @@ void Compare(const std::string& a, const std::string& b, const std::string& why)
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc == 2 && std::string(argv[1]) == "--json") {
+    std::cout << reckon::refund::RefundContractsJson();
+    return 0;
+  }
   reckon::ContractRegistry registry;
   if (auto registered = reckon::refund::RegisterRefundContracts(registry); !registered) {
     std::cerr << "refund-contract-demo: " << registered.error().ToString() << "\n";

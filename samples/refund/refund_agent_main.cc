@@ -5,9 +5,14 @@
 //
 //   refund-agent --journal PATH --provider URL --count N --seed S [--approve-all]
 //                [--trace PATH] [--quiet]
+//   refund-agent plan FILE --journal PATH --provider URL [--seed S] [--approve-all]
 //
-// Exit codes: 0 all workflows terminal; 3 the rest wait for a person (an approval or a
-// needs_human operation; see the printed list); 1 the engine stopped (restart it); 2 bad usage.
+// `plan FILE` runs an agent plan (docs/PLANS.md) over the refund tools on the embedded engine
+// (worker/plan_runner.h): one progress line per step event, a summary table at the end.
+//
+// Exit codes: 0 all workflows terminal (a plan: completed); 3 the rest wait for a person (an
+// approval or a needs_human operation; see the printed list); 1 the engine stopped (restart
+// it), or a plan failed; 2 bad usage or an invalid plan.
 #include <CLI/CLI.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -19,14 +24,19 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
-#include <set>
+#include <fstream>
+#include <optional>
+#include <sstream>
 
-#include "engine/engine.h"
+#include "plan/plan.h"
 #include "samples/common/http_url.h"
 #include "samples/refund/refund_tools.h"
 #include "samples/refund/refund_workflow.h"
-#include "storage/journal.h"
-#include "worker/local_worker.h"
+#include "telemetry/jsonl_trace_sink.h"
+#include "telemetry/log_trace_sink.h"
+#include "worker/embedded_host.h"
+#include "worker/plan_runner.h"
+#include "worker/plan_workflow.h"
 
 namespace {
 
@@ -52,28 +62,9 @@ json::value RefundInput(int i, std::uint64_t seed) {
                       {"reason", kReasons[(seed + static_cast<std::uint64_t>(i)) % 4]}};
 }
 
-// Approves every pending approval when --approve-all is set, as a person would from the CLI.
-asio::awaitable<void> ApprovePending(Engine& engine, std::set<std::string>& approved) {
-  for (const RunSummary& run : engine.Runs()) {
-    for (const OperationView& op : run.operations) {
-      if (op.state != OperationState::kAwaitingApproval || approved.count(op.approval_id)) {
-        continue;
-      }
-      approved.insert(op.approval_id);
-      ApprovalDecision decision;
-      decision.approval_id = op.approval_id;
-      decision.expected_intent_hash = op.fingerprint;
-      decision.granted = true;
-      decision.decided_by = "refund-agent --approve-all";
-      auto result = co_await engine.DecideApproval(run.ref.workflow_id, std::move(decision));
-      if (!result) spdlog::warn("approval {} refused: {}", op.approval_id, result.error().ToString());
-    }
-  }
-}
-
-asio::awaitable<int> RunAgent(Engine& engine, storage::Journal& journal, const Options& options) {
-  auto executor = co_await asio::this_coro::executor;
-  auto recovered = co_await engine.Recover();
+asio::awaitable<int> RunAgent(EmbeddedHost& host, const Options& options) {
+  Engine& engine = host.engine();
+  auto recovered = co_await host.Recover();
   if (!recovered) {
     spdlog::error("recovery failed: {}", recovered.error().ToString());
     co_return 1;
@@ -89,15 +80,12 @@ asio::awaitable<int> RunAgent(Engine& engine, storage::Journal& journal, const O
       co_return 1;
     }
   }
-  std::set<std::string> approved;
-  asio::steady_timer tick(executor);
-  while (!engine.failed()) {
-    if (options.approve_all) co_await ApprovePending(engine, approved);
-    if (engine.BusyRuns() == 0) break;
-    tick.expires_after(std::chrono::milliseconds(5));
-    co_await tick.async_wait(asio::use_awaitable);
+  std::optional<std::string> approve_as;
+  if (options.approve_all) approve_as = "refund-agent --approve-all";
+  if (auto settled = co_await host.Settle(approve_as); !settled) {
+    spdlog::error("{}", settled.error().ToString());
+    co_return 1;
   }
-  if (engine.failed()) co_return 1;
   int done = 0, waiting = 0;
   for (const RunSummary& run : engine.Runs()) {
     if (run.status != "running") {
@@ -123,7 +111,7 @@ asio::awaitable<int> RunAgent(Engine& engine, storage::Journal& journal, const O
   for (int i = 0; i < options.count; ++i) {
     const std::string id = "refund-" + std::to_string(i);
     if (engine.Describe(id)) continue;
-    auto run = journal.FindLatestRun(id);
+    auto run = host.journal().FindLatestRun(id);
     if (!run || !run.value()) continue;
     ++done;
     if (!options.quiet) {
@@ -135,22 +123,88 @@ asio::awaitable<int> RunAgent(Engine& engine, storage::Journal& journal, const O
   co_return waiting == 0 ? 0 : 3;
 }
 
+// `refund-agent plan FILE`: a plan over the refund tools, on the embedded engine.
+asio::awaitable<int> RunPlanFile(EmbeddedHost& host, const Options& options, Plan plan) {
+  if (auto recovered = co_await host.Recover(); !recovered) {
+    spdlog::error("recovery failed: {}", recovered.error().ToString());
+    co_return 1;
+  }
+  PlanRunOptions run_options;
+  if (options.approve_all) run_options.approve_as = "refund-agent plan --approve-all";
+  run_options.on_line = [](const std::string& line) { std::printf("%s\n", line.c_str()); };
+  auto ran = co_await RunPlan(host, plan, std::move(run_options));
+  if (!ran) {
+    std::fprintf(stderr, "refund-agent: plan %s: %s\n", plan.plan_id.c_str(),
+                 ran.error().ToString().c_str());
+    co_return ran.error().code() == Errc::kInvalidArgument ? 2 : 1;
+  }
+  const PlanRunReport& report = ran.value();
+  std::printf("\n%-16s %-16s %s\n", "STEP", "TOOL", "STATE");
+  for (const PlanStep& step : plan.steps) {
+    auto it = report.states.find(step.id);
+    std::printf("%-16s %-16s %s\n", step.id.c_str(), step.tool.c_str(),
+                it == report.states.end() ? "not run" : it->second.c_str());
+  }
+  std::printf("plan %s: %s\n", plan.plan_id.c_str(), report.progress.status().c_str());
+  if (!report.progress.result_json().empty()) {
+    std::printf("result %s\n", report.progress.result_json().c_str());
+  }
+  if (report.progress.status() == "completed") co_return 0;
+  if (report.progress.finished()) co_return 1;
+  std::printf("waiting for a person (run again with --approve-all):\n%s",
+              report.progress.WaitingCommands().c_str());
+  co_return 3;
+}
+
+Result<Plan> LoadPlan(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) return Err(Errc::kInvalidArgument, "cannot read plan file '" + file + "'");
+  std::ostringstream text;
+  text << in.rdbuf();
+  auto plan = ParsePlan(text.str());
+  if (!plan) return plan.error().WithContext(file);
+  return plan;
+}
+
+void AddCommonOptions(CLI::App& app, Options& options) {
+  app.add_option("--journal", options.journal, "SQLite journal file")->required();
+  app.add_option("--provider", options.provider, "payments provider, http://127.0.0.1:PORT")->required();
+  app.add_option("--seed", options.seed, "seed for reasons and card tokens");
+  app.add_flag("--approve-all", options.approve_all, "approve every approval request");
+  app.add_option("--trace", options.trace, "JSON-lines effect trace (default: JOURNAL.trace.jsonl)");
+  app.add_flag("--quiet", options.quiet, "print only the summary line");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"refund-agent: the refund sample on the embedded Reckon engine"};
   Options options;
-  app.add_option("--journal", options.journal, "SQLite journal file")->required();
-  app.add_option("--provider", options.provider, "payments provider, http://127.0.0.1:PORT")->required();
+  std::string plan_file;
+  CLI::App* plan_command = app.add_subcommand("plan", "Run an agent plan over the refund tools");
+  plan_command->add_option("file", plan_file, "plan file (JSON, docs/PLANS.md)")->required();
+  AddCommonOptions(*plan_command, options);
+  app.require_subcommand(0, 1);
+  AddCommonOptions(app, options);
   app.add_option("--count", options.count, "workflows refund-0 .. refund-(N-1)")->check(CLI::Range(1, 1000000));
-  app.add_option("--seed", options.seed, "seed for reasons and card tokens");
-  app.add_flag("--approve-all", options.approve_all, "approve every approval request");
-  app.add_option("--trace", options.trace, "JSON-lines effect trace (default: JOURNAL.trace.jsonl)");
-  app.add_flag("--quiet", options.quiet, "print only the summary line");
   try {
-    app.parse(argc, argv);
+    if (argc > 1 && std::string(argv[1]) == "plan") {
+      plan_command->parse(argc - 1, argv + 1);  // its own options only
+    } else {
+      app.parse(argc, argv);
+    }
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
+  }
+  std::optional<Plan> plan;
+  if (!plan_file.empty()) {
+    auto loaded = LoadPlan(plan_file);
+    if (!loaded) {
+      std::fprintf(stderr, "refund-agent: %s\n", loaded.error().ToString().c_str());
+      return 2;
+    }
+    plan = std::move(loaded).value();
+    spdlog::set_level(spdlog::level::warn);  // progress lines are the output
   }
   auto provider = samples::ParseHttpUrl(options.provider);
   if (!provider) {
@@ -159,36 +213,33 @@ int main(int argc, char** argv) {
   }
   auto logger = spdlog::stderr_color_mt("trace");
   logger->set_pattern("%H:%M:%S.%e %v");
-  if (options.quiet) logger->set_level(spdlog::level::warn);
-  auto journal = storage::Journal::Open(options.journal);
-  if (!journal) {
-    std::fprintf(stderr, "refund-agent: %s\n", journal.error().ToString().c_str());
+  if (options.quiet || plan) logger->set_level(spdlog::level::warn);
+  auto host = EmbeddedHost::Open(options.journal);
+  if (!host) {
+    std::fprintf(stderr, "refund-agent: %s\n", host.error().ToString().c_str());
     return 1;
   }
-  auto trace = EffectTrace::Create(logger, options.trace.empty() ? options.journal + ".trace.jsonl"
-                                                                 : options.trace);
-  if (!trace) {
-    std::fprintf(stderr, "refund-agent: %s\n", trace.error().ToString().c_str());
+  auto trace_file = JsonlTraceSink::Open(options.trace.empty() ? options.journal + ".trace.jsonl"
+                                                                : options.trace);
+  if (!trace_file) {
+    std::fprintf(stderr, "refund-agent: %s\n", trace_file.error().ToString().c_str());
     return 1;
   }
-  ToolRegistry tools;
-  WorkflowRegistry workflows;
+  LogTraceSink trace_log(logger);
+  EmbeddedHost& h = *host.value();
+  h.AddSink(trace_log);
+  h.AddSink(*trace_file.value());
   refund::CardVault vault(options.seed);
-  if (auto registered = refund::RegisterRefundTools(tools, provider.value(), vault); !registered) {
+  if (auto registered = refund::RegisterRefundTools(h.tools(), provider.value(), vault); !registered) {
     std::fprintf(stderr, "refund-agent: %s\n", registered.error().ToString().c_str());
     return 1;
   }
-  (void)workflows.Register(refund::kRefundWorkflow, refund::RefundWorkflow);
-  asio::io_context io;
-  SystemClock clock;
-  LocalWorker worker(workflows, tools);
-  Engine engine(io.get_executor(), *journal.value(), tools.contracts(), worker, worker, clock,
-                trace.value().get());
-  int exit_code = 1;
-  asio::co_spawn(io, RunAgent(engine, *journal.value(), options), [&](std::exception_ptr e, int code) {
-    exit_code = e ? 1 : code;
-    io.stop();
-  });
-  io.run();
-  return exit_code;
+  (void)h.workflows().Register(refund::kRefundWorkflow, refund::RefundWorkflow);
+  (void)RegisterPlanWorkflow(h.workflows());
+  auto ran = plan ? h.Run(RunPlanFile(h, options, std::move(*plan))) : h.Run(RunAgent(h, options));
+  if (!ran) {
+    std::fprintf(stderr, "refund-agent: %s\n", ran.error().ToString().c_str());
+    return 1;
+  }
+  return ran.value();
 }

@@ -1,5 +1,9 @@
 #include "samples/refund/refund_contracts.h"
 
+#include <boost/json/serialize.hpp>
+
+#include "contract/contract_json.h"
+
 #include <boost/json/parse.hpp>
 
 namespace reckon::refund {
@@ -89,6 +93,15 @@ Result<void> RegisterRefundContracts(ContractRegistry& registry) {
   RECKON_TRY(registry.Register(SendRefundContract()));
   RECKON_TRY(registry.Register(LookupPaymentContract()));
   return Ok();
+}
+
+std::string RefundContractsJson() {
+  std::string out = "[\n";
+  for (const ToolContract& contract : {LookupPaymentContract(), SendRefundContract()}) {
+    if (out.size() > 2) out += ",\n";
+    out += "  " + boost::json::serialize(ContractToJson(contract));
+  }
+  return out + "\n]\n";
 }
 
 }  // namespace reckon::refund

@@ -3,9 +3,11 @@
 // Stripe-like API (POST /refunds with an Idempotency-Key; GET /refunds?idempotency_key=...).
 #pragma once
 
+#include <string>
+
 #include "base/error.h"
-#include "engine/contract.h"
-#include "engine/contract_registry.h"
+#include "contract/contract.h"
+#include "contract/contract_registry.h"
 
 namespace reckon::refund {
 
@@ -20,5 +22,11 @@ ToolContract LookupPaymentContract();
 
 // Registers both contracts.
 Result<void> RegisterRefundContracts(ContractRegistry& registry);
+
+// The contracts as published for tools that check plans without the sample's code
+// (`reckon plan validate --contracts samples/refund/refund_contracts.json`): a JSON array in
+// name order, one contract per line. `refund-contract-demo --json` prints it; a test keeps the
+// checked-in file equal to it.
+std::string RefundContractsJson();
 
 }  // namespace reckon::refund

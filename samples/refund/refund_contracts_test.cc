@@ -4,8 +4,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "engine/contract_card.h"
-#include "engine/failure_policy.h"
+#include <fstream>
+#include <sstream>
+
+#include "contract/contract_card.h"
+#include "contract/failure_policy.h"
 
 namespace reckon::refund {
 namespace {
@@ -21,6 +24,16 @@ TEST(RefundContractsTest, BothRegister) {
   ASSERT_EQ(registry.size(), 2u);
   EXPECT_EQ(registry.All()[0]->name, "lookup_payment");
   EXPECT_EQ(registry.All()[1]->name, "send_refund");
+}
+
+TEST(RefundContractsTest, PublishedFileMatchesTheCode) {
+  std::ifstream in(std::string(RECKON_SOURCE_DIR) + "/samples/refund/refund_contracts.json");
+  ASSERT_TRUE(in) << "samples/refund/refund_contracts.json is missing";
+  std::ostringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), RefundContractsJson())
+      << "regenerate it: build/samples/refund/refund-contract-demo --json > "
+         "samples/refund/refund_contracts.json";
 }
 
 TEST(RefundContractsTest, SendRefundIntentIgnoresTheCardToken) {

@@ -37,31 +37,30 @@ WorkflowRegistry& EngineHarness::ReplaceWorkflows() {
 void EngineHarness::Boot() {
   if (booted()) throw std::logic_error("Boot() while an engine is booted");
   crashed_ = false;
-  io_ = std::make_unique<asio::io_context>();
-  worker_ = std::make_unique<LocalWorker>(*workflows_, *tools_);
-  engine_ = std::make_unique<Engine>(io_->get_executor(), *journal_, tools_->contracts(),
-                                     *worker_, *worker_, clock_, trace_, options_);
-  engine_->OnChange([this](const RunState&, std::string_view) { Poke(); });
+  journal_.reset();  // the host's journal is the only one open while it lives
+  EmbeddedHostOptions options;
+  options.engine = options_;
+  host_ = std::make_unique<EmbeddedHost>(OpenJournal(journal_path()), *tools_, *workflows_,
+                                         std::move(options));
+  if (trace_ != nullptr) host_->AddSink(*trace_);
+  host_->AddSink(poke_);
 }
 
 void EngineHarness::Shutdown() {
   if (!booted()) return;
-  // The engine first (its timers and committer use the io_context), then whatever still runs
-  // on the io_context, then the journal: a process that died between two instructions.
-  engine_.reset();
-  worker_.reset();
-  io_.reset();
-  journal_.reset();
+  // The host destroys the engine, then whatever still runs on the io_context, then closes the
+  // journal: a process that died between two instructions.
+  host_.reset();
   journal_ = OpenJournal(journal_path());
 }
 
 void EngineHarness::Crash() {
   crashed_ = true;
-  if (io_) io_->stop();
+  if (host_) host_->io().stop();
 }
 
 void EngineHarness::Poke() {
-  if (done_ != nullptr && io_ && (*done_)()) io_->stop();
+  if (done_ != nullptr && host_ && (*done_)()) host_->io().stop();
 }
 
 bool EngineHarness::RunUntil(std::function<bool()> done, std::chrono::milliseconds timeout) {
@@ -70,15 +69,15 @@ bool EngineHarness::RunUntil(std::function<bool()> done, std::chrono::millisecon
   const std::function<bool()>* outer = done_;
   done_ = &done;
   bool timed_out = false;
-  asio::steady_timer watchdog(*io_, timeout);
+  asio::steady_timer watchdog(io(), timeout);
   watchdog.async_wait([this, &timed_out](const boost::system::error_code& ec) {
     if (ec) return;  // cancelled: the watchdog's RunUntil has returned
     timed_out = true;
-    io_->stop();
+    io().stop();
   });
   while (!crashed_ && !timed_out && !done()) {
-    io_->restart();
-    io_->run();
+    io().restart();
+    io().run();
   }
   watchdog.cancel();
   done_ = outer;
@@ -118,33 +117,33 @@ bool EngineHarness::RunUntilState(const std::string& workflow_id, const std::str
 
 Result<storage::RunRef> EngineHarness::Start(const std::string& workflow_id,
                                              const std::string& type, boost::json::value input) {
-  auto started = Await(engine_->Start(workflow_id, type, std::move(input)));
+  auto started = Await(engine().Start(workflow_id, type, std::move(input)));
   if (!started) return Err(Errc::kDeadlineExceeded, "Start() did not complete");
   return std::move(*started);
 }
 
 Result<int> EngineHarness::Recover() {
-  auto recovered = Await(engine_->Recover());
+  auto recovered = Await(engine().Recover());
   if (!recovered) return Err(Errc::kDeadlineExceeded, "Recover() did not complete");
   return std::move(*recovered);
 }
 
 Result<void> EngineHarness::Decide(const std::string& workflow_id, ApprovalDecision decision) {
-  auto decided = Await(engine_->DecideApproval(workflow_id, std::move(decision)));
+  auto decided = Await(engine().DecideApproval(workflow_id, std::move(decision)));
   if (!decided) return Err(Errc::kDeadlineExceeded, "DecideApproval() did not complete");
   return std::move(*decided);
 }
 
 Result<void> EngineHarness::Resolve(const std::string& workflow_id,
                                     HumanResolution resolution) {
-  auto resolved = Await(engine_->Resolve(workflow_id, std::move(resolution)));
+  auto resolved = Await(engine().Resolve(workflow_id, std::move(resolution)));
   if (!resolved) return Err(Errc::kDeadlineExceeded, "Resolve() did not complete");
   return std::move(*resolved);
 }
 
 std::optional<RunSummary> EngineHarness::Describe(const std::string& workflow_id) const {
-  if (!engine_) return std::nullopt;
-  return engine_->Describe(workflow_id);
+  if (!host_) return std::nullopt;
+  return host_->engine().Describe(workflow_id);
 }
 
 std::optional<OperationView> EngineHarness::Operation(const std::string& workflow_id,

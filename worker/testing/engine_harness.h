@@ -1,5 +1,5 @@
-// EngineHarness: one embedded-mode engine (Engine + LocalWorker) over a real SQLite journal in
-// a temporary directory, with the life cycle an engine test needs: Boot() a "process", drive
+// EngineHarness: one embedded-mode engine (an EmbeddedHost: Engine + LocalWorker) over a real
+// SQLite journal in a temporary directory, with the life cycle an engine test needs: Boot() a "process", drive
 // it until something holds, end it mid-flight as a crash would (Crash() from inside a tool,
 // or Shutdown()), Boot() a new one on the same journal and Recover().
 //
@@ -27,7 +27,7 @@
 #include "engine/engine.h"
 #include "storage/journal.h"
 #include "tests/support/temp_dir.h"
-#include "worker/local_worker.h"
+#include "worker/embedded_host.h"
 #include "worker/tool.h"
 #include "worker/workflow_registry.h"
 
@@ -48,8 +48,8 @@ class EngineHarness {
   WorkflowRegistry& workflows() { return *workflows_; }
   // A new release of the workflow code (only while no engine is booted): an empty registry.
   WorkflowRegistry& ReplaceWorkflows();
-  // A trace for the engines booted from now on (not owned; may be null).
-  void set_trace(EffectTrace* trace) { trace_ = trace; }
+  // A trace sink for the engines booted from now on (not owned; may be null).
+  void set_trace(TraceSink* trace) { trace_ = trace; }
 
   // Starts a process life: a fresh io_context, worker and engine over the journal.
   void Boot();
@@ -60,14 +60,14 @@ class EngineHarness {
     Shutdown();
     Boot();
   }
-  bool booted() const { return engine_ != nullptr; }
+  bool booted() const { return host_ != nullptr; }
   // From inside the engine (a tool): the current life stops at its next suspension, like a
   // process that was killed. The test then calls Restart().
   void Crash();
   bool crashed() const { return crashed_; }
 
-  Engine& engine() { return *engine_; }
-  boost::asio::io_context& io() { return *io_; }
+  Engine& engine() { return host_->engine(); }
+  boost::asio::io_context& io() { return host_->io(); }
 
   // The engine's operations, run to completion (or kDefaultWait: kDeadlineExceeded).
   Result<storage::RunRef> Start(const std::string& workflow_id, const std::string& type,
@@ -105,7 +105,7 @@ class EngineHarness {
                          std::chrono::milliseconds timeout = kDefaultWait) {
     auto slot = std::make_shared<std::optional<T>>();
     auto thrown = std::make_shared<std::exception_ptr>();
-    boost::asio::co_spawn(*io_, Capture(std::move(operation), slot),
+    boost::asio::co_spawn(io(), Capture(std::move(operation), slot),
                           [this, thrown](std::exception_ptr e) {
                             *thrown = e;
                             Poke();
@@ -124,16 +124,25 @@ class EngineHarness {
     slot->emplace(std::move(value));
   }
 
+  // Pokes the RunUntil condition after every committed batch and stopped run.
+  class PokeSink final : public TraceSink {
+   public:
+    explicit PokeSink(EngineHarness& harness) : harness_(harness) {}
+    void OnCommitted(const RunState&, std::span<const storage::Event>) override { harness_.Poke(); }
+    void OnRunStopped(const RunState&, std::string_view) override { harness_.Poke(); }
+
+   private:
+    EngineHarness& harness_;
+  };
+
   TempDir dir_;
   EngineOptions options_;
-  std::unique_ptr<storage::Journal> journal_;
+  std::unique_ptr<storage::Journal> journal_;  // for reads, only while no host is booted
   std::unique_ptr<ToolRegistry> tools_;
   std::unique_ptr<WorkflowRegistry> workflows_;
-  EffectTrace* trace_ = nullptr;
-  SystemClock clock_;
-  std::unique_ptr<boost::asio::io_context> io_;
-  std::unique_ptr<LocalWorker> worker_;
-  std::unique_ptr<Engine> engine_;
+  TraceSink* trace_ = nullptr;
+  PokeSink poke_{*this};
+  std::unique_ptr<EmbeddedHost> host_;  // one process life
   const std::function<bool()>* done_ = nullptr;  // the running RunUntil's condition
   bool crashed_ = false;
 };

@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/contract.h"
+#include "contract/contract.h"
 #include "engine/tool_dispatcher.h"
 #include "worker/tool.h"
 

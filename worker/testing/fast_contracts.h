@@ -8,7 +8,7 @@
 #include <chrono>
 #include <string>
 
-#include "engine/contract.h"
+#include "contract/contract.h"
 
 namespace reckon::testing {
 

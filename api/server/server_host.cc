@@ -1,0 +1,145 @@
+#include "api/server/server_host.h"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+namespace reckon::api {
+
+namespace asio = boost::asio;
+
+namespace {
+
+// Tells the service which run changed, so that watchWorkflow long polls wake up.
+class ServiceSink final : public TraceSink {
+ public:
+  explicit ServiceSink(Service& service) : service_(service) {}
+  void OnCommitted(const RunState& run, std::span<const storage::Event>) override {
+    service_.RunChanged(run.ref().workflow_id);
+  }
+  void OnRunStopped(const RunState& run, std::string_view) override {
+    service_.RunChanged(run.ref().workflow_id);
+  }
+
+ private:
+  Service& service_;
+};
+
+Result<std::unique_ptr<storage::Journal>> OpenJournal(const ServerConfig& config) {
+  auto journal = storage::Journal::Open(config.journal_path, config.journal);
+  if (!journal) return journal.error().WithContext("cannot open journal '" + config.journal_path + "'");
+  return journal;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ServerHost>> ServerHost::Create(const ServerConfig& config) {
+  RECKON_TRY(auto journal, OpenJournal(config));
+  // A second connection for everything but commits: the commit thread owns the first.
+  RECKON_TRY(auto reader, OpenJournal(config));
+  RECKON_TRY(auto trace_file, JsonlTraceSink::Open(config.trace_path.empty()
+                                                       ? config.journal_path + ".trace.jsonl"
+                                                       : config.trace_path));
+  auto logger = spdlog::get("trace");
+  if (!logger) logger = spdlog::stderr_color_mt("trace");
+  logger->set_pattern("%H:%M:%S.%e %v");
+  if (config.quiet) logger->set_level(spdlog::level::warn);
+  auto host = std::unique_ptr<ServerHost>(new ServerHost(
+      config, std::move(journal), std::move(reader), std::move(trace_file), std::move(logger)));
+  if (auto loaded = LoadJournaledContracts(*host->reader_, host->contracts_); !loaded) {
+    return loaded.error().WithContext("cannot load the contracts journaled in '" +
+                                      config.journal_path + "'");
+  }
+  return host;
+}
+
+ServerHost::ServerHost(const ServerConfig& config, std::unique_ptr<storage::Journal> journal,
+                       std::unique_ptr<storage::Journal> reader,
+                       std::unique_ptr<JsonlTraceSink> trace_file,
+                       std::shared_ptr<spdlog::logger> trace_logger)
+    : config_(config),
+      journal_(std::move(journal)),
+      reader_(std::move(reader)),
+      trace_file_(std::move(trace_file)),
+      trace_log_(std::move(trace_logger)) {
+  // Reports that arrive after their attempt stopped waiting go to the engine as evidence. The
+  // engine exists before the loop runs, so before any report can arrive.
+  auto late = [this](const ToolReport& report) {
+    if (!report.attempt_outcome) return;
+    engine_->ReportLateAttempt(report.workflow_id, report.operation_id, report.attempt,
+                               *report.attempt_outcome);
+  };
+  auto durable = [this](const storage::RunRef& run) { return reader_->ReadEvents(run); };
+  tasks_ = std::make_unique<TaskQueues>(io_.get_executor(), config_.tasks, std::move(late),
+                                        std::move(durable));
+  EngineOptions engine_options;
+  engine_options.decider.worker_name = "server";
+  if (!config_.inline_commit) {
+    engine_options.commit_executor = commit_thread_.get_executor();
+    engine_options.reader = reader_.get();
+  }
+  engine_ = std::make_unique<Engine>(io_.get_executor(), *journal_, contracts_, *tasks_, *tasks_,
+                                     clock_, std::move(engine_options));
+  service_ = std::make_unique<Service>(*reader_, contracts_, *engine_, *tasks_,
+                                       config_.server.limits.max_message_bytes);
+  server_ = std::make_unique<Server>(io_.get_executor(), *service_, config_.server);
+  engine_->AddSink(trace_log_);
+  engine_->AddSink(*trace_file_);
+  engine_->OnFailed([this](const Error& error) {
+    spdlog::critical("engine stopped: {}; exiting so that a restart recovers from the journal",
+                     error.ToString());
+    StopServing(1);
+  });
+}
+
+ServerHost::~ServerHost() {
+  // The commit thread first: a commit in flight still uses the engine's group committer. Then
+  // the rest in reverse of construction.
+  commit_thread_.join();
+  server_.reset();
+  service_.reset();
+  engine_.reset();
+  tasks_.reset();
+}
+
+void ServerHost::StopServing(int exit_code) {
+  if (exit_code != 0) exit_code_ = exit_code;
+  signals_.cancel();
+  server_->Stop();
+  io_.stop();
+}
+
+asio::awaitable<void> ServerHost::Start() {
+  auto recovered = co_await engine_->Recover();
+  if (!recovered) {
+    spdlog::error("recovery failed: {}", recovered.error().ToString());
+    StopServing(1);
+    co_return;
+  }
+  spdlog::info("reckon server on port {} of {} (journal {}, {} contract(s), {} run(s) resumed)",
+               server_->port(), config_.listen, config_.journal_path, contracts_.size(),
+               recovered.value());
+  if (config_.on_listening) config_.on_listening(server_->port());
+  co_await server_->Serve();
+}
+
+int ServerHost::Run() {
+  if (auto listening = server_->Listen(config_.listen); !listening) {
+    spdlog::error("{}", listening.error().ToString());
+    return 1;
+  }
+  ServiceSink service_sink(*service_);
+  engine_->AddSink(service_sink);
+  signals_.async_wait([this](const boost::system::error_code& ec, int signal) {
+    if (ec) return;
+    spdlog::info("signal {}: stopping (the journal holds everything; a restart resumes)", signal);
+    StopServing(0);
+  });
+  asio::co_spawn(io_, Start(), asio::detached);
+  io_.run();
+  engine_->RemoveSink(service_sink);
+  return exit_code_;
+}
+
+}  // namespace reckon::api

@@ -1,0 +1,75 @@
+// ServerHost: the composition root of server mode (`reckon server`). It builds the object
+// graph in one explicit order and owns it: the journal (the commit thread's connection) and a
+// reader connection, the contracts workers declared earlier, the trace sinks, the io_context
+// and the commit thread, the task queues, the engine, the service, the server. It destroys
+// them in reverse.
+//
+// The one cycle (the task queues are the engine's WorkflowHost and ToolDispatcher, and hand
+// late tool reports back to the engine) is closed by construction order: the queues get a
+// callback into this host, which reaches the engine only once Run() has started the loop,
+// after every member exists.
+//
+// Run() recovers every running workflow, listens, and serves until SIGTERM/SIGINT (graceful:
+// stops accepting, closes connections, returns 0) or until the engine fails (a commit failed:
+// Engine::OnFailed stops the loop at once and Run() returns 1; a restart recovers from the
+// journal). Not thread-safe: one thread calls Run().
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include <memory>
+#include <optional>
+
+#include "api/server/run_server.h"
+#include "api/server/server.h"
+#include "api/server/service.h"
+#include "api/server/task_queues.h"
+#include "base/error.h"
+#include "contract/contract_registry.h"
+#include "engine/clock.h"
+#include "engine/engine.h"
+#include "storage/journal.h"
+#include "telemetry/jsonl_trace_sink.h"
+#include "telemetry/log_trace_sink.h"
+
+namespace reckon::api {
+
+class ServerHost {
+ public:
+  // Opens the journal (twice: writer and reader), loads the journaled contracts, opens the
+  // trace file and wires everything; nothing runs yet. Errors name the file and the problem.
+  static Result<std::unique_ptr<ServerHost>> Create(const ServerConfig& config);
+  ~ServerHost();
+  ServerHost(const ServerHost&) = delete;
+  ServerHost& operator=(const ServerHost&) = delete;
+
+  // Serves until a signal or an engine failure. Returns the process exit code.
+  int Run();
+
+ private:
+  ServerHost(const ServerConfig& config, std::unique_ptr<storage::Journal> journal,
+             std::unique_ptr<storage::Journal> reader, std::unique_ptr<JsonlTraceSink> trace_file,
+             std::shared_ptr<spdlog::logger> trace_logger);
+  boost::asio::awaitable<void> Start();
+  void StopServing(int exit_code);
+
+  const ServerConfig config_;
+  std::unique_ptr<storage::Journal> journal_;  // the commit thread's connection
+  std::unique_ptr<storage::Journal> reader_;   // everything else reads through this one
+  ContractRegistry contracts_;
+  std::unique_ptr<JsonlTraceSink> trace_file_;
+  LogTraceSink trace_log_;
+  SystemClock clock_;
+  boost::asio::io_context io_{1};
+  boost::asio::thread_pool commit_thread_{1};
+  std::unique_ptr<TaskQueues> tasks_;
+  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<Service> service_;
+  std::unique_ptr<Server> server_;
+  boost::asio::signal_set signals_{io_, SIGINT, SIGTERM};
+  int exit_code_ = 0;
+};
+
+}  // namespace reckon::api

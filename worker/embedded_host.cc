@@ -1,0 +1,86 @@
+#include "worker/embedded_host.h"
+
+#include <boost/asio/use_awaitable.hpp>
+
+namespace reckon {
+
+namespace asio = boost::asio;
+
+Result<std::unique_ptr<EmbeddedHost>> EmbeddedHost::Open(const std::string& journal_path,
+                                                         EmbeddedHostOptions options) {
+  RECKON_TRY(auto journal, storage::Journal::Open(journal_path));
+  return std::make_unique<EmbeddedHost>(std::move(journal), std::move(options));
+}
+
+EmbeddedHost::EmbeddedHost(std::unique_ptr<storage::Journal> journal,
+                           EmbeddedHostOptions options)
+    : journal_(std::move(journal)),
+      owned_tools_(std::make_unique<ToolRegistry>()),
+      owned_workflows_(std::make_unique<WorkflowRegistry>()),
+      tools_(*owned_tools_),
+      workflows_(*owned_workflows_) {
+  Build(std::move(options));
+}
+
+EmbeddedHost::EmbeddedHost(std::unique_ptr<storage::Journal> journal, ToolRegistry& tools,
+                           WorkflowRegistry& workflows, EmbeddedHostOptions options)
+    : journal_(std::move(journal)), tools_(tools), workflows_(workflows) {
+  Build(std::move(options));
+}
+
+void EmbeddedHost::Build(EmbeddedHostOptions options) {
+  Clock& clock = options.clock != nullptr ? *options.clock : system_clock_;
+  io_ = std::make_unique<asio::io_context>(1);
+  worker_ = std::make_unique<LocalWorker>(workflows_, tools_);
+  engine_ = std::make_unique<Engine>(io_->get_executor(), *journal_, tools_.contracts(), *worker_,
+                                     *worker_, clock, std::move(options.engine));
+  engine_->OnFailed([this](const Error& error) {
+    failure_ = Err(Errc::kUnavailable, "the engine stopped (" + error.ToString() +
+                                           "); restart the process to recover from the journal");
+    io_->stop();
+  });
+}
+
+EmbeddedHost::~EmbeddedHost() {
+  // The engine first (its timers and committer use the io_context), then the worker and what
+  // still runs on the io_context, then the journal.
+  engine_.reset();
+  worker_.reset();
+  io_.reset();
+}
+
+asio::awaitable<Result<int>> EmbeddedHost::ApprovePending(std::string decided_by,
+                                                          std::string workflow_id) {
+  int granted = 0;
+  for (const RunSummary& run : engine_->Runs()) {
+    if (!workflow_id.empty() && run.ref.workflow_id != workflow_id) continue;
+    for (const OperationView& op : run.operations) {
+      if (op.state != OperationState::kAwaitingApproval) continue;
+      ApprovalDecision decision;
+      decision.approval_id = op.approval_id;
+      decision.expected_intent_hash = op.fingerprint;
+      decision.granted = true;
+      decision.decided_by = decided_by;
+      auto decide = engine_->DecideApproval(run.ref.workflow_id, std::move(decision));
+      auto decided = co_await std::move(decide);
+      if (decided) {
+        ++granted;
+      } else if (engine_->failed()) {
+        co_return decided.error();
+      }  // else refused (decided meanwhile, the run stopped): nothing to grant
+
+    }
+  }
+  co_return granted;
+}
+
+asio::awaitable<Result<void>> EmbeddedHost::Settle(std::optional<std::string> approve_as) {
+  while (true) {
+    RECKON_CO_TRY(co_await engine_->UntilIdle());
+    if (!approve_as) co_return Ok();
+    RECKON_CO_TRY(int granted, co_await ApprovePending(*approve_as));
+    if (granted == 0) co_return Ok();
+  }
+}
+
+}  // namespace reckon

@@ -1,0 +1,142 @@
+// EmbeddedHost: the composition root of embedded mode. One object owns, in this order, the
+// journal, the registries (unless borrowed), the io_context, the local worker and the engine,
+// and destroys them in reverse. A program registers its tools and workflows, recovers, starts
+// work, and awaits UntilIdle() instead of polling:
+//
+//   auto host = EmbeddedHost::Open("agent.db");            // refused if another process owns it
+//   host->tools().Register(...); host->workflows().Register(...);
+//   int code = host->Run([&]() -> awaitable<int> {
+//     co_await host->Recover(); co_await host->engine().Start(...);
+//     co_await host->UntilIdle(); co_return 0; });
+//
+// Concurrency: everything runs on the host's io_context, on the thread that calls Run() (or
+// runs io()). Commits are inline on that thread (docs/ARCHITECTURE.md, decision 4), so between
+// two engine batches the journal is free for reads through journal().
+//
+// Failure: if a commit fails the engine stops (engine/engine.h); Run() then ends with
+// Errc::kUnavailable, and the process should exit non-zero: a restart recovers from the journal.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <exception>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "base/error.h"
+#include "engine/clock.h"
+#include "engine/engine.h"
+#include "storage/journal.h"
+#include "worker/local_worker.h"
+#include "worker/tool.h"
+#include "worker/workflow_registry.h"
+
+namespace reckon {
+
+// What EmbeddedHost::Run returns for a `main` of type awaitable<T>: Result<T>, or T itself when
+// T is already a Result.
+template <class T>
+struct RunResult {
+  using type = Result<T>;
+};
+template <class U>
+struct RunResult<Result<U>> {
+  using type = Result<U>;
+};
+
+struct EmbeddedHostOptions {
+  EngineOptions engine;
+  Clock* clock = nullptr;  // not owned; null: the system clock
+};
+
+class EmbeddedHost {
+ public:
+  // Opens (or creates) the SQLite journal at `path` as its owner and builds the host.
+  static Result<std::unique_ptr<EmbeddedHost>> Open(const std::string& journal_path,
+                                                    EmbeddedHostOptions options = {});
+
+  // A host over a journal already open (a test's fault-injecting journal, another backend).
+  explicit EmbeddedHost(std::unique_ptr<storage::Journal> journal,
+                        EmbeddedHostOptions options = {});
+  // The same with registries it borrows: they must outlive the host. For a test that boots
+  // several process lives with the same code.
+  EmbeddedHost(std::unique_ptr<storage::Journal> journal, ToolRegistry& tools,
+               WorkflowRegistry& workflows, EmbeddedHostOptions options = {});
+  ~EmbeddedHost();
+  EmbeddedHost(const EmbeddedHost&) = delete;
+  EmbeddedHost& operator=(const EmbeddedHost&) = delete;
+
+  // Register before Recover(); the worker reads them for as long as it lives.
+  ToolRegistry& tools() { return tools_; }
+  WorkflowRegistry& workflows() { return workflows_; }
+  // Adds a trace sink (not owned: it must outlive the host, or be removed first).
+  void AddSink(TraceSink& sink) { engine_->AddSink(sink); }
+  void RemoveSink(TraceSink& sink) { engine_->RemoveSink(sink); }
+
+  boost::asio::io_context& io() { return *io_; }
+  Engine& engine() { return *engine_; }
+  // Reads on the host's thread, between engine batches (commits are inline).
+  storage::Journal& journal() { return *journal_; }
+
+  // Engine::Recover: resumes every run the journal holds. Once, before anything else.
+  boost::asio::awaitable<Result<int>> Recover() { return engine_->Recover(); }
+  // Engine::UntilIdle: every run finished, stopped, or waiting for a person, all of it durable.
+  boost::asio::awaitable<Result<void>> UntilIdle() { return engine_->UntilIdle(); }
+  // Grants every approval that waits in `workflow_id` (every run when empty) for its current
+  // intent hash, as `decided_by`; returns how many it granted. What a person does from the CLI.
+  boost::asio::awaitable<Result<int>> ApprovePending(std::string decided_by,
+                                                     std::string workflow_id = "");
+  // Until idle; with `approve_as` set, grants each approval as it comes (ApprovePending) and
+  // goes on until only a person (a needs_human operation) can let the runs continue.
+  boost::asio::awaitable<Result<void>> Settle(std::optional<std::string> approve_as);
+
+  // Runs `main` on the io_context, on this thread, until it completes, and returns its value
+  // (a `Result<U>` that `main` returns is passed on as it is, not wrapped again). If the engine
+  // fails first: Errc::kUnavailable naming the failure. An exception from `main` is a bug and
+  // is rethrown.
+  template <class T>
+  typename RunResult<T>::type Run(boost::asio::awaitable<T> main);
+
+ private:
+  void Build(EmbeddedHostOptions options);
+  // co_spawn needs a default-constructible result; T need not be.
+  template <class T>
+  static boost::asio::awaitable<void> Capture(boost::asio::awaitable<T> main,
+                                              std::optional<T>* out) {
+    out->emplace(co_await std::move(main));
+  }
+
+  std::unique_ptr<storage::Journal> journal_;
+  std::unique_ptr<ToolRegistry> owned_tools_;          // null when borrowed
+  std::unique_ptr<WorkflowRegistry> owned_workflows_;  // null when borrowed
+  ToolRegistry& tools_;
+  WorkflowRegistry& workflows_;
+  SystemClock system_clock_;
+  std::unique_ptr<boost::asio::io_context> io_;
+  std::unique_ptr<LocalWorker> worker_;
+  std::unique_ptr<Engine> engine_;
+  std::optional<Error> failure_;  // set when the engine failed during Run()
+};
+
+template <class T>
+typename RunResult<T>::type EmbeddedHost::Run(boost::asio::awaitable<T> main) {
+  std::optional<T> value;
+  std::exception_ptr thrown;
+  failure_.reset();
+  auto finish = [this, &thrown](std::exception_ptr e) {
+    thrown = e;
+    io_->stop();
+  };
+  boost::asio::co_spawn(*io_, Capture(std::move(main), &value), std::move(finish));
+  io_->restart();
+  io_->run();
+  if (thrown) std::rethrow_exception(thrown);
+  if (failure_) return *failure_;
+  if (!value) return Err(Errc::kInternal, "the host's io_context stopped before main completed");
+  return typename RunResult<T>::type(std::move(*value));
+}
+
+}  // namespace reckon
