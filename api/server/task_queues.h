@@ -4,7 +4,8 @@
 //
 // Queues. There is one queue per workflow type and one per tool name; a worker session polls
 // the queues of what it declared it hosts. Routing by what a worker can run needs no queue
-// names to persist across restarts (docs/ARCHITECTURE.md, decision 9).
+// names to persist across restarts (docs/ARCHITECTURE.md, decision 11). The queues live in
+// memory only: recovery derives every task again from the journal (decision 10).
 //
 // Workflow tasks. Workflow code is deterministic and side-effect free, so a workflow task may
 // run more than once: a task whose worker disconnects or exceeds workflow_task_timeout goes
@@ -14,13 +15,13 @@
 // the batch not yet committed. A sticky task waits for its session at most sticky_timeout
 // before any session may take it.
 //
-// Tool tasks. The attempt number is the lease's fencing token. A worker holding tool tasks
-// heartbeats them; a task not heartbeaten for lease_timeout is lost: the attempt's outcome is
-// unknown (its contract decides what follows) and a lookup's verdict is still_unknown. When the
-// engine gives up on an attempt (its hard deadline), the task is cancelled and the next
-// heartbeat reply tells the worker to stop. A completion that arrives for an attempt the
-// engine no longer waits for (stale token, other attempt, after a restart) is handed to
-// `on_late`: a success is evidence of a commit, never a second effect.
+// Tool tasks. The attempt number is the lease's fencing token (decision 12). A worker holding
+// tool tasks heartbeats them; a task not heartbeaten for lease_timeout is lost: the attempt's
+// outcome is unknown (its contract decides what follows) and a lookup's verdict is
+// still_unknown. When the engine gives up on an attempt (its hard deadline), the task is
+// cancelled and the next heartbeat reply tells the worker to stop. A completion that arrives
+// for an attempt the engine no longer waits for (stale token, other attempt, after a restart)
+// is handed to `on_late`: a success is evidence of a commit, never a second effect.
 //
 // Threads: everything runs on one single-threaded executor, the engine's.
 #pragma once
@@ -151,7 +152,8 @@ class TaskQueues final : public WorkflowHost, public ToolDispatcher {
   using Clock = std::chrono::steady_clock;
   // Held through a pointer: Boost 1.81's any_completion_handler move-assignment recurses
   // forever (it copies from an lvalue through its converting constructor), so a handler is
-  // only ever move-constructed, never assigned or stored in a container that reassigns.
+  // only ever move-constructed, never assigned or stored in a container that reassigns
+  // (docs/ARCHITECTURE.md, decision 16).
   template <class Signature>
   using HandlerPtr = std::unique_ptr<boost::asio::any_completion_handler<Signature>>;
   struct Session {

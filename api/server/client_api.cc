@@ -1,0 +1,200 @@
+#include "api/server/client_api.h"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "api/protocol/wire_convert.h"
+#include "api/server/request_fields.h"
+#include "plan/plan.h"
+
+namespace reckon::api {
+namespace asio = boost::asio;
+namespace json = boost::json;
+using std::chrono::milliseconds;
+
+ClientApi::ClientApi(storage::Journal& journal, const ContractRegistry& contracts, Engine& engine,
+                     const TaskQueues& tasks)
+    : journal_(journal),
+      contracts_(contracts),
+      engine_(engine),
+      tasks_(tasks),
+      queries_(journal, engine, contracts) {}
+
+asio::awaitable<Result<void>> ClientApi::Handle(wire::Request::Method::Reader method,
+                                                milliseconds timeout,
+                                                wire::Response::Builder out) {
+  switch (method.which()) {
+    case wire::Request::Method::START_WORKFLOW: {
+      auto started = Start(method.getStartWorkflow(), out);
+      co_return co_await std::move(started);
+    }
+    case wire::Request::Method::SIGNAL_WORKFLOW: {
+      auto signalled = Signal(method.getSignalWorkflow(), out);
+      co_return co_await std::move(signalled);
+    }
+    case wire::Request::Method::CANCEL_WORKFLOW: {
+      auto cancelled = Cancel(method.getCancelWorkflow(), out);
+      co_return co_await std::move(cancelled);
+    }
+    case wire::Request::Method::WATCH_WORKFLOW: {
+      auto watched = Watch(method.getWatchWorkflow(), timeout, out);
+      co_return co_await std::move(watched);
+    }
+    case wire::Request::Method::DESCRIBE_WORKFLOW:
+      co_return queries_.Describe(Str(method.getDescribeWorkflow().getWorkflowId()), out);
+    case wire::Request::Method::LIST_WORKFLOWS:
+      co_return queries_.List(method.getListWorkflows(), out);
+    case wire::Request::Method::GET_HISTORY:
+      co_return queries_.History(Str(method.getGetHistory().getWorkflowId()), out);
+    case wire::Request::Method::GET_TRACE:
+      co_return queries_.Trace(Str(method.getGetTrace().getWorkflowId()), out);
+    case wire::Request::Method::LIST_CONTRACTS:
+      co_return queries_.Contracts(out);
+    case wire::Request::Method::DECIDE_APPROVAL: {
+      auto decided = Decide(method.getDecideApproval(), out);
+      co_return co_await std::move(decided);
+    }
+    case wire::Request::Method::RESOLVE_OPERATION: {
+      auto resolved = Resolve(method.getResolveOperation(), out);
+      co_return co_await std::move(resolved);
+    }
+    default:
+      co_return Err(Errc::kUnimplemented,
+                    "method with union ordinal " + std::to_string(static_cast<int>(method.which())) +
+                        " is not known to this server; upgrade the server or the client");
+  }
+}
+
+asio::awaitable<Result<void>> ClientApi::Start(wire::StartWorkflow::Reader in,
+                                               wire::Response::Builder out) {
+  RECKON_CO_TRY(std::string id, RequiredText(in.getWorkflowId(), "workflowId"));
+  RECKON_CO_TRY(std::string type, RequiredText(in.getWorkflowType(), "workflowType"));
+  json::value input;
+  if (in.getInputJson().size() > 0) {
+    RECKON_CO_TRY(input, JsonFromWire(in.getInputJson(), "inputJson"));
+  }
+  std::string definition_hash = Str(in.getDefinitionHash());
+  if (type == "plan") {
+    // An agent plan is checked against the contracts before anything is journaled, whoever
+    // sent it; its hash is the server's to compute.
+    auto plan = ParsePlanJson(input);
+    if (!plan) co_return plan.error();
+    RECKON_CO_TRY(ValidatePlan(plan.value(), contracts_));
+    const std::string hash = PlanHash(plan.value());
+    if (!definition_hash.empty() && definition_hash != hash) {
+      co_return Err(Errc::kInvalidArgument, "definitionHash " + definition_hash +
+                                                " does not match the plan, which hashes to " + hash);
+    }
+    if (plan.value().plan_id != id) {
+      co_return Err(Errc::kInvalidArgument, "a plan runs under its plan_id ('" +
+                                                plan.value().plan_id + "'), not '" + id + "'");
+    }
+    definition_hash = hash;
+  }
+  RECKON_CO_TRY(auto existing, journal_.FindLatestRun(id));
+  if (!existing && !tasks_.Hosts(type)) {
+    co_return Err(Errc::kFailedPrecondition,
+                  "no connected worker hosts workflow type '" + type +
+                      "'; start a worker that registers it, then start the workflow again");
+  }
+  auto started = engine_.Start(std::move(id), std::move(type), std::move(input),
+                               std::move(definition_hash));
+  RECKON_CO_TRY(storage::RunRef ref, co_await std::move(started));
+  auto result = out.initResult().initStarted();
+  result.setWorkflowId(Text(ref.workflow_id));
+  result.setRunId(Text(ref.run_id));
+  co_return Ok();
+}
+
+asio::awaitable<Result<void>> ClientApi::Signal(wire::SignalWorkflow::Reader in,
+                                                wire::Response::Builder out) {
+  RECKON_CO_TRY(std::string id, RequiredText(in.getWorkflowId(), "workflowId"));
+  RECKON_CO_TRY(std::string name, RequiredText(in.getName(), "name"));
+  std::string payload = in.getPayloadJson().size() == 0 ? "null" : Str(in.getPayloadJson());
+  auto signalled = engine_.Signal(std::move(id), std::move(name), std::move(payload));
+  RECKON_CO_TRY(co_await std::move(signalled));
+  out.initResult().setOk();
+  co_return Ok();
+}
+
+asio::awaitable<Result<void>> ClientApi::Cancel(wire::CancelWorkflow::Reader in,
+                                                wire::Response::Builder out) {
+  RECKON_CO_TRY(std::string id, RequiredText(in.getWorkflowId(), "workflowId"));
+  auto cancelled = engine_.Cancel(std::move(id), Str(in.getReason()));
+  RECKON_CO_TRY(co_await std::move(cancelled));
+  out.initResult().setOk();
+  co_return Ok();
+}
+
+asio::awaitable<Result<void>> ClientApi::Decide(wire::DecideApproval::Reader in,
+                                                wire::Response::Builder out) {
+  RECKON_CO_TRY(std::string id, RequiredText(in.getWorkflowId(), "workflowId"));
+  ApprovalDecision decision;
+  decision.operation_id = Str(in.getOperationId());
+  decision.approval_id = Str(in.getApprovalId());
+  if (decision.operation_id.empty() && decision.approval_id.empty()) {
+    co_return Err(Errc::kInvalidArgument, "decideApproval needs operationId or approvalId");
+  }
+  decision.expected_intent_hash = Str(in.getExpectedIntentHash());
+  decision.granted = in.getGranted();
+  RECKON_CO_TRY(std::string decided_by, RequiredText(in.getDecidedBy(), "decidedBy"));
+  decision.decided_by = std::move(decided_by);
+  decision.reason = Str(in.getReason());
+  auto decided = engine_.DecideApproval(std::move(id), std::move(decision));
+  RECKON_CO_TRY(co_await std::move(decided));
+  out.initResult().setOk();
+  co_return Ok();
+}
+
+asio::awaitable<Result<void>> ClientApi::Resolve(wire::ResolveOperation::Reader in,
+                                                 wire::Response::Builder out) {
+  RECKON_CO_TRY(std::string id, RequiredText(in.getWorkflowId(), "workflowId"));
+  HumanResolution resolution;
+  RECKON_CO_TRY(std::string operation_id, RequiredText(in.getOperationId(), "operationId"));
+  resolution.operation_id = std::move(operation_id);
+  resolution.committed = in.getCommitted();
+  resolution.provider_ref = Str(in.getProviderRef());
+  RECKON_CO_TRY(std::string resolved_by, RequiredText(in.getResolvedBy(), "resolvedBy"));
+  resolution.resolved_by = std::move(resolved_by);
+  resolution.note = Str(in.getNote());
+  auto resolved = engine_.Resolve(std::move(id), std::move(resolution));
+  RECKON_CO_TRY(co_await std::move(resolved));
+  out.initResult().setOk();
+  co_return Ok();
+}
+
+void ClientApi::RunChanged(const std::string& workflow_id) {
+  auto [begin, end] = watchers_.equal_range(workflow_id);
+  for (auto it = begin; it != end; ++it) it->second->cancel();
+  watchers_.erase(begin, end);
+}
+
+asio::awaitable<Result<void>> ClientApi::Watch(wire::WatchWorkflow::Reader in,
+                                               milliseconds timeout, wire::Response::Builder out) {
+  RECKON_CO_TRY(std::string id, RequiredText(in.getWorkflowId(), "workflowId"));
+  const std::int64_t after = in.getAfterSeq();
+  RECKON_CO_TRY(auto run, journal_.FindLatestRun(id));
+  if (!run) {
+    co_return Err(Errc::kNotFound, "no workflow '" + id + "'; `reckon list` shows the ids");
+  }
+  if (run->next_seq - 1 <= after) {
+    // Nothing new yet: wait for the engine's next durable batch of this run, or the deadline.
+    auto timer = std::make_shared<asio::steady_timer>(
+        co_await asio::this_coro::executor,
+        std::min(milliseconds(in.getWaitMs()), timeout));
+    watchers_.emplace(id, timer);
+    co_await timer->async_wait(asio::as_tuple(asio::use_awaitable));
+    for (auto [it, end] = watchers_.equal_range(id); it != end; ++it) {
+      if (it->second == timer) {
+        watchers_.erase(it);
+        break;
+      }
+    }
+  }
+  RECKON_CO_TRY(auto events, journal_.ReadEvents(run->ref, after + 1));
+  EventsToWire(events, out.initResult().initHistory(static_cast<unsigned>(events.size())));
+  co_return Ok();
+}
+
+}  // namespace reckon::api

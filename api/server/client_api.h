@@ -1,0 +1,75 @@
+// ClientApi: the methods of the client API (api/protocol/reckon.capnp; docs/PROTOCOL.md):
+// startWorkflow, signalWorkflow, cancelWorkflow, describeWorkflow, listWorkflows, getHistory,
+// getTrace, decideApproval, resolveOperation, listContracts and watchWorkflow. The Service
+// (service.h) hands it every request that is not a worker's.
+//
+// Each method checks its fields, asks the engine or the journal, and fills the response; a
+// refusal is an error value (the Service turns it into an error reply) and changes nothing.
+// Calls that change a run (start, signal, cancel, decide, resolve) complete once the engine
+// made the change durable. An agent plan is validated against the contracts before anything
+// is journaled, whoever sent it (docs/ARCHITECTURE.md, decision 18).
+//
+// watchWorkflow long-polls: it returns the run's events after a sequence number, waiting until
+// the engine made a new batch of the run durable (RunChanged) or the wait ran out.
+//
+// Ownership: references the journal, contracts, engine and task queues, which outlive it.
+// Threads: the one single-threaded executor shared with the engine and the task queues.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "api/protocol/reckon.capnp.h"
+#include "api/server/queries.h"
+#include "api/server/task_queues.h"
+#include "base/error.h"
+#include "contract/contract_registry.h"
+#include "engine/engine.h"
+#include "storage/journal.h"
+
+namespace reckon::api {
+
+class ClientApi {
+ public:
+  ClientApi(storage::Journal& journal, const ContractRegistry& contracts, Engine& engine,
+            const TaskQueues& tasks);
+
+  // Handles one client method; `timeout` is the request's deadline, already capped. A method
+  // that is not the client API's is refused with Errc::kUnimplemented.
+  boost::asio::awaitable<Result<void>> Handle(wire::Request::Method::Reader method,
+                                              std::chrono::milliseconds timeout,
+                                              wire::Response::Builder out);
+
+  // The engine made a batch of `workflow_id` durable: wakes its watchWorkflow long polls.
+  void RunChanged(const std::string& workflow_id);
+
+ private:
+  boost::asio::awaitable<Result<void>> Start(wire::StartWorkflow::Reader in,
+                                             wire::Response::Builder out);
+  boost::asio::awaitable<Result<void>> Signal(wire::SignalWorkflow::Reader in,
+                                              wire::Response::Builder out);
+  boost::asio::awaitable<Result<void>> Cancel(wire::CancelWorkflow::Reader in,
+                                              wire::Response::Builder out);
+  boost::asio::awaitable<Result<void>> Decide(wire::DecideApproval::Reader in,
+                                              wire::Response::Builder out);
+  boost::asio::awaitable<Result<void>> Resolve(wire::ResolveOperation::Reader in,
+                                               wire::Response::Builder out);
+  boost::asio::awaitable<Result<void>> Watch(wire::WatchWorkflow::Reader in,
+                                             std::chrono::milliseconds timeout,
+                                             wire::Response::Builder out);
+
+  storage::Journal& journal_;
+  const ContractRegistry& contracts_;
+  Engine& engine_;
+  const TaskQueues& tasks_;
+  Queries queries_;
+  // watchWorkflow long polls by workflow id; cancelling the timer wakes the poll.
+  std::multimap<std::string, std::shared_ptr<boost::asio::steady_timer>> watchers_;
+};
+
+}  // namespace reckon::api

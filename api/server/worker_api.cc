@@ -1,0 +1,301 @@
+#include "api/server/worker_api.h"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <set>
+#include <vector>
+
+#include "api/protocol/client.h"
+#include "api/protocol/wire_convert.h"
+#include "api/server/request_fields.h"
+#include "contract/contract_json.h"
+
+namespace reckon::api {
+namespace asio = boost::asio;
+namespace json = boost::json;
+using std::chrono::milliseconds;
+
+namespace {
+
+std::int64_t NowUs() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+Result<void> NeedsRegistration(const SessionState& session, std::string_view method) {
+  if (!session.registered) {
+    return Err(Errc::kFailedPrecondition,
+               std::string(method) + " needs a registered worker: send registerWorker first "
+                                     "on this connection");
+  }
+  return Ok();
+}
+
+}  // namespace
+
+Result<int> LoadJournaledContracts(storage::Journal& journal, ContractRegistry& registry) {
+  RECKON_TRY(auto rows, journal.ListContracts());
+  for (const auto& row : rows) {
+    boost::system::error_code ec;
+    json::value value = json::parse(row.contract_json, ec);
+    if (ec) {
+      return Err(Errc::kCorruption, "journaled contract '" + row.name + "' is not JSON");
+    }
+    RECKON_TRY(ToolContract contract, ContractFromJson(value));
+    RECKON_TRY(std::string hash, ContractHash(contract));
+    if (hash != row.hash) {
+      return Err(Errc::kCorruption, "journaled contract '" + row.name + "' hashes to " + hash +
+                                        ", not the recorded " + row.hash);
+    }
+    if (registry.Find(row.name) == nullptr) {
+      RECKON_TRY(registry.Register(std::move(contract)));
+    }
+  }
+  return static_cast<int>(rows.size());
+}
+
+WorkerApi::WorkerApi(storage::Journal& journal, ContractRegistry& contracts, TaskQueues& tasks,
+                     std::size_t max_reply_bytes)
+    : journal_(journal), contracts_(contracts), tasks_(tasks), max_reply_bytes_(max_reply_bytes) {}
+
+bool WorkerApi::Handles(wire::Request::Method::Which method) {
+  switch (method) {
+    case wire::Request::Method::REGISTER_WORKER:
+    case wire::Request::Method::POLL_WORKFLOW_TASK:
+    case wire::Request::Method::COMPLETE_WORKFLOW_TASK:
+    case wire::Request::Method::POLL_TOOL_TASK:
+    case wire::Request::Method::COMPLETE_TOOL_TASK:
+    case wire::Request::Method::HEARTBEAT:
+      return true;
+    default:
+      return false;
+  }
+}
+
+asio::awaitable<Result<void>> WorkerApi::Handle(SessionState& session,
+                                                wire::Request::Method::Reader method,
+                                                milliseconds timeout,
+                                                wire::Response::Builder out) {
+  switch (method.which()) {
+    case wire::Request::Method::REGISTER_WORKER:
+      co_return Register(session, method.getRegisterWorker(), out);
+    case wire::Request::Method::POLL_WORKFLOW_TASK: {
+      RECKON_CO_TRY(NeedsRegistration(session, "pollWorkflowTask"));
+      const milliseconds wait =
+          std::min(milliseconds(method.getPollWorkflowTask().getWaitMs()), timeout);
+      auto polled = PollWorkflow(session, wait, out);
+      co_return co_await std::move(polled);
+    }
+    case wire::Request::Method::COMPLETE_WORKFLOW_TASK: {
+      RECKON_CO_TRY(NeedsRegistration(session, "completeWorkflowTask"));
+      co_return CompleteWorkflow(session, method.getCompleteWorkflowTask(), out);
+    }
+    case wire::Request::Method::POLL_TOOL_TASK: {
+      RECKON_CO_TRY(NeedsRegistration(session, "pollToolTask"));
+      const milliseconds wait =
+          std::min(milliseconds(method.getPollToolTask().getWaitMs()), timeout);
+      auto polled = PollTool(session, wait, out);
+      co_return co_await std::move(polled);
+    }
+    case wire::Request::Method::COMPLETE_TOOL_TASK: {
+      RECKON_CO_TRY(NeedsRegistration(session, "completeToolTask"));
+      co_return CompleteTool(session, method.getCompleteToolTask(), out);
+    }
+    case wire::Request::Method::HEARTBEAT: {
+      RECKON_CO_TRY(NeedsRegistration(session, "heartbeat"));
+      co_return Heartbeat(session, method.getHeartbeat(), out);
+    }
+    default:
+      co_return Err(Errc::kInternal, "WorkerApi::Handle called for a client method; "
+                                     "the Service dispatches by WorkerApi::Handles");
+  }
+}
+
+void WorkerApi::Disconnected(const SessionState& session) {
+  if (session.registered) {
+    spdlog::info("worker {} disconnected", session.worker_id);
+    tasks_.RemoveSession(session.id);
+  }
+}
+
+Result<void> WorkerApi::Register(SessionState& session, wire::RegisterWorker::Reader in,
+                               wire::Response::Builder out) {
+  if (session.registered) {
+    return Err(Errc::kFailedPrecondition,
+               "this connection is already registered as worker '" + session.worker_id +
+                   "'; open a new connection to register again");
+  }
+  RECKON_TRY(std::string worker_id, RequiredText(in.getWorkerId(), "workerId"));
+  std::set<std::string> types;
+  for (auto type : in.getWorkflowTypes()) types.insert(Str(type));
+  // Check every declared contract before changing anything.
+  struct Declared {
+    ToolContract contract;
+    std::string hash;
+    bool known;
+  };
+  std::vector<Declared> declared;
+  std::set<std::string> tools;
+  for (auto tool : in.getTools()) {
+    const std::string name = Str(tool.getName());
+    if (tools.count(name) != 0) {
+      return Err(Errc::kInvalidArgument, "tool '" + name + "' is declared twice");
+    }
+    RECKON_TRY(json::value value,
+               JsonFromWire(tool.getContractJson(), "contract of tool '" + name + "'"));
+    auto contract = ContractFromJson(value);
+    if (!contract) return contract.error().WithContext("tool '" + name + "'");
+    if (contract.value().name != name) {
+      return Err(Errc::kInvalidArgument, "tool '" + name + "' declares a contract named '" +
+                                             contract.value().name + "'");
+    }
+    RECKON_TRY(std::string hash, ContractHash(contract.value()));
+    const RegisteredContract* known = contracts_.FindRegistered(name);
+    if (known != nullptr && known->hash() != hash) {
+      return Err(Errc::kFailedPrecondition,
+                 "tool '" + name + "' is registered with contract " + known->hash() +
+                     " and this worker declares " + hash +
+                     "; a contract never changes under the operations that ran with it: give "
+                     "the new contract a new tool name (e.g. '" + name + ".v2')");
+    }
+    if (known == nullptr) {
+      // Validate now, so that a bad contract refuses the registration before anything sticks.
+      RECKON_TRY(RegisteredContract::Create(contract.value()));
+    }
+    tools.insert(name);
+    declared.push_back(Declared{std::move(contract).value(), std::move(hash), known != nullptr});
+  }
+  for (Declared& d : declared) {
+    if (d.known) continue;
+    const std::string text = json::serialize(ContractToJson(d.contract));
+    RECKON_TRY(journal_.PutContract(storage::ContractRow{d.contract.name, d.hash, text, NowUs()}));
+    RECKON_TRY(contracts_.Register(std::move(d.contract)));
+  }
+  session.registered = true;
+  session.worker_id = worker_id;
+  spdlog::info("worker {} registered: {} workflow type(s), {} tool(s)", worker_id, types.size(),
+               tools.size());
+  tasks_.AddSession(session.id, std::move(worker_id), std::move(types), std::move(tools));
+  auto result = out.initResult().initRegistered();
+  result.setHeartbeatIntervalMs(
+      static_cast<std::uint32_t>(tasks_.options().heartbeat_interval.count()));
+  result.setLeaseTimeoutMs(static_cast<std::uint32_t>(tasks_.options().lease_timeout.count()));
+  return Ok();
+}
+
+template <class View>
+bool WorkerApi::Deliverable(std::optional<View>& task, const SessionState& session,
+                          wire::Response::Builder out) {
+  if (task && !tasks_.HasSession(session.id)) {
+    tasks_.Undeliverable(task->token);  // the connection closed while the task was on its way
+    task.reset();
+  }
+  if (!task) out.initResult().setNoTask();
+  return task.has_value();
+}
+
+asio::awaitable<Result<void>> WorkerApi::PollWorkflow(SessionState& session, milliseconds wait,
+                                                    wire::Response::Builder out) {
+  auto polled = tasks_.PollWorkflowTask(session.id, wait);
+  std::optional<WorkflowTaskView> task = co_await std::move(polled);
+  if (!Deliverable(task, session, out)) co_return Ok();
+  auto t = out.initResult().initWorkflowTask();
+  t.setTaskToken(task->token);
+  t.setWorkflowId(Text(task->run.workflow_id));
+  t.setRunId(Text(task->run.run_id));
+  t.setWorkflowType(Text(task->workflow_type));
+  t.setFullHistory(task->full_history);
+  t.setNowUs(task->now_us);
+  EventsToWire(task->events, t.initEvents(static_cast<unsigned>(task->events.size())));
+  const std::size_t bytes = out.totalSize().wordCount * sizeof(capnp::word);
+  if (bytes + 1024 > max_reply_bytes_) {
+    // It would never fit in a frame: stop the run with the reason instead of retrying forever.
+    Error error = Err(Errc::kResourceExhausted,
+                      "the history of '" + task->run.workflow_id + "' takes " +
+                          std::to_string(bytes) + " bytes, over the frame limit of " +
+                          std::to_string(max_reply_bytes_) +
+                          " bytes; raise the limit or split the work into shorter workflows");
+    tasks_.FailWorkflowTask(task->token, error);
+    co_return error;
+  }
+  co_return Ok();
+}
+
+asio::awaitable<Result<void>> WorkerApi::PollTool(SessionState& session, milliseconds wait,
+                                                wire::Response::Builder out) {
+  auto polled = tasks_.PollToolTask(session.id, wait);
+  std::optional<ToolTaskView> task = co_await std::move(polled);
+  if (!Deliverable(task, session, out)) co_return Ok();
+  auto t = out.initResult().initToolTask();
+  t.setTaskToken(task->token);
+  t.setKind(task->kind == ToolTaskKind::kAttempt ? wire::ToolTaskKind::ATTEMPT
+                                                 : wire::ToolTaskKind::RECONCILE);
+  t.setWorkflowId(Text(task->run.workflow_id));
+  t.setRunId(Text(task->run.run_id));
+  t.setStepId(Text(task->step_id));
+  t.setOperationId(Text(task->operation_id));
+  t.setTool(Text(task->tool));
+  const std::string input = json::serialize(task->input);
+  t.setInputJson(Text(input));
+  t.setAttempt(task->attempt);
+  t.setDeadlineUs(task->deadline_us);
+  co_return Ok();
+}
+
+Result<void> WorkerApi::CompleteWorkflow(SessionState& session,
+                                       wire::CompleteWorkflowTask::Reader in,
+                                       wire::Response::Builder out) {
+  Result<std::vector<Command>> result = Err(Errc::kInternal, "unset");
+  if (in.isFailure()) {
+    result = FromWire(in.getFailure());
+  } else if (!in.isCommands()) {
+    return Err(Errc::kInvalidArgument,
+               "completeWorkflowTask carries neither commands nor a failure");
+  } else {
+    auto commands = CommandsFromWire(in.getCommands());
+    if (!commands) return commands.error();  // the worker sent garbage: refuse, keep the task
+    result = std::move(commands).value();
+  }
+  RECKON_TRY(tasks_.CompleteWorkflowTask(session.id, in.getTaskToken(), std::move(result)));
+  out.initResult().setOk();
+  return Ok();
+}
+
+Result<void> WorkerApi::CompleteTool(SessionState& session, wire::CompleteToolTask::Reader in,
+                                   wire::Response::Builder out) {
+  ToolReport report;
+  report.token = in.getTaskToken();
+  RECKON_TRY(std::string workflow_id, RequiredText(in.getWorkflowId(), "workflowId"));
+  RECKON_TRY(std::string operation_id, RequiredText(in.getOperationId(), "operationId"));
+  report.workflow_id = std::move(workflow_id);
+  report.operation_id = std::move(operation_id);
+  report.attempt = in.getAttempt();
+  if (in.getOutcome().isAttempt()) {
+    RECKON_TRY(auto outcome, AttemptOutcomeFromWire(in));
+    report.attempt_outcome = std::move(outcome);
+  } else {
+    RECKON_TRY(auto outcome, ReconcileOutcomeFromWire(in));
+    report.reconcile_outcome = std::move(outcome);
+  }
+  tasks_.CompleteToolTask(session.id, std::move(report));
+  out.initResult().setOk();
+  return Ok();
+}
+
+Result<void> WorkerApi::Heartbeat(SessionState& session, wire::Heartbeat::Reader in,
+                                  wire::Response::Builder out) {
+  auto tokens_in = in.getTaskTokens();
+  std::vector<std::uint64_t> tokens;
+  tokens.reserve(tokens_in.size());
+  for (std::uint64_t token : tokens_in) tokens.push_back(token);
+  auto stop = tasks_.Heartbeat(session.id, tokens);
+  auto list = out.initResult().initHeartbeat().initCancel(static_cast<unsigned>(stop.size()));
+  for (unsigned i = 0; i < stop.size(); ++i) list.set(i, stop[i]);
+  return Ok();
+}
+
+}  // namespace reckon::api

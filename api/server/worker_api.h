@@ -1,0 +1,95 @@
+// WorkerApi: the methods of the worker API (api/protocol/reckon.capnp; docs/PROTOCOL.md):
+// registerWorker, pollWorkflowTask, completeWorkflowTask, pollToolTask, completeToolTask and
+// heartbeat. The Service (service.h) hands it every request that is a worker's; everything but
+// registerWorker needs a connection that registered first.
+//
+// Contracts declared by workers. A worker's RegisterWorker carries each tool's contract. A new
+// tool's contract is validated, journaled (table `contracts`) and registered; a tool already
+// known must come with the same contract hash, else the registration is refused naming both
+// hashes: a contract never changes under operations that ran with it (give the new contract
+// a new tool name; docs/ARCHITECTURE.md, decision 13). Every declared contract is checked
+// before anything is journaled, so a refused registration leaves nothing behind. At start the
+// server loads the journaled contracts (LoadJournaledContracts), so recovery knows them before
+// any worker is back.
+//
+// Polls and reports go to the task queues (task_queues.h): a poll long-polls the queues of what
+// the session hosts, a report completes the task its token names. A refusal is an error value
+// and changes nothing; a worker that sends commands it cannot decode keeps its task.
+//
+// Ownership: references the journal, contracts and task queues, which outlive it. Threads: the
+// one single-threaded executor shared with the engine and the task queues.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "api/protocol/reckon.capnp.h"
+#include "api/server/task_queues.h"
+#include "base/error.h"
+#include "contract/contract_registry.h"
+#include "storage/journal.h"
+
+namespace reckon::api {
+
+// Per-connection state the service needs.
+struct SessionState {
+  SessionId id = 0;
+  bool registered = false;
+  std::string worker_id;
+};
+
+// Loads the journaled contracts into `registry` (at server start, before Engine::Recover).
+// Errc::kCorruption names a row that is not a contract or does not hash to its recorded hash.
+Result<int> LoadJournaledContracts(storage::Journal& journal, ContractRegistry& registry);
+
+class WorkerApi {
+ public:
+  // `max_reply_bytes`: the frame limit; a workflow task whose history would not fit fails.
+  WorkerApi(storage::Journal& journal, ContractRegistry& contracts, TaskQueues& tasks,
+            std::size_t max_reply_bytes);
+
+  // Whether `method` is one of the worker API's.
+  static bool Handles(wire::Request::Method::Which method);
+
+  // Handles one worker method for the connection of `session`; `timeout` is the request's
+  // deadline, already capped, and bounds a poll's wait.
+  boost::asio::awaitable<Result<void>> Handle(SessionState& session,
+                                              wire::Request::Method::Reader method,
+                                              std::chrono::milliseconds timeout,
+                                              wire::Response::Builder out);
+
+  // The connection of `session` closed: a registered session leaves the task queues.
+  void Disconnected(const SessionState& session);
+
+ private:
+  Result<void> Register(SessionState& session, wire::RegisterWorker::Reader in,
+                        wire::Response::Builder out);
+  boost::asio::awaitable<Result<void>> PollWorkflow(SessionState& session,
+                                                    std::chrono::milliseconds wait,
+                                                    wire::Response::Builder out);
+  boost::asio::awaitable<Result<void>> PollTool(SessionState& session,
+                                                std::chrono::milliseconds wait,
+                                                wire::Response::Builder out);
+  // Whether a polled task can go out on this connection; if not, it goes back to its queue and
+  // the reply is noTask.
+  template <class View>
+  bool Deliverable(std::optional<View>& task, const SessionState& session,
+                   wire::Response::Builder out);
+  Result<void> CompleteWorkflow(SessionState& session, wire::CompleteWorkflowTask::Reader in,
+                                wire::Response::Builder out);
+  Result<void> CompleteTool(SessionState& session, wire::CompleteToolTask::Reader in,
+                            wire::Response::Builder out);
+  Result<void> Heartbeat(SessionState& session, wire::Heartbeat::Reader in,
+                         wire::Response::Builder out);
+
+  storage::Journal& journal_;
+  ContractRegistry& contracts_;
+  TaskQueues& tasks_;
+  std::size_t max_reply_bytes_;
+};
+
+}  // namespace reckon::api
