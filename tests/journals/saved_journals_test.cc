@@ -29,7 +29,7 @@
 #include "storage/sqlite.h"
 #include "tests/journals/saved_workload.h"
 #include "tests/support/temp_dir.h"
-#include "worker/local_worker.h"
+#include "worker/embedded_host.h"
 #include "worker/testing/expect_ok.h"
 #include "worker/testing/fake_provider.h"
 #include "worker/testing/journal_view.h"
@@ -199,45 +199,49 @@ TEST(SavedJournalsTest, JournaledContractsLoadAndMatchTheirHashes) {
   }
 }
 
-// One embedded process over a copied journal, with the workload's code registered.
+// One embedded process (an EmbeddedHost) over a copied journal, with the workload's code
+// registered.
 class Life {
  public:
-  explicit Life(const std::string& path) : journal_(Open(path)) {
-    if (!journal_) throw std::runtime_error("cannot open " + path);
+  explicit Life(const std::string& path) : path_(path) {
     (void)workflows_.Register(kCallOnce, CallOnce);
     RECKON_EXPECT_OK(RegisterWorkflows(workflows_));
     RECKON_EXPECT_OK(RegisterTools(tools_, provider_));
-    worker_ = std::make_unique<LocalWorker>(workflows_, tools_);
-    engine_ = std::make_unique<Engine>(io_->get_executor(), *journal_, tools_.contracts(),
-                                       *worker_, *worker_, clock_, nullptr);
+    auto journal = Open(path);
+    if (!journal) throw std::runtime_error("cannot open " + path);
+    host_ = std::make_unique<EmbeddedHost>(std::move(journal), tools_, workflows_);
   }
-  // The engine, then what still runs on the io_context, as the harness ends a life.
   ~Life() { Stop(); }
+  // Ends the life as the harness does (engine, then what still runs, then the journal), and
+  // reopens the journal for reads.
   void Stop() {
-    engine_.reset();
-    worker_.reset();
-    io_.reset();
+    if (!host_) return;
+    host_.reset();
+    journal_ = Open(path_);
   }
 
-  Engine& engine() { return *engine_; }
+  Engine& engine() { return host_->engine(); }
   FakeProvider& provider() { return provider_; }
-  storage::Journal& journal() { return *journal_; }  // for reads, after Stop()
+  // The host's journal while it lives (reads between batches), else the reopened one.
+  storage::Journal& journal() { return host_ ? host_->journal() : *journal_; }
 
   // Runs the io_context until `done` holds (true) or 10 s passed (false).
   bool RunUntil(const std::function<bool()>& done) {
+    asio::io_context& io = host_->io();
     auto timed_out = std::make_shared<bool>(false);
-    asio::steady_timer watchdog(*io_, 10s);
+    asio::steady_timer watchdog(io, 10s);
     watchdog.async_wait([timed_out](const boost::system::error_code& ec) {
       if (!ec) *timed_out = true;
     });
-    while (!done() && !*timed_out) io_->run_one();
+    io.restart();
+    while (!done() && !*timed_out) io.run_one();
     watchdog.cancel();
     return done();
   }
   template <class T>
   std::optional<T> Await(asio::awaitable<T> operation) {
     auto slot = std::make_shared<std::optional<T>>();
-    asio::co_spawn(*io_, Capture(std::move(operation), slot), asio::detached);
+    asio::co_spawn(host_->io(), Capture(std::move(operation), slot), asio::detached);
     RunUntil([slot] { return slot->has_value(); });
     return std::move(*slot);
   }
@@ -250,14 +254,12 @@ class Life {
     slot->emplace(std::move(value));
   }
 
-  FakeProvider provider_{/*dedup=*/false};  // outlives the io_context whose coroutines use it
+  std::string path_;
+  FakeProvider provider_{/*dedup=*/false};  // outlives the host whose coroutines use it
   ToolRegistry tools_;
   WorkflowRegistry workflows_;
-  std::unique_ptr<storage::Journal> journal_;
-  SystemClock clock_;
-  std::unique_ptr<asio::io_context> io_ = std::make_unique<asio::io_context>();
-  std::unique_ptr<LocalWorker> worker_;
-  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<EmbeddedHost> host_;          // the process life
+  std::unique_ptr<storage::Journal> journal_;   // for reads, after Stop()
 };
 
 std::optional<OperationView> OnlyOperation(Life& life, const std::string& id) {
