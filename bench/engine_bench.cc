@@ -27,6 +27,7 @@
 #include "bench/fsync_floor.h"
 #include "bench/machine.h"
 #include "engine/engine.h"
+#include "storage/sqlite/sqlite_journal.h"
 #include "bench/ten_calls.h"
 #include "worker/local_worker.h"
 
@@ -60,10 +61,10 @@ Task<WorkflowOutcome> Stepper(WorkflowContext& ctx, json::value input) {
 
 // Everything an embedded engine needs, over one journal file.
 struct Harness {
-  explicit Harness(const std::string& path, storage::JournalOptions::Sync sync) {
-    storage::JournalOptions options;
+  explicit Harness(const std::string& path, storage::SqliteJournalOptions::Sync sync) {
+    storage::SqliteJournalOptions options;
     options.sync = sync;
-    journal = std::move(storage::Journal::Open(path, options)).value();
+    journal = std::move(storage::OpenSqliteJournal(path, options)).value();
     (void)tools.Register(Tool{NoopContract(), Noop, {}});
     (void)workflows.Register("ten_calls", TenCalls);
     (void)workflows.Register("stepper", Stepper);
@@ -137,7 +138,7 @@ asio::awaitable<void> RunOne(Harness& h, std::string id, std::vector<double>* la
   }
 }
 
-using Sync = storage::JournalOptions::Sync;
+using Sync = storage::SqliteJournalOptions::Sync;
 
 void W1(const std::string& dir, int count, const bench::FsyncFloor& floor, Sync sync) {
   const std::string path = dir + "/w1.db";
@@ -188,7 +189,7 @@ void W3(const std::string& dir, double seconds, int concurrency, const bench::Fs
 // Builds a stepper run with `calls` calls (3 events each) using synchronous=OFF.
 void BuildHistory(const std::string& path, int calls) {
   Remove(path);
-  Harness h(path, storage::JournalOptions::Sync::kOff);
+  Harness h(path, storage::SqliteJournalOptions::Sync::kOff);
   auto build = [](Harness& h, int calls) -> asio::awaitable<void> {
     auto started = h.engine->Start("w5", "stepper", json::object{{"calls", calls}});
     (void)co_await std::move(started);
@@ -199,7 +200,7 @@ void BuildHistory(const std::string& path, int calls) {
 
 // One more step on a recovered run: signal, the call, its commit. Returns ms per step.
 std::vector<double> StepCosts(const std::string& path, int steps) {
-  Harness h(path, storage::JournalOptions::Sync::kFull);
+  Harness h(path, storage::SqliteJournalOptions::Sync::kFull);
   std::vector<double> costs;
   auto run = [](Harness& h, int steps, std::vector<double>* costs) -> asio::awaitable<void> {
     auto recovered = co_await h.engine->Recover();
@@ -238,7 +239,7 @@ void W5(const std::string& dir, const bench::FsyncFloor& floor) {
   std::int64_t events = 0;
   double replay_ms = 0;
   {
-    Harness h(path, storage::JournalOptions::Sync::kFull);
+    Harness h(path, storage::SqliteJournalOptions::Sync::kFull);
     auto start = SteadyClock::now();
     auto recover = [](Harness& h) -> asio::awaitable<void> { (void)co_await h.engine->Recover(); };
     asio::co_spawn(h.io, recover(h), asio::detached);
@@ -251,7 +252,7 @@ void W5(const std::string& dir, const bench::FsyncFloor& floor) {
               static_cast<long long>(events), replay_ms, events / (replay_ms / 1000));
   {
     // Where the replay time goes: read+decode, fold into RunState, replay into a coroutine.
-    Harness h(path, storage::JournalOptions::Sync::kFull);
+    Harness h(path, storage::SqliteJournalOptions::Sync::kFull);
     auto run = h.journal->FindLatestRun("w5").value().value();
     auto t0 = SteadyClock::now();
     auto history = h.journal->ReadEvents(run.ref).value();

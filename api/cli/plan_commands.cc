@@ -21,6 +21,7 @@
 #include "engine/engine.h"
 #include "engine/plan.h"
 #include "storage/event_codec.h"
+#include "storage/sqlite/sqlite_journal.h"
 #include "worker/local_worker.h"
 #include "worker/plan_workflow.h"
 
@@ -161,7 +162,7 @@ Result<void> RunEmbedded(CommandEnv& env, const PlanArgs& args, const Plan& plan
   }
   RECKON_TRY(samples::HttpEndpoint provider, samples::ParseHttpUrl(args.provider));
   spdlog::set_level(spdlog::level::warn);  // progress lines are the output
-  RECKON_TRY(auto journal, storage::Journal::Open(args.journal));
+  RECKON_TRY(auto journal, storage::OpenSqliteJournal(args.journal));
   ToolRegistry tools;
   refund::CardVault vault(args.seed);
   RECKON_TRY(RegisterBuiltinTools(tools, provider, vault));

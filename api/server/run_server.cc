@@ -21,14 +21,14 @@ namespace asio = boost::asio;
 int RunServer(const ServerConfig& config) {
   // Logs go to stderr; stdout stays free for what scripts read.
   if (!spdlog::get("reckon")) spdlog::set_default_logger(spdlog::stderr_color_mt("reckon"));
-  auto journal = storage::Journal::Open(config.journal_path, config.journal);
+  auto journal = storage::OpenSqliteJournal(config.journal_path, config.journal);
   if (!journal) {
     spdlog::error("cannot open journal '{}': {}", config.journal_path,
                   journal.error().ToString());
     return 1;
   }
   // A second connection for everything but commits: the commit thread owns the first.
-  auto reader_journal = storage::Journal::Open(config.journal_path, config.journal);
+  auto reader_journal = storage::OpenSqliteJournal(config.journal_path, config.journal);
   if (!reader_journal) {
     spdlog::error("cannot open journal '{}': {}", config.journal_path,
                   reader_journal.error().ToString());

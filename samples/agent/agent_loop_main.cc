@@ -34,6 +34,7 @@
 #include "samples/agent/scripted_model.h"
 #include "samples/common/http_url.h"
 #include "samples/refund/refund_tools.h"
+#include "storage/sqlite/sqlite_journal.h"
 #include "worker/local_worker.h"
 
 namespace {
@@ -163,7 +164,7 @@ int main(int argc, char** argv) {
     }
     model = std::make_unique<agent::ScriptedModel>(std::move(script).value());
   }
-  auto journal = storage::Journal::Open(o.journal);
+  auto journal = storage::OpenSqliteJournal(o.journal);
   if (!journal) {
     std::fprintf(stderr, "agent-loop: %s\n", journal.error().ToString().c_str());
     return 1;

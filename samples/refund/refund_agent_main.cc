@@ -26,6 +26,7 @@
 #include "samples/refund/refund_tools.h"
 #include "samples/refund/refund_workflow.h"
 #include "storage/journal.h"
+#include "storage/sqlite/sqlite_journal.h"
 #include "worker/local_worker.h"
 
 namespace {
@@ -160,7 +161,7 @@ int main(int argc, char** argv) {
   auto logger = spdlog::stderr_color_mt("trace");
   logger->set_pattern("%H:%M:%S.%e %v");
   if (options.quiet) logger->set_level(spdlog::level::warn);
-  auto journal = storage::Journal::Open(options.journal);
+  auto journal = storage::OpenSqliteJournal(options.journal);
   if (!journal) {
     std::fprintf(stderr, "refund-agent: %s\n", journal.error().ToString().c_str());
     return 1;
