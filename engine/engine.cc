@@ -399,11 +399,23 @@ void Engine::Stop(Slot& slot, const Error& error) {
 }
 
 void Engine::Fail(const Error& error) {
+  if (failed_) return;  // the first failure is the cause; later ones follow from it
   failed_ = true;
   failure_ = error.ToString();
   spdlog::critical("engine stopped, restart the process to recover from the journal: {}",
                    failure_);
   timers_.Clear();
+  // Inputs still queued will never be decided: their callers hear it now, not never.
+  const Error stopped = Err(Errc::kUnavailable, "engine stopped: " + failure_);
+  for (auto& [id, slot] : slots_) {
+    for (Queued& queued : slot->inbox) {
+      if (!queued.reply) continue;
+      asio::post(executor_, [reply = std::move(queued.reply), stopped]() mutable {
+        std::move(reply)(Result<void>(stopped));
+      });
+    }
+    slot->inbox.clear();
+  }
 }
 
 // --- queries ---------------------------------------------------------------------------------
