@@ -27,6 +27,7 @@
 #include "bench/fsync_floor.h"
 #include "bench/machine.h"
 #include "engine/engine.h"
+#include "storage/sqlite/sqlite_journal.h"
 #include "bench/ten_calls.h"
 #include "worker/embedded_host.h"
 
@@ -58,10 +59,10 @@ Task<WorkflowOutcome> Stepper(WorkflowContext& ctx, json::value input) {
   }
 }
 
-std::unique_ptr<EmbeddedHost> OpenHost(const std::string& path, storage::JournalOptions::Sync sync) {
-  storage::JournalOptions options;
+std::unique_ptr<EmbeddedHost> OpenHost(const std::string& path, storage::SqliteJournalOptions::Sync sync) {
+  storage::SqliteJournalOptions options;
   options.sync = sync;
-  auto journal = storage::Journal::Open(path, options);
+  auto journal = storage::OpenSqliteJournal(path, options);
   if (!journal) {
     std::fprintf(stderr, "engine_bench: %s\n", journal.error().ToString().c_str());
     std::exit(1);
@@ -71,7 +72,7 @@ std::unique_ptr<EmbeddedHost> OpenHost(const std::string& path, storage::Journal
 
 // An embedded host over one journal file, with a sink that wakes whoever waits for a run.
 struct Harness final : TraceSink {
-  Harness(const std::string& path, storage::JournalOptions::Sync sync)
+  Harness(const std::string& path, storage::SqliteJournalOptions::Sync sync)
       : host(OpenHost(path, sync)),
         io(host->io()),
         engine(&host->engine()),
@@ -146,7 +147,7 @@ asio::awaitable<void> RunOne(Harness& h, std::string id, std::vector<double>* la
   }
 }
 
-using Sync = storage::JournalOptions::Sync;
+using Sync = storage::SqliteJournalOptions::Sync;
 
 void W1(const std::string& dir, int count, const bench::FsyncFloor& floor, Sync sync) {
   const std::string path = dir + "/w1.db";
@@ -197,7 +198,7 @@ void W3(const std::string& dir, double seconds, int concurrency, const bench::Fs
 // Builds a stepper run with `calls` calls (3 events each) using synchronous=OFF.
 void BuildHistory(const std::string& path, int calls) {
   Remove(path);
-  Harness h(path, storage::JournalOptions::Sync::kOff);
+  Harness h(path, storage::SqliteJournalOptions::Sync::kOff);
   auto build = [](Harness& h, int calls) -> asio::awaitable<void> {
     auto started = h.engine->Start("w5", "stepper", json::object{{"calls", calls}});
     (void)co_await std::move(started);
@@ -208,7 +209,7 @@ void BuildHistory(const std::string& path, int calls) {
 
 // One more step on a recovered run: signal, the call, its commit. Returns ms per step.
 std::vector<double> StepCosts(const std::string& path, int steps) {
-  Harness h(path, storage::JournalOptions::Sync::kFull);
+  Harness h(path, storage::SqliteJournalOptions::Sync::kFull);
   std::vector<double> costs;
   auto run = [](Harness& h, int steps, std::vector<double>* costs) -> asio::awaitable<void> {
     auto recovered = co_await h.engine->Recover();
@@ -247,7 +248,7 @@ void W5(const std::string& dir, const bench::FsyncFloor& floor) {
   std::int64_t events = 0;
   double replay_ms = 0;
   {
-    Harness h(path, storage::JournalOptions::Sync::kFull);
+    Harness h(path, storage::SqliteJournalOptions::Sync::kFull);
     auto start = SteadyClock::now();
     auto recover = [](Harness& h) -> asio::awaitable<void> { (void)co_await h.engine->Recover(); };
     asio::co_spawn(h.io, recover(h), asio::detached);
@@ -260,7 +261,7 @@ void W5(const std::string& dir, const bench::FsyncFloor& floor) {
               static_cast<long long>(events), replay_ms, events / (replay_ms / 1000));
   {
     // Where the replay time goes: read+decode, fold into RunState, replay into a coroutine.
-    Harness h(path, storage::JournalOptions::Sync::kFull);
+    Harness h(path, storage::SqliteJournalOptions::Sync::kFull);
     auto run = h.journal->FindLatestRun("w5").value().value();
     auto t0 = SteadyClock::now();
     auto history = h.journal->ReadEvents(run.ref).value();

@@ -23,7 +23,7 @@
 #include "bench/fsync_floor.h"
 #include "bench/machine.h"
 #include "storage/group_commit.h"
-#include "storage/journal.h"
+#include "storage/sqlite/sqlite_journal.h"
 
 namespace {
 
@@ -48,7 +48,7 @@ std::unique_ptr<Journal> OpenFresh(const std::string& path) {
   std::filesystem::remove(path);
   std::filesystem::remove(path + "-wal");
   std::filesystem::remove(path + "-shm");
-  auto journal = Journal::Open(path);
+  auto journal = OpenSqliteJournal(path);
   if (!journal) {
     std::fprintf(stderr, "%s\n", journal.error().ToString().c_str());
     std::exit(1);

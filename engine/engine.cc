@@ -400,6 +400,7 @@ void Engine::Stop(Slot& slot, const Error& error) {
 }
 
 void Engine::Fail(const Error& error) {
+  if (failed_) return;  // the first failure is the cause; later ones follow from it
   failed_ = true;
   failure_ = error.ToString();
   spdlog::critical("engine stopped, restart the process to recover from the journal: {}",

@@ -1,13 +1,15 @@
-// GroupCommitter: shares one SQLite commit (one fsync) among concurrent appends.
+// GroupCommitter: shares one journal commit (one fsync) among concurrent appends.
 //
 // Appends from any thread or coroutine are queued; a flush on the commit strand takes every
-// queued request, applies them in one transaction (each in its own savepoint, so a conflict
-// fails only its own request), commits once, and then completes each request. While one
-// commit's fsync is in progress, new requests queue up and form the next group, so throughput
-// grows with concurrency while a lone append pays for exactly one commit.
+// queued request, hands them to Journal::AppendGroup (one transaction, each request failing on
+// its own), and then completes each request. While one commit's fsync is in progress, new
+// requests queue up and form the next group, so throughput grows with concurrency while a
+// lone append pays for exactly one commit. It knows only the Journal interface: how a backend
+// isolates the requests of a group (SQLite: savepoints) is the backend's business.
 //
-// Durability: a completion with a value is sent only after COMMIT returned, so an acknowledged
-// append has the durability of JournalOptions::sync (power-loss safe with kFull).
+// Durability: a completion carries exactly what AppendGroup returned for that request, so an
+// acknowledged append is durable in the sense of storage/journal.h, and a failed commit fails
+// every request of its group with the journal's error (the journal then refuses later groups).
 //
 // Threading: AsyncAppend and Append are thread-safe. The Journal is touched only by flushes,
 // which run serialized on a strand of the executor given at construction; nothing else may use

@@ -10,6 +10,7 @@
 
 #include <thread>
 
+#include "storage/sqlite/sqlite_journal.h"
 #include "tests/support/temp_dir.h"
 
 namespace reckon::storage {
@@ -38,7 +39,7 @@ asio::awaitable<void> AppendMany(GroupCommitter& committer, std::string workflow
 
 TEST(GroupCommitTest, ConcurrentCoroutinesShareCommits) {
   testing::TempDir dir;
-  auto journal = Journal::Open(dir.File("j.db"));
+  auto journal = OpenSqliteJournal(dir.File("j.db"));
   ASSERT_TRUE(journal);
   asio::io_context io;
   GroupCommitter committer(*journal.value(), io.get_executor());
@@ -63,7 +64,7 @@ TEST(GroupCommitTest, ConcurrentCoroutinesShareCommits) {
 
 TEST(GroupCommitTest, BlockingAppendsFromThreads) {
   testing::TempDir dir;
-  auto journal = Journal::Open(dir.File("j.db"));
+  auto journal = OpenSqliteJournal(dir.File("j.db"));
   ASSERT_TRUE(journal);
   asio::thread_pool commit_thread(1);
   {

@@ -1,19 +1,33 @@
-// The journal: each run's append-only event history and the tables derived from it, in one
-// SQLite file (WAL mode). Format: docs/JOURNAL_FORMAT.md.
+// Journal: the interface to each run's append-only event history and the tables derived from
+// it (runs, operations, timers, approvals, contracts). The engine, the server and the CLI take
+// a `Journal&` and never learn which database holds it.
 //
-// Durability: with JournalOptions::sync == kFull (the default) an Append that returned success
-// survives a process crash and a power loss. Every append is conditional: it names the
-// sequence number its first event must get, and fails with Errc::kConflict if the run has moved
-// on, which also fences a stale writer.
+// Backends:
+//   storage/sqlite/   SqliteJournal, opened with OpenSqliteJournal(): one SQLite file in WAL
+//                     mode; its format is docs/JOURNAL_FORMAT.md.
+//   storage/testing/  FaultyJournal: wraps another Journal and fails or slows its commits.
 //
-// Threading: a Journal is one SQLite connection and is NOT thread-safe. Exactly one owner uses
-// it at a time; concurrent appenders go through a GroupCommitter, which owns that
-// serialization and shares one commit (one fsync) among many appends.
+// Durability contract (every backend keeps it):
+//   - An append that returned a value is durable: a process that reopens the journal after a
+//     crash finds it, whole. How much of a crash it survives is the backend's setting (SQLite
+//     with sync kFull, the default: a power loss too).
+//   - A request is applied whole or not at all: its events and the derived rows they cause.
+//   - Every append is conditional: it names the sequence number its first event must get and
+//     fails with Errc::kConflict if the run has moved on, which also fences a stale writer.
+//   - kConflict and kInvalidArgument mean nothing of that request was written; the journal
+//     stays usable.
+//   - kUnavailable from a commit means the outcome is unknown: the requests may or may not be
+//     on disk. The journal is then poisoned: it refuses every later write with kUnavailable
+//     until the process reopens it and learns from the history what was kept. A caller must
+//     never treat such a failure as "not written" (the engine stops; see engine/engine.h).
+//
+// Threading contract: a Journal is NOT thread-safe, reads included. One owner uses it at a
+// time. Concurrent appenders go through a GroupCommitter (storage/group_commit.h), which owns
+// that serialization and shares one commit among many appends; a party that reads while a
+// GroupCommitter owns the journal opens a second Journal on the same file.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -21,28 +35,9 @@
 
 #include "base/error.h"
 #include "storage/event.h"
-#include "storage/event_codec.h"
 #include "storage/rows.h"
-#include "storage/sqlite.h"
 
 namespace reckon::storage {
-
-struct JournalOptions {
-  enum class Sync {
-    kFull,    // fsync the WAL on every commit: an acknowledged append survives power loss
-    kNormal,  // survives a process crash; the last commits may be lost on power loss
-    kOff,     // tests and benchmarks of CPU cost only: a crash of the OS can corrupt the file
-  };
-  Sync sync = Sync::kFull;
-  std::chrono::milliseconds busy_timeout{5000};
-  // WAL pages between automatic checkpoints. Each checkpoint copies the distinct pages the WAL
-  // holds into the database file and fsyncs it; a larger value lets many commits that touch the
-  // same pages share one copy (at the price of a larger -wal file and a longer recovery scan).
-  int wal_autocheckpoint_pages = 8192;  // 32 MiB of 4 KiB pages
-  // Page cache of the connection, in KiB. The engine's working set (run index, operations,
-  // the right edge of the event log) should fit.
-  int cache_kib = 65536;
-};
 
 // Everything one engine state change writes: a run's new events and the derived rows they
 // cause. Applied atomically or not at all.
@@ -56,10 +51,7 @@ struct AppendRequest {
   std::vector<OperationRow> operations;      // upserted by operation_id
   std::vector<TimerRow> timers_set;          // upserted by (run, timer_id)
   std::vector<std::string> timers_cleared;   // timer ids of this run
-  std::vector<TaskRow> tasks_put;            // upserted by task_id
-  std::vector<std::string> tasks_removed;    // task ids
   std::vector<ApprovalRow> approvals;        // upserted by approval_id
-  std::vector<OutboxRow> outbox;             // inserted; a duplicate message_id is an error
 };
 
 struct AppendAck {
@@ -70,66 +62,45 @@ struct AppendAck {
 
 class Journal {
  public:
-  // Opens or creates the journal at `path`, applies pending migrations, and checks that the
-  // file is a Reckon journal.
-  static Result<std::unique_ptr<Journal>> Open(const std::string& path,
-                                               JournalOptions options = {});
-  ~Journal();
-  Journal(const Journal&) = delete;
-  Journal& operator=(const Journal&) = delete;
+  virtual ~Journal() = default;
 
   // Appends in one transaction. Errors: kConflict (expected_next_seq is stale),
-  // kInvalidArgument (empty request), kUnavailable (I/O; after a failed commit the journal
-  // refuses further writes until reopened, since what reached the disk is unknown).
-  Result<AppendAck> Append(const AppendRequest& request);
+  // kInvalidArgument (no events), kUnavailable (the commit failed or the journal is poisoned;
+  // see the durability contract above).
+  virtual Result<AppendAck> Append(const AppendRequest& request) = 0;
 
-  // Appends many requests in one transaction with one commit. Each request succeeds or fails
-  // on its own (a conflict in one leaves the others intact); if the commit itself fails, every
-  // request fails. results[i] belongs to requests[i].
-  std::vector<Result<AppendAck>> AppendGroup(std::span<const AppendRequest* const> requests);
+  // Appends many requests with one commit. Each request succeeds or fails on its own (a
+  // conflict in one leaves the others intact); if the commit itself fails, every request
+  // fails. results[i] belongs to requests[i]; the pointers need live only during the call.
+  virtual std::vector<Result<AppendAck>> AppendGroup(
+      std::span<const AppendRequest* const> requests) = 0;
 
-  // --- reads (see the Journal's threading rule) ---
-  Result<std::optional<RunRow>> FindRun(const RunRef& run);
+  // --- reads: what is committed, as of the call ---
+  virtual Result<std::optional<RunRow>> FindRun(const RunRef& run) = 0;
   // The newest run of a workflow id, if any.
-  Result<std::optional<RunRow>> FindLatestRun(const std::string& workflow_id);
+  virtual Result<std::optional<RunRow>> FindLatestRun(const std::string& workflow_id) = 0;
   // Runs, optionally only those with `status`, ordered by creation.
-  Result<std::vector<RunRow>> ListRuns(std::optional<std::string> status = std::nullopt);
+  virtual Result<std::vector<RunRow>> ListRuns(std::optional<std::string> status) = 0;
+  Result<std::vector<RunRow>> ListRuns() { return ListRuns(std::nullopt); }
   // Events of `run` with seq >= from_seq, in order. An unknown run has no events.
-  Result<std::vector<Event>> ReadEvents(const RunRef& run, std::int64_t from_seq = 1);
-  Result<std::optional<OperationRow>> FindOperation(const std::string& operation_id);
-  Result<std::vector<OperationRow>> ListOperations(std::int64_t run_pk);
-  Result<std::vector<OperationRow>> ListOperationsInState(const std::string& state);
-  Result<std::vector<TimerRow>> DueTimers(std::int64_t now_us, int limit);
-  Result<std::vector<TaskRow>> ListTasks(const std::string& queue);
-  Result<std::optional<ApprovalRow>> FindApproval(const std::string& approval_id);
-  Result<std::vector<OutboxRow>> PendingOutbox(std::int64_t now_us, int limit);
-  // Outbox delivery bookkeeping (not a run state change, so it carries no event).
-  Result<void> MarkOutboxPublished(std::int64_t id, std::int64_t published_at_us);
-  Result<void> MarkOutboxFailed(std::int64_t id, std::int64_t next_attempt_at_us);
+  virtual Result<std::vector<Event>> ReadEvents(const RunRef& run, std::int64_t from_seq) = 0;
+  Result<std::vector<Event>> ReadEvents(const RunRef& run) { return ReadEvents(run, 1); }
+  virtual Result<std::optional<OperationRow>> FindOperation(const std::string& operation_id) = 0;
+  // Operations of one run, by step id.
+  virtual Result<std::vector<OperationRow>> ListOperations(std::int64_t run_pk) = 0;
 
-  // "ok", or SQLite's list of problems.
-  Result<std::string> IntegrityCheck();
+  // "ok", or the backend's list of problems in its stored data.
+  virtual Result<std::string> IntegrityCheck() = 0;
 
   // Server mode: records a declared tool contract in its own transaction (no-op if the name
   // is already recorded; the caller compares hashes first), and lists them by name.
-  Result<void> PutContract(const ContractRow& row);
-  Result<std::vector<ContractRow>> ListContracts();
-  int schema_version() const { return schema_version_; }
-  const std::string& path() const { return db_.path(); }
+  virtual Result<void> PutContract(const ContractRow& row) = 0;
+  virtual Result<std::vector<ContractRow>> ListContracts() = 0;
 
- private:
-  struct Statements;  // journal_statements.h
-  Journal(SqliteDb db, int schema_version, std::unique_ptr<Statements> stmts);
-  Result<AppendAck> ApplyOne(const AppendRequest& request);
-  Result<void> ApplyDerived(const AppendRequest& request, std::int64_t run_pk);
-
-  SqliteDb db_;
-  int schema_version_;
-  bool poisoned_ = false;  // a commit failed: refuse writes until reopened
-  EventDecoder decoder_;
-  std::string encode_buffer_;
-
-  std::unique_ptr<Statements> stmts_;
+  // The format version of the stored data (SQLite: PRAGMA user_version).
+  virtual int schema_version() const = 0;
+  // Where the journal lives, for messages (SQLite: the file's path).
+  virtual const std::string& path() const = 0;
 };
 
 }  // namespace reckon::storage

@@ -1,8 +1,9 @@
-// Rows of the tables derived from events (runs, operations, timers, tasks, approvals, outbox).
+// Rows of the tables derived from events (runs, operations, timers, approvals), and of the
+// contracts table (server mode; written on its own by Journal::PutContract).
 //
-// They are never written on their own: an AppendRequest carries the rows that its events
-// cause, and the journal writes both in one transaction (no state change without its event,
-// no task without its state change). Plain value types. Times are microseconds since the epoch.
+// Derived rows are never written on their own: an AppendRequest carries the rows that its events
+// cause, and the journal writes both in one transaction (no state change without its event).
+// Plain value types. Times are microseconds since the epoch.
 #pragma once
 
 #include <cstdint>
@@ -48,18 +49,6 @@ struct TimerRow {
   std::int64_t run_pk = 0;  // filled by the journal
 };
 
-struct TaskRow {
-  std::string task_id;
-  std::string queue;
-  std::string kind;  // workflow | tool | reconcile
-  std::string operation_id;
-  std::int64_t attempt = 0;  // the fencing token of a tool task
-  std::int64_t visible_at_us = 0;
-  std::string lease_owner;
-  std::int64_t lease_expires_at_us = 0;
-  std::int64_t run_pk = 0;  // filled by the journal
-};
-
 struct ApprovalRow {
   std::string approval_id;
   std::string operation_id;
@@ -76,19 +65,6 @@ struct ContractRow {
   std::string hash;
   std::string contract_json;
   std::int64_t registered_at_us = 0;
-};
-
-struct OutboxRow {
-  std::int64_t id = 0;     // assigned by the journal
-  std::string message_id;  // unique; consumers deduplicate by it
-  std::string operation_id;
-  std::string topic;
-  std::string payload;
-  std::int64_t created_at_us = 0;
-  std::int64_t published_at_us = 0;  // 0 until delivered
-  std::int64_t attempts = 0;
-  std::int64_t next_attempt_at_us = 0;
-  std::int64_t run_pk = 0;  // filled by the journal
 };
 
 }  // namespace reckon::storage

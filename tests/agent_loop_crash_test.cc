@@ -23,7 +23,7 @@
 #include <thread>
 
 #include "samples/agent/default_script.h"
-#include "storage/journal.h"
+#include "storage/sqlite/sqlite_journal.h"
 #include "tests/refund_crash_audit.h"
 #include "tests/support/crash_support.h"
 #include "tests/support/subprocess.h"
@@ -52,7 +52,7 @@ struct Journaled {
 
 Journaled ReadJournal(const std::string& path) {
   Journaled j;
-  auto journal = storage::Journal::Open(path);
+  auto journal = storage::OpenSqliteJournal(path);
   EXPECT_TRUE(journal) << journal.error().ToString();
   if (!journal) return j;
   auto run = journal.value()->FindLatestRun("agent-1");

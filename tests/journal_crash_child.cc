@@ -4,7 +4,7 @@
 //
 // Every append of run r at sequence s is one transaction that must be seen whole or not at
 // all: two events (markers "a" and "b"), the operation row "op-r" whose attempt equals the
-// number of events, and one outbox row "r-s". journal_crash_test checks these invariants.
+// number of events, and one approval row "r-s". journal_crash_test checks these invariants.
 //
 // Usage: journal_crash_child JOURNAL RUNS APPENDS_PER_RUN
 #include <unistd.h>
@@ -19,7 +19,7 @@
 #include <string>
 
 #include "storage/group_commit.h"
-#include "storage/journal.h"
+#include "storage/sqlite/sqlite_journal.h"
 
 namespace {
 
@@ -37,7 +37,7 @@ AppendRequest MakeAppend(int run, std::int64_t seq) {
                     MarkerRecorded{"b", "step", std::to_string(seq)}};
   request.operations = {OperationRow{"op-" + id, "s", "tool", "read_only", "in_flight",
                                      seq + 1, "fp", "ch", "", 0}};
-  request.outbox = {OutboxRow{0, id + "-" + std::to_string(seq), "op-" + id, "t", "x"}};
+  request.approvals = {ApprovalRow{id + "-" + std::to_string(seq), "op-" + id, "ih", "requested"}};
   return request;
 }
 
@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
   }
   const int runs = std::atoi(argv[2]);
   const int appends = std::atoi(argv[3]);
-  auto journal = Journal::Open(argv[1]);
+  auto journal = OpenSqliteJournal(argv[1]);
   if (!journal) {
     std::fprintf(stderr, "%s\n", journal.error().ToString().c_str());
     return 1;

@@ -10,6 +10,7 @@
 #include <regex>
 #include <thread>
 
+#include "storage/sqlite/sqlite_journal.h"
 #include "storage/journal.h"
 #include "tests/refund_crash_audit.h"
 #include "tests/support/crash_support.h"
@@ -106,7 +107,7 @@ TEST(PlanRunTest, EmbeddedRefusesAnInvalidPlanAndJournalsNothing) {
                                   {"plan", invalid, "--provider", "http://127.0.0.1:1",
                                    "--journal", dir.File("plans.db")});
   EXPECT_EQ(status.code, 2) << status.ToString() << "\n" << out;
-  auto journal = storage::Journal::Open(dir.File("plans.db"));
+  auto journal = storage::OpenSqliteJournal(dir.File("plans.db"));
   ASSERT_TRUE(journal) << journal.error().ToString();
   auto runs = journal.value()->ListRuns();
   ASSERT_TRUE(runs);

@@ -17,7 +17,7 @@
 #include <sstream>
 
 #include "engine/operation_state.h"
-#include "storage/journal.h"
+#include "storage/sqlite/sqlite_journal.h"
 
 namespace reckon::testing {
 namespace {
@@ -151,7 +151,7 @@ std::string RefundFigures::ToString() const {
 
 Result<RefundAudit> AuditRefundJournal(const std::string& journal_path, int count,
                                        const std::vector<LedgerRefund>& ledger) {
-  RECKON_TRY(auto journal, storage::Journal::Open(journal_path));
+  RECKON_TRY(auto journal, storage::OpenSqliteJournal(journal_path));
   RefundAudit audit;
   std::vector<std::string>& bad = audit.violations;
   RefundFigures& figures = audit.figures;

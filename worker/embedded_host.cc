@@ -2,13 +2,15 @@
 
 #include <boost/asio/use_awaitable.hpp>
 
+#include "storage/sqlite/sqlite_journal.h"
+
 namespace reckon {
 
 namespace asio = boost::asio;
 
 Result<std::unique_ptr<EmbeddedHost>> EmbeddedHost::Open(const std::string& journal_path,
                                                          EmbeddedHostOptions options) {
-  RECKON_TRY(auto journal, storage::Journal::Open(journal_path));
+  RECKON_TRY(auto journal, storage::OpenSqliteJournal(journal_path));
   return std::make_unique<EmbeddedHost>(std::move(journal), std::move(options));
 }
 

@@ -9,6 +9,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 
+#include "storage/sqlite/sqlite_journal.h"
 #include "plan/plan.h"
 #include "tests/support/temp_dir.h"
 #include "worker/plan_runner.h"
@@ -44,7 +45,7 @@ class EmbeddedHostTest : public ::testing::Test {
 
   // The runs' statuses as a reopened journal holds them.
   std::map<std::string, std::string> DurableStatuses() {
-    auto journal = storage::Journal::Open(dir_.File("journal.db"));
+    auto journal = storage::OpenSqliteJournal(dir_.File("journal.db"));
     EXPECT_TRUE(journal) << journal.error().ToString();
     std::map<std::string, std::string> out;
     auto runs = journal.value()->ListRuns();

@@ -44,9 +44,9 @@ void RunServerCommand(CommandEnv& env, ServerArgs& args) {
   args.config.tasks.heartbeat_interval = std::chrono::milliseconds(args.heartbeat_ms);
   args.config.tasks.workflow_task_timeout =
       std::chrono::milliseconds(args.workflow_task_timeout_ms);
-  args.config.journal.sync = args.sync == "normal" ? storage::JournalOptions::Sync::kNormal
-                             : args.sync == "off"  ? storage::JournalOptions::Sync::kOff
-                                                   : storage::JournalOptions::Sync::kFull;
+  args.config.journal.sync = args.sync == "normal" ? storage::SqliteJournalOptions::Sync::kNormal
+                             : args.sync == "off"  ? storage::SqliteJournalOptions::Sync::kOff
+                                                   : storage::SqliteJournalOptions::Sync::kFull;
   if (!args.port_file.empty()) {
     const std::string path = args.port_file;
     args.config.on_listening = [path](std::uint16_t port) {

@@ -10,7 +10,7 @@
 
 #include "api/server/server.h"
 #include "api/server/task_queues.h"
-#include "storage/journal.h"
+#include "storage/sqlite/sqlite_journal.h"
 
 namespace reckon::api {
 
@@ -22,7 +22,7 @@ struct ServerConfig {
   // Commit on the event loop's own thread instead of a commit thread (docs/PERFORMANCE.md
   // compares the two).
   bool inline_commit = false;
-  storage::JournalOptions journal;
+  storage::SqliteJournalOptions journal;
   TaskQueueOptions tasks;
   ServerOptions server;
   // Called once the server listens, with the bound port (tests and `--port-file`).

@@ -5,6 +5,8 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "storage/sqlite/sqlite_journal.h"
+
 namespace reckon::api {
 
 namespace asio = boost::asio;
@@ -27,7 +29,7 @@ class ServiceSink final : public TraceSink {
 };
 
 Result<std::unique_ptr<storage::Journal>> OpenJournal(const ServerConfig& config) {
-  auto journal = storage::Journal::Open(config.journal_path, config.journal);
+  auto journal = storage::OpenSqliteJournal(config.journal_path, config.journal);
   if (!journal) return journal.error().WithContext("cannot open journal '" + config.journal_path + "'");
   return journal;
 }

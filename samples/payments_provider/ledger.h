@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "base/error.h"
-#include "storage/sqlite.h"
+#include "storage/sqlite/sqlite.h"
 
 namespace reckon::samples::provider {
 

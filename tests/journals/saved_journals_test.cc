@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 
+#include "storage/sqlite/sqlite_journal.h"
 #include "api/server/service.h"
 #include "contract/contract_json.h"
 #include "engine/engine.h"
@@ -67,7 +68,7 @@ class Copy {
 };
 
 std::unique_ptr<storage::Journal> Open(const std::string& path) {
-  auto opened = storage::Journal::Open(path);
+  auto opened = storage::OpenSqliteJournal(path);
   if (!opened) ADD_FAILURE() << path << ": " << opened.error().ToString();
   return opened ? std::move(opened).value() : nullptr;
 }

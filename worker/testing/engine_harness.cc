@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "storage/sqlite/sqlite_journal.h"
 #include "worker/testing/test_workflows.h"
 
 namespace reckon::testing {
@@ -11,7 +12,7 @@ namespace asio = boost::asio;
 namespace {
 
 std::unique_ptr<storage::Journal> OpenJournal(const std::string& path) {
-  auto opened = storage::Journal::Open(path);
+  auto opened = storage::OpenSqliteJournal(path);
   if (!opened) throw std::runtime_error("cannot open journal: " + opened.error().ToString());
   return std::move(opened).value();
 }

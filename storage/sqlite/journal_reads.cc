@@ -1,8 +1,8 @@
-// Journal reads. Same threading rule as the rest of the Journal: one owner at a time.
+// SqliteJournal reads. Same threading rule as the rest of the Journal: one owner at a time.
 #include <utility>
 
-#include "storage/journal.h"
-#include "storage/journal_statements.h"
+#include "storage/sqlite/journal_statements.h"
+#include "storage/sqlite/sqlite_journal.h"
 
 namespace reckon::storage {
 
@@ -64,19 +64,19 @@ Result<std::optional<Row>> CollectOne(Statement& stmt, ReadFn read) {
 
 }  // namespace
 
-Result<std::optional<RunRow>> Journal::FindRun(const RunRef& run) {
+Result<std::optional<RunRow>> SqliteJournal::FindRun(const RunRef& run) {
   stmts_->find_run.Reset();
   stmts_->find_run.Bind(1, run.workflow_id).Bind(2, run.run_id);
   return CollectOne<RunRow>(stmts_->find_run, ReadRun);
 }
 
-Result<std::optional<RunRow>> Journal::FindLatestRun(const std::string& workflow_id) {
+Result<std::optional<RunRow>> SqliteJournal::FindLatestRun(const std::string& workflow_id) {
   stmts_->find_latest_run.Reset();
   stmts_->find_latest_run.Bind(1, workflow_id);
   return CollectOne<RunRow>(stmts_->find_latest_run, ReadRun);
 }
 
-Result<std::vector<RunRow>> Journal::ListRuns(std::optional<std::string> status) {
+Result<std::vector<RunRow>> SqliteJournal::ListRuns(std::optional<std::string> status) {
   if (!status) {
     stmts_->list_runs.Reset();
     return Collect<RunRow>(stmts_->list_runs, ReadRun);
@@ -86,7 +86,7 @@ Result<std::vector<RunRow>> Journal::ListRuns(std::optional<std::string> status)
   return Collect<RunRow>(stmts_->list_runs_by_status, ReadRun);
 }
 
-Result<std::vector<Event>> Journal::ReadEvents(const RunRef& run, std::int64_t from_seq) {
+Result<std::vector<Event>> SqliteJournal::ReadEvents(const RunRef& run, std::int64_t from_seq) {
   RECKON_TRY(auto found, FindRun(run));
   std::vector<Event> events;
   if (!found) return events;
@@ -115,93 +115,26 @@ Result<std::vector<Event>> Journal::ReadEvents(const RunRef& run, std::int64_t f
   return events;
 }
 
-Result<std::optional<OperationRow>> Journal::FindOperation(const std::string& operation_id) {
+Result<std::optional<OperationRow>> SqliteJournal::FindOperation(const std::string& operation_id) {
   stmts_->find_operation.Reset();
   stmts_->find_operation.Bind(1, operation_id);
   return CollectOne<OperationRow>(stmts_->find_operation, ReadOperation);
 }
 
-Result<std::vector<OperationRow>> Journal::ListOperations(std::int64_t run_pk) {
+Result<std::vector<OperationRow>> SqliteJournal::ListOperations(std::int64_t run_pk) {
   stmts_->list_operations.Reset();
   stmts_->list_operations.Bind(1, run_pk);
   return Collect<OperationRow>(stmts_->list_operations, ReadOperation);
 }
 
-Result<std::vector<OperationRow>> Journal::ListOperationsInState(const std::string& state) {
-  stmts_->list_operations_in_state.Reset();
-  stmts_->list_operations_in_state.Bind(1, state);
-  return Collect<OperationRow>(stmts_->list_operations_in_state, ReadOperation);
-}
-
-Result<std::vector<TimerRow>> Journal::DueTimers(std::int64_t now_us, int limit) {
-  stmts_->due_timers.Reset();
-  stmts_->due_timers.Bind(1, now_us).Bind(2, static_cast<std::int64_t>(limit));
-  return Collect<TimerRow>(stmts_->due_timers, [](const Statement& s) {
-    return TimerRow{std::string(s.ColumnText(1)), s.ColumnInt(2), s.ColumnInt(0)};
-  });
-}
-
-Result<std::vector<TaskRow>> Journal::ListTasks(const std::string& queue) {
-  stmts_->list_tasks.Reset();
-  stmts_->list_tasks.Bind(1, queue);
-  return Collect<TaskRow>(stmts_->list_tasks, [](const Statement& s) {
-    return TaskRow{std::string(s.ColumnText(0)), std::string(s.ColumnText(1)),
-                   std::string(s.ColumnText(2)), std::string(s.ColumnText(3)),
-                   s.ColumnInt(4),               s.ColumnInt(5),
-                   std::string(s.ColumnText(6)), s.ColumnInt(7),
-                   s.ColumnInt(8)};
-  });
-}
-
-Result<std::optional<ApprovalRow>> Journal::FindApproval(const std::string& approval_id) {
-  stmts_->find_approval.Reset();
-  stmts_->find_approval.Bind(1, approval_id);
-  return CollectOne<ApprovalRow>(stmts_->find_approval, [](const Statement& s) {
-    return ApprovalRow{std::string(s.ColumnText(0)), std::string(s.ColumnText(1)),
-                       std::string(s.ColumnText(2)), std::string(s.ColumnText(3)),
-                       std::string(s.ColumnText(4)), s.ColumnInt(5),
-                       s.ColumnInt(6),               s.ColumnInt(7)};
-  });
-}
-
-Result<std::vector<OutboxRow>> Journal::PendingOutbox(std::int64_t now_us, int limit) {
-  stmts_->pending_outbox.Reset();
-  stmts_->pending_outbox.Bind(1, now_us).Bind(2, static_cast<std::int64_t>(limit));
-  return Collect<OutboxRow>(stmts_->pending_outbox, [](const Statement& s) {
-    auto blob = s.ColumnBlob(4);
-    return OutboxRow{s.ColumnInt(0),
-                     std::string(s.ColumnText(1)),
-                     std::string(s.ColumnText(2)),
-                     std::string(s.ColumnText(3)),
-                     std::string(reinterpret_cast<const char*>(blob.data()), blob.size()),
-                     s.ColumnInt(5),
-                     s.ColumnInt(6),
-                     s.ColumnInt(7),
-                     s.ColumnInt(8),
-                     s.ColumnInt(9)};
-  });
-}
-
-Result<void> Journal::MarkOutboxPublished(std::int64_t id, std::int64_t published_at_us) {
-  stmts_->outbox_published.Reset();
-  stmts_->outbox_published.Bind(1, id).Bind(2, published_at_us);
-  return stmts_->outbox_published.Run();
-}
-
-Result<void> Journal::MarkOutboxFailed(std::int64_t id, std::int64_t next_attempt_at_us) {
-  stmts_->outbox_failed.Reset();
-  stmts_->outbox_failed.Bind(1, id).Bind(2, next_attempt_at_us);
-  return stmts_->outbox_failed.Run();
-}
-
-Result<void> Journal::PutContract(const ContractRow& row) {
+Result<void> SqliteJournal::PutContract(const ContractRow& row) {
   stmts_->put_contract.Reset();
   stmts_->put_contract.Bind(1, row.name).Bind(2, row.hash).Bind(3, row.contract_json)
       .Bind(4, row.registered_at_us);
   return stmts_->put_contract.Run();
 }
 
-Result<std::vector<ContractRow>> Journal::ListContracts() {
+Result<std::vector<ContractRow>> SqliteJournal::ListContracts() {
   stmts_->list_contracts.Reset();
   return Collect<ContractRow>(stmts_->list_contracts, [](const Statement& s) {
     return ContractRow{std::string(s.ColumnText(0)), std::string(s.ColumnText(1)),
@@ -209,7 +142,7 @@ Result<std::vector<ContractRow>> Journal::ListContracts() {
   });
 }
 
-Result<std::string> Journal::IntegrityCheck() {
+Result<std::string> SqliteJournal::IntegrityCheck() {
   RECKON_TRY(auto stmt, db_.Prepare("PRAGMA integrity_check"));
   std::string report;
   while (true) {

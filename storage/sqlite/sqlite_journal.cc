@@ -1,19 +1,19 @@
-#include "storage/journal.h"
+#include "storage/sqlite/sqlite_journal.h"
 
 #include <cstring>
 #include <utility>
 
-#include "storage/journal_statements.h"
-#include "storage/schema.h"
+#include "storage/sqlite/journal_statements.h"
+#include "storage/sqlite/schema.h"
 
 namespace reckon::storage {
 namespace {
 
-const char* SyncPragma(JournalOptions::Sync sync) {
+const char* SyncPragma(SqliteJournalOptions::Sync sync) {
   switch (sync) {
-    case JournalOptions::Sync::kFull: return "PRAGMA synchronous = FULL";
-    case JournalOptions::Sync::kNormal: return "PRAGMA synchronous = NORMAL";
-    case JournalOptions::Sync::kOff: return "PRAGMA synchronous = OFF";
+    case SqliteJournalOptions::Sync::kFull: return "PRAGMA synchronous = FULL";
+    case SqliteJournalOptions::Sync::kNormal: return "PRAGMA synchronous = NORMAL";
+    case SqliteJournalOptions::Sync::kOff: return "PRAGMA synchronous = OFF";
   }
   return "PRAGMA synchronous = FULL";
 }
@@ -24,7 +24,8 @@ std::span<const std::byte> AsBytes(const std::string& s) {
 
 }  // namespace
 
-Result<std::unique_ptr<Journal::Statements>> Journal::Statements::Prepare(SqliteDb& db) {
+Result<std::unique_ptr<SqliteJournal::Statements>> SqliteJournal::Statements::Prepare(
+    SqliteDb& db) {
   auto s = std::make_unique<Statements>();
   const std::string runs = std::string("SELECT ") + kRunColumns + " FROM runs ";
   const std::string ops = std::string("SELECT ") + kOperationColumns + " FROM operations ";
@@ -64,49 +65,21 @@ Result<std::unique_ptr<Journal::Statements>> Journal::Statements::Prepare(Sqlite
        "due_at_us = excluded.due_at_us, updated_at_us = excluded.updated_at_us"},
       {&s->find_operation, ops + "WHERE operation_id = ?1"},
       {&s->list_operations, ops + "WHERE run_pk = ?1 ORDER BY step_id"},
-      {&s->list_operations_in_state, ops + "WHERE state = ?1 ORDER BY run_pk"},
       {&s->upsert_timer,
        "INSERT INTO timers (run_pk, timer_id, fire_at_us) VALUES (?1, ?2, ?3) "
        "ON CONFLICT (run_pk, timer_id) DO UPDATE SET fire_at_us = excluded.fire_at_us"},
       {&s->delete_timer, "DELETE FROM timers WHERE run_pk = ?1 AND timer_id = ?2"},
-      {&s->due_timers,
-       "SELECT run_pk, timer_id, fire_at_us FROM timers WHERE fire_at_us <= ?1 "
-       "ORDER BY fire_at_us LIMIT ?2"},
-      {&s->upsert_task,
-       "INSERT INTO tasks (task_id, queue, kind, run_pk, operation_id, attempt, visible_at_us, "
-       "lease_owner, lease_expires_at_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) "
-       "ON CONFLICT (task_id) DO UPDATE SET queue = excluded.queue, kind = excluded.kind, "
-       "attempt = excluded.attempt, visible_at_us = excluded.visible_at_us, "
-       "lease_owner = excluded.lease_owner, lease_expires_at_us = excluded.lease_expires_at_us"},
-      {&s->delete_task, "DELETE FROM tasks WHERE task_id = ?1"},
-      {&s->list_tasks,
-       "SELECT task_id, queue, kind, operation_id, attempt, visible_at_us, lease_owner, "
-       "lease_expires_at_us, run_pk FROM tasks WHERE queue = ?1 ORDER BY visible_at_us"},
       {&s->upsert_approval,
        "INSERT INTO approvals (approval_id, operation_id, run_pk, intent_hash, state, "
        "decided_by, expires_at_us, updated_at_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
        "ON CONFLICT (approval_id) DO UPDATE SET state = excluded.state, "
        "decided_by = excluded.decided_by, expires_at_us = excluded.expires_at_us, "
        "updated_at_us = excluded.updated_at_us"},
-      {&s->find_approval,
-       "SELECT approval_id, operation_id, intent_hash, state, decided_by, expires_at_us, "
-       "run_pk, updated_at_us FROM approvals WHERE approval_id = ?1"},
-      {&s->insert_outbox,
-       "INSERT INTO outbox (message_id, run_pk, operation_id, topic, payload, created_at_us, "
-       "next_attempt_at_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)"},
-      {&s->pending_outbox,
-       "SELECT id, message_id, operation_id, topic, payload, created_at_us, published_at_us, "
-       "attempts, next_attempt_at_us, run_pk FROM outbox "
-       "WHERE published_at_us = 0 AND next_attempt_at_us <= ?1 ORDER BY id LIMIT ?2"},
-      {&s->outbox_published,
-       "UPDATE outbox SET published_at_us = ?2, attempts = attempts + 1 WHERE id = ?1"},
       {&s->put_contract,
        "INSERT INTO contracts (name, hash, contract_json, registered_at_us) "
        "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (name) DO NOTHING"},
       {&s->list_contracts,
        "SELECT name, hash, contract_json, registered_at_us FROM contracts ORDER BY name"},
-      {&s->outbox_failed,
-       "UPDATE outbox SET next_attempt_at_us = ?2, attempts = attempts + 1 WHERE id = ?1"},
   };
   for (const Entry& entry : entries) {
     RECKON_TRY(*entry.stmt, db.Prepare(entry.sql));
@@ -114,14 +87,21 @@ Result<std::unique_ptr<Journal::Statements>> Journal::Statements::Prepare(Sqlite
   return s;
 }
 
-Journal::Journal(SqliteDb db, int schema_version, std::unique_ptr<Statements> stmts)
+SqliteJournal::SqliteJournal(SqliteDb db, int schema_version, std::unique_ptr<Statements> stmts)
     : db_(std::move(db)), schema_version_(schema_version), stmts_(std::move(stmts)) {}
 
-Journal::~Journal() {
+SqliteJournal::~SqliteJournal() {
   stmts_.reset();  // statements must be finalized before the connection closes
 }
 
-Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path, JournalOptions options) {
+Result<std::unique_ptr<Journal>> OpenSqliteJournal(const std::string& path,
+                                                   SqliteJournalOptions options) {
+  RECKON_TRY(auto journal, SqliteJournal::Open(path, options));
+  return std::unique_ptr<Journal>(std::move(journal));
+}
+
+Result<std::unique_ptr<SqliteJournal>> SqliteJournal::Open(const std::string& path,
+                                                           SqliteJournalOptions options) {
   RECKON_TRY(SqliteDb db, SqliteDb::Open(path));
   sqlite3_busy_timeout(db.handle(), static_cast<int>(options.busy_timeout.count()));
   RECKON_TRY(std::string mode, db.QueryText("PRAGMA journal_mode = WAL"));
@@ -136,16 +116,16 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path, JournalO
   RECKON_TRY(MigrateForward(db, JournalMigrations()));
   RECKON_TRY(std::int64_t version, db.QueryInt("PRAGMA user_version"));
   RECKON_TRY(auto stmts, Statements::Prepare(db));
-  return std::unique_ptr<Journal>(
-      new Journal(std::move(db), static_cast<int>(version), std::move(stmts)));
+  return std::unique_ptr<SqliteJournal>(
+      new SqliteJournal(std::move(db), static_cast<int>(version), std::move(stmts)));
 }
 
-Result<AppendAck> Journal::Append(const AppendRequest& request) {
+Result<AppendAck> SqliteJournal::Append(const AppendRequest& request) {
   const AppendRequest* one[] = {&request};
   return std::move(AppendGroup(one).front());
 }
 
-std::vector<Result<AppendAck>> Journal::AppendGroup(
+std::vector<Result<AppendAck>> SqliteJournal::AppendGroup(
     std::span<const AppendRequest* const> requests) {
   std::vector<Result<AppendAck>> results;
   results.reserve(requests.size());
@@ -196,7 +176,7 @@ std::vector<Result<AppendAck>> Journal::AppendGroup(
   return results;
 }
 
-Result<AppendAck> Journal::ApplyOne(const AppendRequest& request) {
+Result<AppendAck> SqliteJournal::ApplyOne(const AppendRequest& request) {
   const RunRef& run = request.run;
   if (request.events.empty()) {
     return Err(Errc::kInvalidArgument, "append to run '" + run.workflow_id + "/" + run.run_id +
@@ -249,7 +229,7 @@ Result<AppendAck> Journal::ApplyOne(const AppendRequest& request) {
   return AppendAck{run_pk, first_seq, next_seq};
 }
 
-Result<void> Journal::ApplyDerived(const AppendRequest& request, std::int64_t run_pk) {
+Result<void> SqliteJournal::ApplyDerived(const AppendRequest& request, std::int64_t run_pk) {
   Statements& s = *stmts_;
   for (const OperationRow& op : request.operations) {
     s.upsert_operation.Reset();
@@ -277,24 +257,6 @@ Result<void> Journal::ApplyDerived(const AppendRequest& request, std::int64_t ru
     s.delete_timer.Bind(1, run_pk).Bind(2, timer_id);
     RECKON_TRY(s.delete_timer.Run());
   }
-  for (const TaskRow& task : request.tasks_put) {
-    s.upsert_task.Reset();
-    s.upsert_task.Bind(1, task.task_id)
-        .Bind(2, task.queue)
-        .Bind(3, task.kind)
-        .Bind(4, run_pk)
-        .Bind(5, task.operation_id)
-        .Bind(6, task.attempt)
-        .Bind(7, task.visible_at_us)
-        .Bind(8, task.lease_owner)
-        .Bind(9, task.lease_expires_at_us);
-    RECKON_TRY(s.upsert_task.Run());
-  }
-  for (const std::string& task_id : request.tasks_removed) {
-    s.delete_task.Reset();
-    s.delete_task.Bind(1, task_id);
-    RECKON_TRY(s.delete_task.Run());
-  }
   for (const ApprovalRow& approval : request.approvals) {
     s.upsert_approval.Reset();
     s.upsert_approval.Bind(1, approval.approval_id)
@@ -306,16 +268,6 @@ Result<void> Journal::ApplyDerived(const AppendRequest& request, std::int64_t ru
         .Bind(7, approval.expires_at_us)
         .Bind(8, request.now_us);
     RECKON_TRY(s.upsert_approval.Run());
-  }
-  for (const OutboxRow& message : request.outbox) {
-    s.insert_outbox.Reset();
-    s.insert_outbox.Bind(1, message.message_id)
-        .Bind(2, run_pk)
-        .Bind(3, message.operation_id)
-        .Bind(4, message.topic)
-        .BindBlob(5, AsBytes(message.payload))
-        .Bind(6, request.now_us);
-    RECKON_TRY(s.insert_outbox.Run());
   }
   return Ok();
 }

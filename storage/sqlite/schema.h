@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "base/error.h"
-#include "storage/sqlite.h"
+#include "storage/sqlite/sqlite.h"
 
 namespace reckon::storage {
 

@@ -1,4 +1,4 @@
-#include "storage/schema.h"
+#include "storage/sqlite/schema.h"
 
 #include <string>
 

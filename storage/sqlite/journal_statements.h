@@ -1,12 +1,12 @@
-// Private to the journal: its prepared statements, made once per connection.
+// Private to the SQLite journal: its prepared statements, made once per connection.
 #pragma once
 
-#include "storage/journal.h"
+#include "storage/sqlite/sqlite_journal.h"
 
 namespace reckon::storage {
 
-struct Journal::Statements {
-  friend class Journal;
+struct SqliteJournal::Statements {
+  friend class SqliteJournal;
   static Result<std::unique_ptr<Statements>> Prepare(SqliteDb& db);
 
   Statement begin, commit, rollback;
@@ -14,11 +14,9 @@ struct Journal::Statements {
   Statement find_run, find_latest_run, list_runs, list_runs_by_status;
   Statement insert_run, update_run;
   Statement insert_event, read_events;
-  Statement upsert_operation, find_operation, list_operations, list_operations_in_state;
-  Statement upsert_timer, delete_timer, due_timers;
-  Statement upsert_task, delete_task, list_tasks;
-  Statement upsert_approval, find_approval;
-  Statement insert_outbox, pending_outbox, outbox_published, outbox_failed;
+  Statement upsert_operation, find_operation, list_operations;
+  Statement upsert_timer, delete_timer;
+  Statement upsert_approval;
   Statement put_contract, list_contracts;
 };
 

@@ -1,8 +1,8 @@
-#include "storage/schema.h"
+#include "storage/sqlite/schema.h"
 
 #include <gtest/gtest.h>
 
-#include "storage/journal.h"
+#include "storage/sqlite/sqlite_journal.h"
 #include "tests/support/temp_dir.h"
 
 namespace reckon::storage {
@@ -21,7 +21,7 @@ TEST(SchemaTest, MigratesForwardKeepingData) {
   testing::TempDir dir;
   const std::string path = dir.File("j.db");
   {
-    auto journal = Journal::Open(path);
+    auto journal = OpenSqliteJournal(path);
     ASSERT_TRUE(journal);
     AppendRequest start;
     start.run = {"wf", "r"};
@@ -71,7 +71,7 @@ TEST(SchemaTest, RefusesAJournalFromANewerRelease) {
     ASSERT_TRUE(db);
     ASSERT_TRUE(db.value().Exec("PRAGMA user_version = 999"));
   }
-  auto journal = Journal::Open(path);
+  auto journal = OpenSqliteJournal(path);
   ASSERT_FALSE(journal);
   EXPECT_EQ(journal.error().code(), Errc::kFailedPrecondition);
   EXPECT_NE(journal.error().message().find("999"), std::string::npos);

@@ -1,0 +1,90 @@
+// SqliteJournal: the Journal (storage/journal.h) in one SQLite file in WAL mode. Format:
+// docs/JOURNAL_FORMAT.md. It keeps the durability and threading contracts of the interface:
+// one SqliteJournal is one SQLite connection, used by one owner at a time.
+//
+// A group is one transaction; each request of it runs in its own SAVEPOINT, so a conflict
+// rolls back only that request. After a failed COMMIT the journal is poisoned (what reached
+// the WAL is unknown) and refuses writes until the file is reopened.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "base/error.h"
+#include "storage/event_codec.h"
+#include "storage/journal.h"
+#include "storage/sqlite/sqlite.h"
+
+namespace reckon::storage {
+
+struct SqliteJournalOptions {
+  enum class Sync {
+    kFull,    // fsync the WAL on every commit: an acknowledged append survives power loss
+    kNormal,  // survives a process crash; the last commits may be lost on power loss
+    kOff,     // tests and benchmarks of CPU cost only: a crash of the OS can corrupt the file
+  };
+  Sync sync = Sync::kFull;
+  std::chrono::milliseconds busy_timeout{5000};
+  // WAL pages between automatic checkpoints. Each checkpoint copies the distinct pages the WAL
+  // holds into the database file and fsyncs it; a larger value lets many commits that touch the
+  // same pages share one copy (at the price of a larger -wal file and a longer recovery scan).
+  int wal_autocheckpoint_pages = 8192;  // 32 MiB of 4 KiB pages
+  // Page cache of the connection, in KiB. The engine's working set (run index, operations,
+  // the right edge of the event log) should fit.
+  int cache_kib = 65536;
+};
+
+// Opens or creates the journal at `path`, applies pending migrations, and checks that the
+// file is a Reckon journal. Errors name the file: kFailedPrecondition for a journal written by
+// a newer release, kUnavailable for a file SQLite cannot use.
+Result<std::unique_ptr<Journal>> OpenSqliteJournal(const std::string& path,
+                                                   SqliteJournalOptions options = {});
+
+class SqliteJournal final : public Journal {
+ public:
+  // As OpenSqliteJournal, for callers that need the concrete type.
+  static Result<std::unique_ptr<SqliteJournal>> Open(const std::string& path,
+                                                     SqliteJournalOptions options = {});
+  ~SqliteJournal() override;
+  SqliteJournal(const SqliteJournal&) = delete;
+  SqliteJournal& operator=(const SqliteJournal&) = delete;
+
+  Result<AppendAck> Append(const AppendRequest& request) override;
+  std::vector<Result<AppendAck>> AppendGroup(
+      std::span<const AppendRequest* const> requests) override;
+
+  using Journal::ListRuns;
+  using Journal::ReadEvents;
+  Result<std::optional<RunRow>> FindRun(const RunRef& run) override;
+  Result<std::optional<RunRow>> FindLatestRun(const std::string& workflow_id) override;
+  Result<std::vector<RunRow>> ListRuns(std::optional<std::string> status) override;
+  Result<std::vector<Event>> ReadEvents(const RunRef& run, std::int64_t from_seq) override;
+  Result<std::optional<OperationRow>> FindOperation(const std::string& operation_id) override;
+  Result<std::vector<OperationRow>> ListOperations(std::int64_t run_pk) override;
+
+  // SQLite's PRAGMA integrity_check: "ok", or its list of problems.
+  Result<std::string> IntegrityCheck() override;
+
+  Result<void> PutContract(const ContractRow& row) override;
+  Result<std::vector<ContractRow>> ListContracts() override;
+  int schema_version() const override { return schema_version_; }
+  const std::string& path() const override { return db_.path(); }
+
+ private:
+  struct Statements;  // journal_statements.h
+  SqliteJournal(SqliteDb db, int schema_version, std::unique_ptr<Statements> stmts);
+  Result<AppendAck> ApplyOne(const AppendRequest& request);
+  Result<void> ApplyDerived(const AppendRequest& request, std::int64_t run_pk);
+
+  SqliteDb db_;
+  int schema_version_;
+  bool poisoned_ = false;  // a commit failed: refuse writes until reopened
+  EventDecoder decoder_;
+  std::string encode_buffer_;
+
+  std::unique_ptr<Statements> stmts_;
+};
+
+}  // namespace reckon::storage
