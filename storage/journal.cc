@@ -1,6 +1,7 @@
 #include "storage/journal.h"
 
 #include <cstring>
+#include <filesystem>
 #include <utility>
 
 #include "storage/journal_statements.h"
@@ -16,6 +17,52 @@ const char* SyncPragma(JournalOptions::Sync sync) {
     case JournalOptions::Sync::kOff: return "PRAGMA synchronous = OFF";
   }
   return "PRAGMA synchronous = FULL";
+}
+
+// WAL mode, durability and checkpointing for a connection that writes.
+Result<void> ConfigureWriter(SqliteDb& db, const JournalOptions& options) {
+  RECKON_TRY(std::string mode, db.QueryText("PRAGMA journal_mode = WAL"));
+  if (mode != "wal") {
+    return Err(Errc::kUnavailable, "journal '" + db.path() +
+                                       "' could not switch to WAL mode (got '" + mode +
+                                       "'); is the file on a filesystem that supports it?");
+  }
+  RECKON_TRY(db.Exec(SyncPragma(options.sync)));
+  return db.Exec("PRAGMA wal_autocheckpoint = " +
+                 std::to_string(options.wal_autocheckpoint_pages));
+}
+
+// PRAGMA quick_check: every page's structure, without cross-checking indexes against tables
+// (integrity_check does that, at several times the cost). Refuses a damaged file.
+Result<void> QuickCheck(SqliteDb& db) {
+  constexpr int kShown = 5;
+  RECKON_TRY(auto stmt, db.Prepare("PRAGMA quick_check(" + std::to_string(kShown) + ")"));
+  std::string problems;
+  while (true) {
+    auto row = stmt.Step();
+    if (!row) return row.error().WithContext("checking journal integrity at open");
+    if (!row.value()) break;
+    std::string_view line = stmt.ColumnText(0);
+    if (line == "ok") return Ok();
+    problems += problems.empty() ? "" : "; ";
+    problems += line;
+  }
+  return Err(Errc::kCorruption,
+             "journal '" + db.path() + "' is damaged (PRAGMA quick_check: " + problems +
+                 "); refusing to open it. Restore it from a backup, and run `reckon admin check " +
+                 db.path() + "` for the full report");
+}
+
+// A read-only connection cannot migrate: the file must already have this release's schema.
+Result<void> RequireCurrentSchema(SqliteDb& db, std::span<const Migration> migrations) {
+  RECKON_TRY(std::int64_t version, db.QueryInt("PRAGMA user_version"));
+  const int newest = migrations.empty() ? 0 : migrations.back().version;
+  if (version == newest) return Ok();
+  return Err(Errc::kFailedPrecondition,
+             "journal '" + db.path() + "' has schema version " + std::to_string(version) +
+                 " and this release reads version " + std::to_string(newest) +
+                 (version < newest ? "; open it once with an engine of this release to migrate"
+                                   : "; use a newer reckon"));
 }
 
 std::span<const std::byte> AsBytes(const std::string& s) {
@@ -122,22 +169,36 @@ Journal::~Journal() {
 }
 
 Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path, JournalOptions options) {
-  RECKON_TRY(SqliteDb db, SqliteDb::Open(path));
-  sqlite3_busy_timeout(db.handle(), static_cast<int>(options.busy_timeout.count()));
-  RECKON_TRY(std::string mode, db.QueryText("PRAGMA journal_mode = WAL"));
-  if (mode != "wal") {
-    return Err(Errc::kUnavailable, "journal '" + path + "' could not switch to WAL mode (got '" +
-                                       mode + "'); is the file on a filesystem that supports it?");
+  using Mode = JournalOptions::Mode;
+  std::optional<JournalLock> lock;
+  if (options.mode == Mode::kOwner) {
+    RECKON_TRY(JournalLock acquired, JournalLock::Acquire(path));  // before touching the file
+    lock.emplace(std::move(acquired));
   }
-  RECKON_TRY(db.Exec(SyncPragma(options.sync)));
-  RECKON_TRY(db.Exec("PRAGMA wal_autocheckpoint = " +
-                     std::to_string(options.wal_autocheckpoint_pages)));
+  const bool read_only = options.mode == Mode::kReadOnly;
+  if (read_only && !std::filesystem::exists(path)) {
+    return Err(Errc::kNotFound, "journal '" + path + "' does not exist");
+  }
+  RECKON_TRY(SqliteDb db, SqliteDb::Open(path, read_only));
+  sqlite3_busy_timeout(db.handle(), static_cast<int>(options.busy_timeout.count()));
+  if (options.mode == Mode::kOwner && options.check_at_open) {
+    RECKON_TRY(QuickCheck(db));
+  }
+  if (!read_only) {
+    RECKON_TRY(ConfigureWriter(db, options));
+  }
   RECKON_TRY(db.Exec("PRAGMA cache_size = -" + std::to_string(options.cache_kib)));
-  RECKON_TRY(MigrateForward(db, JournalMigrations()));
+  if (read_only) {
+    RECKON_TRY(RequireCurrentSchema(db, JournalMigrations()));
+  } else {
+    RECKON_TRY(MigrateForward(db, JournalMigrations()));
+  }
   RECKON_TRY(std::int64_t version, db.QueryInt("PRAGMA user_version"));
   RECKON_TRY(auto stmts, Statements::Prepare(db));
-  return std::unique_ptr<Journal>(
+  std::unique_ptr<Journal> journal(
       new Journal(std::move(db), static_cast<int>(version), std::move(stmts)));
+  journal->lock_ = std::move(lock);
+  return journal;
 }
 
 Result<AppendAck> Journal::Append(const AppendRequest& request) {
@@ -178,6 +239,9 @@ std::vector<Result<AppendAck>> Journal::AppendGroup(
     results.push_back(std::move(applied));
     if (sqlite3_get_autocommit(db_.handle()) != 0) {
       // An I/O error made SQLite abandon the whole transaction: nothing of it will commit.
+      // A damaged file stays a corruption error: retrying cannot help.
+      const Result<AppendAck>& last = results.back();
+      if (!last && last.error().code() == Errc::kCorruption) return fail_all(last.error());
       return fail_all(Err(Errc::kUnavailable, "journal transaction was rolled back by SQLite "
                                               "after an error; retry the append"));
     }

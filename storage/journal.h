@@ -9,6 +9,10 @@
 // Threading: a Journal is one SQLite connection and is NOT thread-safe. Exactly one owner uses
 // it at a time; concurrent appenders go through a GroupCommitter, which owns that
 // serialization and shares one commit (one fsync) among many appends.
+//
+// Ownership across processes: one process writes a journal. Opening in JournalOptions::kOwner
+// mode (the default, what engines use) takes the journal's lock (storage/journal_lock.h) and
+// checks the file's integrity; a second owner is refused at once, naming the holder.
 #pragma once
 
 #include <chrono>
@@ -22,12 +26,31 @@
 #include "base/error.h"
 #include "storage/event.h"
 #include "storage/event_codec.h"
+#include "storage/journal_lock.h"
 #include "storage/rows.h"
 #include "storage/sqlite.h"
 
 namespace reckon::storage {
 
 struct JournalOptions {
+  enum class Mode {
+    // The process's writer (an engine): takes the ownership lock (kFailedPrecondition naming
+    // the holder if another process has it), checks integrity, applies migrations.
+    kOwner,
+    // Another connection of the process that holds the kOwner Journal on the same file (the
+    // server's reader beside its commit connection): no lock, no check; may write. Never use
+    // it from a process that does not own the journal.
+    kCompanion,
+    // A read-only SQLite connection, no lock, no migration: audits and `reckon admin check`.
+    // Works beside a running owner (WAL readers see its last commit). kNotFound if the file
+    // does not exist; kFailedPrecondition if its schema is not this release's.
+    kReadOnly,
+  };
+  Mode mode = Mode::kOwner;
+  // kOwner only: run PRAGMA quick_check before anything else and refuse a damaged file
+  // (kCorruption naming the file and the first problems). It reads every page once: about
+  // 1 s per GB on a warm cache here (docs/PERFORMANCE.md). Turn off only for benchmarks.
+  bool check_at_open = true;
   enum class Sync {
     kFull,    // fsync the WAL on every commit: an acknowledged append survives power loss
     kNormal,  // survives a process crash; the last commits may be lost on power loss
@@ -71,7 +94,9 @@ struct AppendAck {
 class Journal {
  public:
   // Opens or creates the journal at `path`, applies pending migrations, and checks that the
-  // file is a Reckon journal.
+  // file is a Reckon journal. In kOwner mode (see JournalOptions::Mode) it first takes the
+  // ownership lock and runs PRAGMA quick_check. Errors: kFailedPrecondition (another process
+  // owns the journal), kCorruption (damaged file, or not a database), kUnavailable (I/O).
   static Result<std::unique_ptr<Journal>> Open(const std::string& path,
                                                JournalOptions options = {});
   ~Journal();
@@ -107,7 +132,8 @@ class Journal {
   Result<void> MarkOutboxPublished(std::int64_t id, std::int64_t published_at_us);
   Result<void> MarkOutboxFailed(std::int64_t id, std::int64_t next_attempt_at_us);
 
-  // "ok", or SQLite's list of problems.
+  // "ok", or SQLite's list of problems (the full PRAGMA integrity_check: every page, every
+  // index entry; slow on big files).
   Result<std::string> IntegrityCheck();
 
   // Server mode: records a declared tool contract in its own transaction (no-op if the name
@@ -123,6 +149,7 @@ class Journal {
   Result<AppendAck> ApplyOne(const AppendRequest& request);
   Result<void> ApplyDerived(const AppendRequest& request, std::int64_t run_pk);
 
+  std::optional<JournalLock> lock_;  // kOwner: held until after db_ is closed
   SqliteDb db_;
   int schema_version_;
   bool poisoned_ = false;  // a commit failed: refuse writes until reopened
