@@ -36,21 +36,25 @@ Result<void> ConfigureWriter(SqliteDb& db, const JournalOptions& options) {
 // (integrity_check does that, at several times the cost). Refuses a damaged file.
 Result<void> QuickCheck(SqliteDb& db) {
   constexpr int kShown = 5;
+  auto damaged = [&db](const std::string& problems) {
+    return Err(Errc::kCorruption, "journal '" + db.path() + "' is damaged (" + problems +
+                                      "); refusing to open it. Restore it from a backup, and "
+                                      "run `reckon admin check " + db.path() +
+                                      "` for the full report");
+  };
   RECKON_TRY(auto stmt, db.Prepare("PRAGMA quick_check(" + std::to_string(kShown) + ")"));
   std::string problems;
   while (true) {
     auto row = stmt.Step();
+    if (!row && row.error().code() == Errc::kCorruption) return damaged(row.error().message());
     if (!row) return row.error().WithContext("checking journal integrity at open");
     if (!row.value()) break;
     std::string_view line = stmt.ColumnText(0);
     if (line == "ok") return Ok();
-    problems += problems.empty() ? "" : "; ";
+    problems += problems.empty() ? "PRAGMA quick_check: " : "; ";
     problems += line;
   }
-  return Err(Errc::kCorruption,
-             "journal '" + db.path() + "' is damaged (PRAGMA quick_check: " + problems +
-                 "); refusing to open it. Restore it from a backup, and run `reckon admin check " +
-                 db.path() + "` for the full report");
+  return damaged(problems);
 }
 
 // A read-only connection cannot migrate: the file must already have this release's schema.

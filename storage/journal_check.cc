@@ -1,0 +1,63 @@
+#include "storage/journal_check.h"
+
+#include <filesystem>
+
+#include "storage/journal_lock.h"
+#include "storage/sqlite.h"
+
+namespace reckon::storage {
+namespace {
+
+// The single number `sql` yields, or -1 with a problem recorded.
+std::int64_t CountOrProblem(SqliteDb& db, const std::string& sql, const std::string& what,
+                            JournalCheckReport& report) {
+  auto value = db.QueryInt(sql);
+  if (value) return value.value();
+  report.problems.push_back(what + ": " + value.error().message());
+  return -1;
+}
+
+void RunIntegrityCheck(SqliteDb& db, int max_problems, JournalCheckReport& report) {
+  auto stmt = db.Prepare("PRAGMA integrity_check(" + std::to_string(max_problems) + ")");
+  if (!stmt) {
+    report.problems.push_back("integrity_check: " + stmt.error().message());
+    return;
+  }
+  while (true) {
+    auto row = stmt.value().Step();
+    if (!row) {
+      report.problems.push_back("integrity_check: " + row.error().message());
+      return;
+    }
+    if (!row.value()) return;
+    std::string line(stmt.value().ColumnText(0));
+    if (line != "ok") report.problems.push_back(std::move(line));
+  }
+}
+
+}  // namespace
+
+Result<JournalCheckReport> CheckJournal(const std::string& path, int max_problems) {
+  if (!std::filesystem::exists(path)) {
+    return Err(Errc::kNotFound, "journal '" + path + "' does not exist");
+  }
+  JournalCheckReport report;
+  report.path = path;
+  report.owner = JournalLock::DescribeHolder(path);
+  RECKON_TRY(SqliteDb db, SqliteDb::Open(path, /*read_only=*/true));
+  sqlite3_busy_timeout(db.handle(), 5000);
+  report.schema_version = CountOrProblem(db, "PRAGMA user_version", "schema version", report);
+  if (!report.problems.empty()) return report;  // not even the header reads: nothing else will
+  if (report.schema_version == 0) {
+    report.problems.push_back("not a Reckon journal (schema version 0: no tables)");
+    return report;
+  }
+  RunIntegrityCheck(db, max_problems, report);
+  report.runs = CountOrProblem(db, "SELECT count(*) FROM runs", "counting runs", report);
+  report.events = CountOrProblem(db, "SELECT count(*) FROM events", "counting events", report);
+  report.operations =
+      CountOrProblem(db, "SELECT count(*) FROM operations", "counting operations", report);
+  return report;
+}
+
+}  // namespace reckon::storage
