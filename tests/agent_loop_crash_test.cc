@@ -52,7 +52,9 @@ struct Journaled {
 
 Journaled ReadJournal(const std::string& path) {
   Journaled j;
-  auto journal = storage::Journal::Open(path);
+  storage::JournalOptions read_only;
+  read_only.mode = storage::JournalOptions::Mode::kReadOnly;
+  auto journal = storage::Journal::Open(path, read_only);
   EXPECT_TRUE(journal) << journal.error().ToString();
   if (!journal) return j;
   auto run = journal.value()->FindLatestRun("agent-1");

@@ -27,8 +27,11 @@ int RunServer(const ServerConfig& config) {
                   journal.error().ToString());
     return 1;
   }
-  // A second connection for everything but commits: the commit thread owns the first.
-  auto reader_journal = storage::Journal::Open(config.journal_path, config.journal);
+  // A second connection for everything but commits: the commit thread owns the first. It is
+  // this process's companion of the owner opened above, so it takes no lock of its own.
+  storage::JournalOptions reader_options = config.journal;
+  reader_options.mode = storage::JournalOptions::Mode::kCompanion;
+  auto reader_journal = storage::Journal::Open(config.journal_path, reader_options);
   if (!reader_journal) {
     spdlog::error("cannot open journal '{}': {}", config.journal_path,
                   reader_journal.error().ToString());
