@@ -17,6 +17,7 @@
 #include <string>
 #include <thread>
 
+#include "storage/journal.h"
 #include "storage/journal_lock.h"
 #include "tests/refund_crash_audit.h"
 #include "tests/support/crash_support.h"
@@ -50,6 +51,21 @@ bool WaitForOwner(const std::string& journal, pid_t pid, const Subprocess& proce
        std::chrono::steady_clock::now() < deadline && process.running();
        std::this_thread::sleep_for(10ms)) {
     if (storage::JournalLock::DescribeHolder(journal).rfind(expected, 0) == 0) return true;
+  }
+  return false;
+}
+
+// Waits until the journal holds at least one run (its owner has migrated it and started).
+bool WaitForRuns(const std::string& journal, const Subprocess& process) {
+  storage::JournalOptions read_only;
+  read_only.mode = storage::JournalOptions::Mode::kReadOnly;
+  for (auto deadline = std::chrono::steady_clock::now() + 20s;
+       std::chrono::steady_clock::now() < deadline && process.running();
+       std::this_thread::sleep_for(10ms)) {
+    auto opened = storage::Journal::Open(journal, read_only);
+    if (!opened) continue;
+    auto runs = opened.value()->ListRuns();
+    if (runs && !runs.value().empty()) return true;
   }
   return false;
 }
@@ -120,6 +136,7 @@ TEST_F(JournalOwnerTest, ASecondAgentIsRefusedAtOnceAndTheFirstCompletes) {
   EXPECT_NE(message.find("host=" + Hostname()), std::string::npos) << message;
 
   // `reckon admin check` reads beside the running owner, and names it.
+  ASSERT_TRUE(WaitForRuns(journal, first.value())) << Tail(dir_.File("first.log"));
   ASSERT_TRUE(first.value().running()) << "the first agent ended before the checks";
   auto [check, report] = Reckon({"admin", "check", journal});
   EXPECT_TRUE(check.Succeeded()) << check.ToString() << "\n" << report;
@@ -147,6 +164,13 @@ TEST_F(JournalOwnerTest, ASecondServerIsRefusedAtOnce) {
   ASSERT_TRUE(first) << first.error().ToString();
   ASSERT_TRUE(WaitForOwner(journal, first.value().pid(), first.value()))
       << Tail(dir_.File("first.log"));
+  // The port file is written once the server serves (and handles SIGTERM).
+  for (auto deadline = std::chrono::steady_clock::now() + 20s;
+       ReadFile(dir_.File("first.port")).empty() && first.value().running() &&
+       std::chrono::steady_clock::now() < deadline;
+       std::this_thread::sleep_for(10ms)) {
+  }
+  ASSERT_FALSE(ReadFile(dir_.File("first.port")).empty()) << Tail(dir_.File("first.log"));
 
   auto second = start_server("second");
   ASSERT_TRUE(second) << second.error().ToString();
