@@ -1,5 +1,6 @@
 #include "storage/journal.h"
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <utility>
@@ -49,8 +50,10 @@ Result<void> QuickCheck(SqliteDb& db) {
     if (!row && row.error().code() == Errc::kCorruption) return damaged(row.error().message());
     if (!row) return row.error().WithContext("checking journal integrity at open");
     if (!row.value()) break;
-    std::string_view line = stmt.ColumnText(0);
+    std::string line(stmt.ColumnText(0));
     if (line == "ok") return Ok();
+    if (line.starts_with("*** in database main ***\n")) line.erase(0, 25);
+    std::replace(line.begin(), line.end(), '\n', ';');
     problems += problems.empty() ? "PRAGMA quick_check: " : "; ";
     problems += line;
   }

@@ -49,7 +49,8 @@ struct JournalOptions {
   Mode mode = Mode::kOwner;
   // kOwner only: run PRAGMA quick_check before anything else and refuse a damaged file
   // (kCorruption naming the file and the first problems). It reads every page once: about
-  // 1 s per GB on a warm cache here (docs/PERFORMANCE.md). Turn off only for benchmarks.
+  // 4 s per GB with a warm page cache on the reference VM, read-bound when cold
+  // (docs/PERFORMANCE.md, "Integrity check at open"). Turn off only for benchmarks.
   bool check_at_open = true;
   enum class Sync {
     kFull,    // fsync the WAL on every commit: an acknowledged append survives power loss

@@ -1,6 +1,8 @@
 #include "storage/journal_check.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <string_view>
 
 #include "storage/journal_lock.h"
 #include "storage/sqlite.h"
@@ -17,6 +19,17 @@ std::int64_t CountOrProblem(SqliteDb& db, const std::string& sql, const std::str
   return -1;
 }
 
+// One problem per line of an integrity_check row, without SQLite's "*** in database main ***"
+// headings.
+void AddProblemLines(std::string_view text, std::vector<std::string>& problems) {
+  while (!text.empty()) {
+    const std::size_t end = std::min(text.find('\n'), text.size());
+    std::string_view line = text.substr(0, end);
+    text.remove_prefix(std::min(end + 1, text.size()));
+    if (!line.empty() && !line.starts_with("*** in database")) problems.emplace_back(line);
+  }
+}
+
 void RunIntegrityCheck(SqliteDb& db, int max_problems, JournalCheckReport& report) {
   auto stmt = db.Prepare("PRAGMA integrity_check(" + std::to_string(max_problems) + ")");
   if (!stmt) {
@@ -26,12 +39,15 @@ void RunIntegrityCheck(SqliteDb& db, int max_problems, JournalCheckReport& repor
   while (true) {
     auto row = stmt.value().Step();
     if (!row) {
-      report.problems.push_back("integrity_check: " + row.error().message());
+      // SQLite may list the damage and then fail on it: the list says more than the failure.
+      if (report.problems.empty()) {
+        report.problems.push_back("integrity_check: " + row.error().message());
+      }
       return;
     }
     if (!row.value()) return;
-    std::string line(stmt.value().ColumnText(0));
-    if (line != "ok") report.problems.push_back(std::move(line));
+    std::string_view text = stmt.value().ColumnText(0);
+    if (text != "ok") AddProblemLines(text, report.problems);
   }
 }
 
