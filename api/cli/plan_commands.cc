@@ -173,10 +173,13 @@ Result<void> RunEmbedded(CommandEnv& env, const PlanArgs& args, const Plan& plan
   Engine engine(io.get_executor(), *journal, tools.contracts(), worker, worker, clock, nullptr);
   PlanProgress progress(plan.plan_id);
   std::int64_t shown = 0;
+  std::optional<Error> read_failure;  // a journal read that failed: reported after the run
   auto show_new = [&] {
     auto run = journal->FindLatestRun(plan.plan_id);
+    if (!run) read_failure = run.error();
     if (!run || !run.value()) return;
     auto events = journal->ReadEvents(run.value()->ref, shown + 1);
+    if (!events) read_failure = events.error();
     if (!events) return;
     for (const storage::Event& event : events.value()) {
       shown = event.seq;
@@ -227,15 +230,18 @@ Result<void> RunEmbedded(CommandEnv& env, const PlanArgs& args, const Plan& plan
     return *failure;
   }
   if (engine.failed()) return Err(Errc::kUnavailable, "the engine stopped: " + engine.failure());
+  if (read_failure) return *read_failure;
   std::map<std::string, std::string> states;
   if (auto run = engine.Describe(plan.plan_id)) {
     for (const OperationView& op : run->operations) {
       states[op.step_id] = std::string(OperationStateName(op.state));
     }
-  } else if (auto row = journal->FindLatestRun(plan.plan_id); row && row.value()) {
+  } else {
     // Finished in an earlier life: the journal's operations table has the final states.
-    if (auto ops = journal->ListOperations(row.value()->run_pk)) {
-      for (const auto& op : ops.value()) states[op.step_id] = op.state;
+    RECKON_TRY(auto row, journal->FindLatestRun(plan.plan_id));
+    if (row) {
+      RECKON_TRY(auto ops, journal->ListOperations(row->run_pk));
+      for (const auto& op : ops) states[op.step_id] = op.state;
     }
   }
   PrintSummary(env, plan, states, progress);
