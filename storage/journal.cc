@@ -1,10 +1,10 @@
 #include "storage/journal.h"
 
-#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <utility>
 
+#include "storage/journal_check.h"
 #include "storage/journal_statements.h"
 #include "storage/schema.h"
 
@@ -18,58 +18,6 @@ const char* SyncPragma(JournalOptions::Sync sync) {
     case JournalOptions::Sync::kOff: return "PRAGMA synchronous = OFF";
   }
   return "PRAGMA synchronous = FULL";
-}
-
-// WAL mode, durability and checkpointing for a connection that writes.
-Result<void> ConfigureWriter(SqliteDb& db, const JournalOptions& options) {
-  RECKON_TRY(std::string mode, db.QueryText("PRAGMA journal_mode = WAL"));
-  if (mode != "wal") {
-    return Err(Errc::kUnavailable, "journal '" + db.path() +
-                                       "' could not switch to WAL mode (got '" + mode +
-                                       "'); is the file on a filesystem that supports it?");
-  }
-  RECKON_TRY(db.Exec(SyncPragma(options.sync)));
-  return db.Exec("PRAGMA wal_autocheckpoint = " +
-                 std::to_string(options.wal_autocheckpoint_pages));
-}
-
-// PRAGMA quick_check: every page's structure, without cross-checking indexes against tables
-// (integrity_check does that, at several times the cost). Refuses a damaged file.
-Result<void> QuickCheck(SqliteDb& db) {
-  constexpr int kShown = 5;
-  auto damaged = [&db](const std::string& problems) {
-    return Err(Errc::kCorruption, "journal '" + db.path() + "' is damaged (" + problems +
-                                      "); refusing to open it. Restore it from a backup, and "
-                                      "run `reckon admin check " + db.path() +
-                                      "` for the full report");
-  };
-  RECKON_TRY(auto stmt, db.Prepare("PRAGMA quick_check(" + std::to_string(kShown) + ")"));
-  std::string problems;
-  while (true) {
-    auto row = stmt.Step();
-    if (!row && row.error().code() == Errc::kCorruption) return damaged(row.error().message());
-    if (!row) return row.error().WithContext("checking journal integrity at open");
-    if (!row.value()) break;
-    std::string line(stmt.ColumnText(0));
-    if (line == "ok") return Ok();
-    if (line.starts_with("*** in database main ***\n")) line.erase(0, 25);
-    std::replace(line.begin(), line.end(), '\n', ';');
-    problems += problems.empty() ? "PRAGMA quick_check: " : "; ";
-    problems += line;
-  }
-  return damaged(problems);
-}
-
-// A read-only connection cannot migrate: the file must already have this release's schema.
-Result<void> RequireCurrentSchema(SqliteDb& db, std::span<const Migration> migrations) {
-  RECKON_TRY(std::int64_t version, db.QueryInt("PRAGMA user_version"));
-  const int newest = migrations.empty() ? 0 : migrations.back().version;
-  if (version == newest) return Ok();
-  return Err(Errc::kFailedPrecondition,
-             "journal '" + db.path() + "' has schema version " + std::to_string(version) +
-                 " and this release reads version " + std::to_string(newest) +
-                 (version < newest ? "; open it once with an engine of this release to migrate"
-                                   : "; use a newer reckon"));
 }
 
 std::span<const std::byte> AsBytes(const std::string& s) {
@@ -189,14 +137,19 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path, JournalO
   RECKON_TRY(SqliteDb db, SqliteDb::Open(path, read_only));
   sqlite3_busy_timeout(db.handle(), static_cast<int>(options.busy_timeout.count()));
   if (options.mode == Mode::kOwner && options.check_at_open) {
-    RECKON_TRY(QuickCheck(db));
+    RECKON_TRY(QuickCheckAtOpen(db));
   }
-  if (!read_only) {
-    RECKON_TRY(ConfigureWriter(db, options));
+  RECKON_TRY(std::string mode, db.QueryText("PRAGMA journal_mode = WAL"));
+  if (mode != "wal") {
+    return Err(Errc::kUnavailable, "journal '" + path + "' could not switch to WAL mode (got '" +
+                                       mode + "'); is the file on a filesystem that supports it?");
   }
+  RECKON_TRY(db.Exec(SyncPragma(options.sync)));
+  RECKON_TRY(db.Exec("PRAGMA wal_autocheckpoint = " +
+                     std::to_string(options.wal_autocheckpoint_pages)));
   RECKON_TRY(db.Exec("PRAGMA cache_size = -" + std::to_string(options.cache_kib)));
   if (read_only) {
-    RECKON_TRY(RequireCurrentSchema(db, JournalMigrations()));
+    RECKON_TRY(RequireCurrentSchema(db));
   } else {
     RECKON_TRY(MigrateForward(db, JournalMigrations()));
   }

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "storage/journal_lock.h"
+#include "storage/schema.h"
 #include "storage/sqlite.h"
 
 namespace reckon::storage {
@@ -52,6 +53,43 @@ void RunIntegrityCheck(SqliteDb& db, int max_problems, JournalCheckReport& repor
 }
 
 }  // namespace
+
+Result<void> QuickCheckAtOpen(SqliteDb& db) {
+  constexpr int kShown = 5;
+  auto damaged = [&db](const std::string& problems) {
+    return Err(Errc::kCorruption, "journal '" + db.path() + "' is damaged (" + problems +
+                                      "); refusing to open it. Restore it from a backup, and "
+                                      "run `reckon admin check " + db.path() +
+                                      "` for the full report");
+  };
+  RECKON_TRY(auto stmt, db.Prepare("PRAGMA quick_check(" + std::to_string(kShown) + ")"));
+  std::string problems;
+  while (true) {
+    auto row = stmt.Step();
+    if (!row && row.error().code() == Errc::kCorruption) return damaged(row.error().message());
+    if (!row) return row.error().WithContext("checking journal integrity at open");
+    if (!row.value()) break;
+    std::string line(stmt.ColumnText(0));
+    if (line == "ok") return Ok();
+    if (line.starts_with("*** in database main ***\n")) line.erase(0, 25);
+    std::replace(line.begin(), line.end(), '\n', ';');
+    problems += problems.empty() ? "PRAGMA quick_check: " : "; ";
+    problems += line;
+  }
+  return damaged(problems);
+}
+
+Result<void> RequireCurrentSchema(SqliteDb& db) {
+  RECKON_TRY(std::int64_t version, db.QueryInt("PRAGMA user_version"));
+  const std::span<const Migration> migrations = JournalMigrations();
+  const int newest = migrations.empty() ? 0 : migrations.back().version;
+  if (version == newest) return Ok();
+  return Err(Errc::kFailedPrecondition,
+             "journal '" + db.path() + "' has schema version " + std::to_string(version) +
+                 " and this release reads version " + std::to_string(newest) +
+                 (version < newest ? "; open it once with an engine of this release to migrate"
+                                   : "; use a newer reckon"));
+}
 
 Result<JournalCheckReport> CheckJournal(const std::string& path, int max_problems) {
   if (!std::filesystem::exists(path)) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "storage/sqlite.h"
 
 namespace reckon::storage {
 
@@ -35,5 +36,14 @@ struct JournalCheckReport {
 // Errors: kNotFound when the file does not exist; kUnavailable when it cannot be opened
 // (permissions, I/O).
 Result<JournalCheckReport> CheckJournal(const std::string& path, int max_problems = 20);
+
+// The checks Journal::Open makes (see JournalOptions::Mode):
+// An owner's: PRAGMA quick_check, i.e. every page's structure, record format and freelist,
+// without cross-checking indexes against tables. kCorruption naming the file, the first
+// problems and what to do when damaged; other codes when the check itself could not run.
+Result<void> QuickCheckAtOpen(SqliteDb& db);
+// A read-only connection's, which cannot migrate: kFailedPrecondition unless the file has this
+// release's schema version.
+Result<void> RequireCurrentSchema(SqliteDb& db);
 
 }  // namespace reckon::storage
