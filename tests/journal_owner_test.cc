@@ -128,7 +128,7 @@ TEST_F(JournalOwnerTest, ASecondAgentIsRefusedAtOnceAndTheFirstCompletes) {
   ASSERT_TRUE(second) << second.error().ToString();
   auto refused = second.value().WaitFor(10s);
   ASSERT_TRUE(refused) << "the second agent was not refused at once";
-  EXPECT_EQ(refused.value().exited && refused.value().code, 1) << refused.value().ToString();
+  EXPECT_TRUE(refused.value().exited && refused.value().code == 1) << refused.value().ToString();
   const std::string message = ReadFile(dir_.File("second.log"));
   EXPECT_NE(message.find("owned by another process"), std::string::npos) << message;
   EXPECT_NE(message.find("pid=" + std::to_string(first.value().pid())), std::string::npos)
@@ -176,7 +176,7 @@ TEST_F(JournalOwnerTest, ASecondServerIsRefusedAtOnce) {
   ASSERT_TRUE(second) << second.error().ToString();
   auto refused = second.value().WaitFor(10s);
   ASSERT_TRUE(refused) << "the second server was not refused at once";
-  EXPECT_EQ(refused.value().exited && refused.value().code, 1) << refused.value().ToString();
+  EXPECT_TRUE(refused.value().exited && refused.value().code == 1) << refused.value().ToString();
   EXPECT_FALSE(fs::exists(dir_.File("second.port"))) << "the second server served";
   const std::string message = ReadFile(dir_.File("second.log"));
   EXPECT_NE(message.find("pid=" + std::to_string(first.value().pid())), std::string::npos)
@@ -232,7 +232,7 @@ TEST_F(JournalOwnerTest, ADamagedJournalIsRefusedAndAdminCheckSaysSo) {
   ASSERT_TRUE(damaged) << damaged.error().ToString();
   auto refused = damaged.value().WaitFor(30s);
   ASSERT_TRUE(refused) << refused.error().ToString();
-  EXPECT_EQ(refused.value().exited && refused.value().code, 1) << refused.value().ToString();
+  EXPECT_TRUE(refused.value().exited && refused.value().code == 1) << refused.value().ToString();
   const std::string message = ReadFile(dir_.File("damaged.log"));
   EXPECT_NE(message.find("journal '" + copy + "' is damaged"), std::string::npos) << message;
   EXPECT_NE(message.find("reckon admin check"), std::string::npos) << message;
