@@ -25,6 +25,9 @@
 // time. Concurrent appenders go through a GroupCommitter (storage/group_commit.h), which owns
 // that serialization and shares one commit among many appends; a party that reads while a
 // GroupCommitter owns the journal opens a second Journal on the same file.
+//
+// Ownership across processes: one process writes a journal. A backend refuses a second
+// writing process at once, naming the holder (SQLite: storage/sqlite/journal_lock.h).
 #pragma once
 
 #include <cstdint>

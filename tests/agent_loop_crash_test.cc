@@ -52,7 +52,9 @@ struct Journaled {
 
 Journaled ReadJournal(const std::string& path) {
   Journaled j;
-  auto journal = storage::OpenSqliteJournal(path);
+  storage::SqliteJournalOptions read_only;
+  read_only.mode = storage::SqliteJournalOptions::Mode::kReadOnly;
+  auto journal = storage::OpenSqliteJournal(path, read_only);
   EXPECT_TRUE(journal) << journal.error().ToString();
   if (!journal) return j;
   auto run = journal.value()->FindLatestRun("agent-1");

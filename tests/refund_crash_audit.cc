@@ -151,7 +151,9 @@ std::string RefundFigures::ToString() const {
 
 Result<RefundAudit> AuditRefundJournal(const std::string& journal_path, int count,
                                        const std::vector<LedgerRefund>& ledger) {
-  RECKON_TRY(auto journal, storage::OpenSqliteJournal(journal_path));
+  storage::SqliteJournalOptions read_only;
+  read_only.mode = storage::SqliteJournalOptions::Mode::kReadOnly;  // an audit never owns the journal
+  RECKON_TRY(auto journal, storage::OpenSqliteJournal(journal_path, read_only));
   RefundAudit audit;
   std::vector<std::string>& bad = audit.violations;
   RefundFigures& figures = audit.figures;

@@ -49,8 +49,12 @@ using storage::Journal;
 constexpr char kPay[] = "pay";
 constexpr auto kWait = 10s;  // a watchdog against a hang, not a timing assertion
 
-std::unique_ptr<Journal> OpenJournal(const std::string& path) {
-  auto opened = storage::OpenSqliteJournal(path);
+std::unique_ptr<Journal> OpenJournal(
+    const std::string& path,
+    storage::SqliteJournalOptions::Mode mode = storage::SqliteJournalOptions::Mode::kOwner) {
+  storage::SqliteJournalOptions options;
+  options.mode = mode;
+  auto opened = storage::OpenSqliteJournal(path, options);
   if (!opened) throw std::runtime_error(opened.error().ToString());
   return std::move(opened).value();
 }
@@ -76,7 +80,7 @@ class Life {
  public:
   Life(World& world, FaultyJournal::Faults faults)
       : sqlite_(OpenJournal(world.path())),
-        reader_(OpenJournal(world.path())),
+        reader_(OpenJournal(world.path(), storage::SqliteJournalOptions::Mode::kCompanion)),
         journal(std::make_unique<FaultyJournal>(*sqlite_, faults)),
         worker_(std::make_unique<LocalWorker>(world.workflows, world.tools)) {
     EngineOptions options;

@@ -4,6 +4,7 @@
 #include <exception>
 #include <iostream>
 
+#include "api/cli/admin_commands.h"
 #include "api/cli/command.h"
 #include "api/cli/decision_commands.h"
 #include "api/cli/fingerprint_command.h"
@@ -24,6 +25,7 @@ int main(int argc, char** argv) {
   reckon::cli::AddWorkflowCommands(app, env);
   reckon::cli::AddDecisionCommands(app, env);
   reckon::cli::AddPlanCommands(app, env);
+  reckon::cli::AddAdminCommands(app, env);
   try {
     app.parse(argc, argv);  // runs the chosen subcommand's callback
   } catch (const CLI::ParseError& e) {

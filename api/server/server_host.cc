@@ -28,8 +28,11 @@ class ServiceSink final : public TraceSink {
   Service& service_;
 };
 
-Result<std::unique_ptr<storage::Journal>> OpenJournal(const ServerConfig& config) {
-  auto journal = storage::OpenSqliteJournal(config.journal_path, config.journal);
+Result<std::unique_ptr<storage::Journal>> OpenJournal(
+    const ServerConfig& config, storage::SqliteJournalOptions::Mode mode) {
+  storage::SqliteJournalOptions options = config.journal;
+  options.mode = mode;
+  auto journal = storage::OpenSqliteJournal(config.journal_path, options);
   if (!journal) return journal.error().WithContext("cannot open journal '" + config.journal_path + "'");
   return journal;
 }
@@ -37,9 +40,11 @@ Result<std::unique_ptr<storage::Journal>> OpenJournal(const ServerConfig& config
 }  // namespace
 
 Result<std::unique_ptr<ServerHost>> ServerHost::Create(const ServerConfig& config) {
-  RECKON_TRY(auto journal, OpenJournal(config));
-  // A second connection for everything but commits: the commit thread owns the first.
-  RECKON_TRY(auto reader, OpenJournal(config));
+  using Mode = storage::SqliteJournalOptions::Mode;
+  RECKON_TRY(auto journal, OpenJournal(config, Mode::kOwner));  // refused if another process owns it
+  // A second connection for everything but commits: the commit thread owns the first. It is the
+  // owner's companion in this process, so it takes no lock of its own.
+  RECKON_TRY(auto reader, OpenJournal(config, Mode::kCompanion));
   RECKON_TRY(auto trace_file, JsonlTraceSink::Open(config.trace_path.empty()
                                                        ? config.journal_path + ".trace.jsonl"
                                                        : config.trace_path));

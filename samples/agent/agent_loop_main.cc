@@ -85,7 +85,11 @@ asio::awaitable<int> Run(EmbeddedHost& host, const Options& options) {
   // are inline on this thread, so reading it here is safe).
   if (!engine.Describe(options.id)) {
     auto row = host.journal().FindLatestRun(options.id);
-    if (row && row.value() && row.value()->status != "running") {
+    if (!row) {
+      spdlog::error("cannot read {} from the journal: {}", options.id, row.error().ToString());
+      co_return 1;
+    }
+    if (row.value() && row.value()->status != "running") {
       std::printf("%s %s (finished earlier; `reckon history` shows it)\n", options.id.c_str(),
                   row.value()->status.c_str());
       co_return row.value()->status == "completed" ? 0 : 1;

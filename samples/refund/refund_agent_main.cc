@@ -112,7 +112,11 @@ asio::awaitable<int> RunAgent(EmbeddedHost& host, const Options& options) {
     const std::string id = "refund-" + std::to_string(i);
     if (engine.Describe(id)) continue;
     auto run = host.journal().FindLatestRun(id);
-    if (!run || !run.value()) continue;
+    if (!run) {
+      spdlog::error("cannot read {} from the journal: {}", id, run.error().ToString());
+      co_return 1;
+    }
+    if (!run.value()) continue;
     ++done;
     if (!options.quiet) {
       std::printf("%-12s %-10s (finished before this run of the agent)\n", id.c_str(),

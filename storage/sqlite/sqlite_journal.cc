@@ -1,8 +1,10 @@
 #include "storage/sqlite/sqlite_journal.h"
 
 #include <cstring>
+#include <filesystem>
 #include <utility>
 
+#include "storage/sqlite/journal_check.h"
 #include "storage/sqlite/journal_statements.h"
 #include "storage/sqlite/schema.h"
 
@@ -102,8 +104,21 @@ Result<std::unique_ptr<Journal>> OpenSqliteJournal(const std::string& path,
 
 Result<std::unique_ptr<SqliteJournal>> SqliteJournal::Open(const std::string& path,
                                                            SqliteJournalOptions options) {
-  RECKON_TRY(SqliteDb db, SqliteDb::Open(path));
+  using Mode = SqliteJournalOptions::Mode;
+  std::optional<JournalLock> lock;
+  if (options.mode == Mode::kOwner) {
+    RECKON_TRY(JournalLock acquired, JournalLock::Acquire(path));  // before touching the file
+    lock.emplace(std::move(acquired));
+  }
+  const bool read_only = options.mode == Mode::kReadOnly;
+  if (read_only && !std::filesystem::exists(path)) {
+    return Err(Errc::kNotFound, "journal '" + path + "' does not exist");
+  }
+  RECKON_TRY(SqliteDb db, SqliteDb::Open(path, read_only));
   sqlite3_busy_timeout(db.handle(), static_cast<int>(options.busy_timeout.count()));
+  if (options.mode == Mode::kOwner && options.check_at_open) {
+    RECKON_TRY(QuickCheckAtOpen(db));
+  }
   RECKON_TRY(std::string mode, db.QueryText("PRAGMA journal_mode = WAL"));
   if (mode != "wal") {
     return Err(Errc::kUnavailable, "journal '" + path + "' could not switch to WAL mode (got '" +
@@ -113,11 +128,17 @@ Result<std::unique_ptr<SqliteJournal>> SqliteJournal::Open(const std::string& pa
   RECKON_TRY(db.Exec("PRAGMA wal_autocheckpoint = " +
                      std::to_string(options.wal_autocheckpoint_pages)));
   RECKON_TRY(db.Exec("PRAGMA cache_size = -" + std::to_string(options.cache_kib)));
-  RECKON_TRY(MigrateForward(db, JournalMigrations()));
+  if (read_only) {
+    RECKON_TRY(RequireCurrentSchema(db));
+  } else {
+    RECKON_TRY(MigrateForward(db, JournalMigrations()));
+  }
   RECKON_TRY(std::int64_t version, db.QueryInt("PRAGMA user_version"));
   RECKON_TRY(auto stmts, Statements::Prepare(db));
-  return std::unique_ptr<SqliteJournal>(
+  std::unique_ptr<SqliteJournal> journal(
       new SqliteJournal(std::move(db), static_cast<int>(version), std::move(stmts)));
+  journal->lock_ = std::move(lock);
+  return journal;
 }
 
 Result<AppendAck> SqliteJournal::Append(const AppendRequest& request) {
@@ -158,6 +179,9 @@ std::vector<Result<AppendAck>> SqliteJournal::AppendGroup(
     results.push_back(std::move(applied));
     if (sqlite3_get_autocommit(db_.handle()) != 0) {
       // An I/O error made SQLite abandon the whole transaction: nothing of it will commit.
+      // A damaged file stays a corruption error: retrying cannot help.
+      const Result<AppendAck>& last = results.back();
+      if (!last && last.error().code() == Errc::kCorruption) return fail_all(last.error());
       return fail_all(Err(Errc::kUnavailable, "journal transaction was rolled back by SQLite "
                                               "after an error; retry the append"));
     }

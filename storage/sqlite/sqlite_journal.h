@@ -10,16 +10,36 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "base/error.h"
 #include "storage/event_codec.h"
 #include "storage/journal.h"
+#include "storage/sqlite/journal_lock.h"
 #include "storage/sqlite/sqlite.h"
 
 namespace reckon::storage {
 
 struct SqliteJournalOptions {
+  enum class Mode {
+    // The process's writer (an engine): takes the ownership lock (kFailedPrecondition naming
+    // the holder if another process has it), checks integrity, applies migrations.
+    kOwner,
+    // Another connection of the process that holds the kOwner journal on the same file (the
+    // server's reader beside its commit connection): no lock, no check; may write. Never use
+    // it from a process that does not own the journal.
+    kCompanion,
+    // A read-only SQLite connection, no lock, no migration: audits and `reckon admin check`.
+    // Works beside a running owner (WAL readers see its last commit). kNotFound if the file
+    // does not exist; kFailedPrecondition if its schema is not this release's.
+    kReadOnly,
+  };
+  Mode mode = Mode::kOwner;
+  // kOwner only: run PRAGMA quick_check before anything else and refuse a damaged file
+  // (kCorruption naming the file and the first problems). It reads every page once
+  // (docs/PERFORMANCE.md, "Integrity check at open"). Turn off only for benchmarks.
+  bool check_at_open = true;
   enum class Sync {
     kFull,    // fsync the WAL on every commit: an acknowledged append survives power loss
     kNormal,  // survives a process crash; the last commits may be lost on power loss
@@ -37,8 +57,10 @@ struct SqliteJournalOptions {
 };
 
 // Opens or creates the journal at `path`, applies pending migrations, and checks that the
-// file is a Reckon journal. Errors name the file: kFailedPrecondition for a journal written by
-// a newer release, kUnavailable for a file SQLite cannot use.
+// file is a Reckon journal. In kOwner mode (SqliteJournalOptions::Mode, the default) it first
+// takes the ownership lock and runs PRAGMA quick_check. Errors name the file:
+// kFailedPrecondition (another process owns the journal, or it was written by a newer
+// release), kCorruption (a damaged file, or not a database), kUnavailable (I/O).
 Result<std::unique_ptr<Journal>> OpenSqliteJournal(const std::string& path,
                                                    SqliteJournalOptions options = {});
 
@@ -78,6 +100,7 @@ class SqliteJournal final : public Journal {
   Result<AppendAck> ApplyOne(const AppendRequest& request);
   Result<void> ApplyDerived(const AppendRequest& request, std::int64_t run_pk);
 
+  std::optional<JournalLock> lock_;  // kOwner: held until after db_ is closed
   SqliteDb db_;
   int schema_version_;
   bool poisoned_ = false;  // a commit failed: refuse writes until reopened

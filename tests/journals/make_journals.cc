@@ -14,7 +14,7 @@
 
 #include "contract/contract_json.h"
 #include "plan/plan.h"
-#include "storage/sqlite.h"
+#include "storage/sqlite/sqlite.h"
 #include "tests/journals/saved_workload.h"
 #include "worker/plan_workflow.h"
 #include "worker/testing/engine_harness.h"
