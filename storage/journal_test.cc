@@ -46,10 +46,10 @@ TEST_F(JournalTest, AppendsAndReadsBackInOrder) {
   next.run = {"wf-1", "r1"};
   next.expected_next_seq = 3;
   next.now_us = 2000;
-  next.events = {OperationPrepared{"s1", "op-1", "send_refund", "ch", "fp", "non_repeatable_write",
-                                   "{}"},
+  next.events = {OperationPrepared{"s1", "op-1", "send_refund", "ch", "fp",
+                                   SideEffect::kNonRepeatableWrite, "{}"},
                  AttemptStarted{"op-1", 1, "w", 5000, ""}};
-  next.operations = {OperationRow{"op-1", "s1", "send_refund", "non_repeatable_write",
+  next.operations = {OperationRow{"op-1", "s1", "send_refund", SideEffect::kNonRepeatableWrite,
                                   "in_flight", 1, "fp", "ch", "", 5000}};
   next.tasks_removed = {"wt-wf-1"};
   ASSERT_TRUE(journal_->Append(next));
@@ -77,7 +77,7 @@ TEST_F(JournalTest, AppendsAndReadsBackInOrder) {
   ASSERT_TRUE(run && run.value());
   EXPECT_EQ(run.value()->next_seq, 5);
   EXPECT_EQ(run.value()->workflow_type, "refund");
-  EXPECT_EQ(run.value()->status, "running");
+  EXPECT_EQ(run.value()->status, RunStatus::kRunning);
 }
 
 TEST_F(JournalTest, ConditionalAppendRefusesAStaleSequence) {
@@ -137,9 +137,9 @@ TEST_F(JournalTest, ARequestWithoutEventsIsRefused) {
 TEST_F(JournalTest, DerivedTablesFollowTheirEvents) {
   AppendRequest start = StartRun("wf-1");
   start.timers_set = {TimerRow{"sleep-1", 5000}};
-  start.approvals = {ApprovalRow{"ap-1", "op-1", "ih", "requested"}};
+  start.approvals = {ApprovalRow{"ap-1", "op-1", "ih", ApprovalState::kRequested}};
   start.outbox = {OutboxRow{0, "msg-1", "op-1", "refunds", "payload"}};
-  start.status = "running";
+  start.status = RunStatus::kRunning;
   ASSERT_TRUE(journal_->Append(start));
 
   auto due_early = journal_->DueTimers(4999, 10);
@@ -152,7 +152,7 @@ TEST_F(JournalTest, DerivedTablesFollowTheirEvents) {
 
   auto approval = journal_->FindApproval("ap-1");
   ASSERT_TRUE(approval && approval.value());
-  EXPECT_EQ(approval.value()->state, "requested");
+  EXPECT_EQ(approval.value()->state, ApprovalState::kRequested);
 
   auto outbox = journal_->PendingOutbox(2000, 10);
   ASSERT_TRUE(outbox);
@@ -169,12 +169,12 @@ TEST_F(JournalTest, DerivedTablesFollowTheirEvents) {
   fire.now_us = 5000;
   fire.events = {TimerFired{"sleep-1"}, WorkflowCompleted{"{}"}};
   fire.timers_cleared = {"sleep-1"};
-  fire.status = "completed";
+  fire.status = RunStatus::kCompleted;
   ASSERT_TRUE(journal_->Append(fire));
   auto none = journal_->DueTimers(9999, 10);
   ASSERT_TRUE(none);
   EXPECT_TRUE(none.value().empty());
-  auto completed = journal_->ListRuns("completed");
+  auto completed = journal_->ListRuns(RunStatus::kCompleted);
   ASSERT_TRUE(completed);
   ASSERT_EQ(completed.value().size(), 1u);
 }
