@@ -84,10 +84,10 @@ asio::awaitable<int> Run(Engine& engine, storage::Journal& journal, const Option
   // are inline on this thread, so reading it here is safe).
   if (!engine.Describe(options.id)) {
     auto row = journal.FindLatestRun(options.id);
-    if (row && row.value() && row.value()->status != "running") {
+    if (row && row.value() && storage::IsTerminal(row.value()->status)) {
       std::printf("%s %s (finished earlier; `reckon history` shows it)\n", options.id.c_str(),
-                  row.value()->status.c_str());
-      co_return row.value()->status == "completed" ? 0 : 1;
+                  std::string(storage::RunStatusName(row.value()->status)).c_str());
+      co_return row.value()->status == storage::RunStatus::kCompleted ? 0 : 1;
     }
   }
   std::set<std::string> approved;
@@ -96,7 +96,7 @@ asio::awaitable<int> Run(Engine& engine, storage::Journal& journal, const Option
     auto run = engine.Describe(options.id);
     // Describe() may show a batch whose commit is still pending; BusyRuns() == 0 says every
     // batch is durable, so the process may end without losing the last one.
-    if (run && run->status != "running" && engine.BusyRuns() == 0) break;
+    if (run && storage::IsTerminal(run->status) && engine.BusyRuns() == 0) break;
     int approved_now = 0;
     if (options.approve_all && run) {
       for (const OperationView& op : run->operations) {
@@ -115,9 +115,10 @@ asio::awaitable<int> Run(Engine& engine, storage::Journal& journal, const Option
   if (engine.failed()) co_return 1;
   auto run = engine.Describe(options.id);
   if (!run) co_return 1;
-  std::printf("%s %s %s\n", options.id.c_str(), run->status.c_str(), run->result_json.c_str());
-  if (run->status == "completed") co_return 0;
-  co_return run->status == "running" ? 3 : 1;
+  std::printf("%s %s %s\n", options.id.c_str(),
+              std::string(storage::RunStatusName(run->status)).c_str(), run->result_json.c_str());
+  if (run->status == storage::RunStatus::kCompleted) co_return 0;
+  co_return run->status == storage::RunStatus::kRunning ? 3 : 1;
 }
 
 }  // namespace

@@ -100,10 +100,11 @@ asio::awaitable<int> RunAgent(Engine& engine, storage::Journal& journal, const O
   if (engine.failed()) co_return 1;
   int done = 0, waiting = 0;
   for (const RunSummary& run : engine.Runs()) {
-    if (run.status != "running") {
+    if (storage::IsTerminal(run.status)) {
       ++done;
       if (!options.quiet) {
-        std::printf("%-12s %-10s %s\n", run.ref.workflow_id.c_str(), run.status.c_str(),
+        std::printf("%-12s %-10s %s\n", run.ref.workflow_id.c_str(),
+                    std::string(storage::RunStatusName(run.status)).c_str(),
                     run.result_json.c_str());
       }
       continue;
@@ -128,7 +129,7 @@ asio::awaitable<int> RunAgent(Engine& engine, storage::Journal& journal, const O
     ++done;
     if (!options.quiet) {
       std::printf("%-12s %-10s (finished before this run of the agent)\n", id.c_str(),
-                  run.value()->status.c_str());
+                  std::string(storage::RunStatusName(run.value()->status)).c_str());
     }
   }
   std::printf("%d terminal, %d waiting for a person\n", done, waiting);
