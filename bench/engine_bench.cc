@@ -137,7 +137,7 @@ asio::awaitable<void> RunOne(Harness& h, std::string id, std::vector<double>* la
     std::fprintf(stderr, "start failed: %s\n", ref.error().ToString().c_str());
     std::exit(1);
   }
-  if (h.engine->Describe(id)->status == "running") {
+  if (h.engine->Describe(id)->status == reckon::storage::RunStatus::kRunning) {
     co_await wait->async_wait(asio::as_tuple(asio::use_awaitable));
   }
   h.Done(id);

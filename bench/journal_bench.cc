@@ -37,10 +37,13 @@ AppendRequest Transition(const std::string& workflow_id, std::int64_t seq) {
   request.expected_next_seq = seq;
   request.now_us = seq;
   request.events = {
-      OperationCommitted{"op-" + workflow_id, 1, R"({"ok":true})", "ref", "attempt"},
-      OperationPrepared{"s", "op2-" + workflow_id, "noop", "ch", "fp", "read_only", "{}"}};
-  request.operations = {OperationRow{"op-" + workflow_id, "s", "noop", "read_only", "committed",
-                                     1, "fp", "ch", "ref", 0}};
+      OperationCommitted{"op-" + workflow_id, 1, R"({"ok":true})", "ref",
+                         CommitSource::kAttempt},
+      OperationPrepared{"s", "op2-" + workflow_id, "noop", "ch", "fp",
+                        reckon::SideEffect::kReadOnly, "{}"}};
+  request.operations = {OperationRow{"op-" + workflow_id, "s", "noop",
+                                     reckon::SideEffect::kReadOnly, "committed", 1, "fp", "ch",
+                                     "ref", 0}};
   return request;
 }
 

@@ -6,13 +6,6 @@
 namespace reckon {
 namespace {
 
-constexpr std::pair<SideEffect, std::string_view> kSideEffects[] = {
-    {SideEffect::kReadOnly, "read_only"},
-    {SideEffect::kIdempotentWrite, "idempotent_write"},
-    {SideEffect::kDeduplicatedWrite, "deduplicated_write"},
-    {SideEffect::kNonRepeatableWrite, "non_repeatable_write"},
-};
-
 constexpr std::pair<ReconcileMode, std::string_view> kReconcileModes[] = {
     {ReconcileMode::kUnset, "unset"},
     {ReconcileMode::kLookup, "lookup"},
@@ -20,25 +13,6 @@ constexpr std::pair<ReconcileMode, std::string_view> kReconcileModes[] = {
 };
 
 }  // namespace
-
-std::string_view SideEffectName(SideEffect side_effect) {
-  for (const auto& [value, name] : kSideEffects) {
-    if (value == side_effect) return name;
-  }
-  return "invalid";
-}
-
-Result<SideEffect> ParseSideEffect(std::string_view name) {
-  for (const auto& [value, n] : kSideEffects) {
-    if (n == name) return value;
-  }
-  return Err(Errc::kInvalidArgument,
-             "unknown side effect '" + std::string(name) +
-                 "' (use read_only, idempotent_write, deduplicated_write or "
-                 "non_repeatable_write)");
-}
-
-bool IsWrite(SideEffect side_effect) { return side_effect != SideEffect::kReadOnly; }
 
 std::string_view ReconcileModeName(ReconcileMode mode) {
   for (const auto& [value, name] : kReconcileModes) {

@@ -20,22 +20,12 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/side_effect.h"
 #include "contract/approval_rule.h"
 
 namespace reckon {
 
-// What one successful call does to the world, in increasing order of danger.
-enum class SideEffect {
-  kReadOnly,            // no effect: any failure may be retried
-  kIdempotentWrite,     // repeating with the same operation id has no further effect
-  kDeduplicatedWrite,   // the provider drops repeats of a key, but only inside dedup_window
-  kNonRepeatableWrite,  // a repeat is a second effect: an unknown outcome is reconciled
-};
-
-// "read_only", "idempotent_write", "deduplicated_write", "non_repeatable_write".
-std::string_view SideEffectName(SideEffect side_effect);
-Result<SideEffect> ParseSideEffect(std::string_view name);
-bool IsWrite(SideEffect side_effect);
+// The side-effect class (SideEffect) is base/side_effect.h: the journal records it too.
 
 // Exponential backoff: attempt 1 waits `initial`, each later one `multiplier` times longer,
 // never more than `max`.

@@ -5,7 +5,7 @@
 namespace reckon {
 
 Result<void> CheckGrant(const ApprovalGrant& grant, std::string_view operation_id,
-                        std::string_view intent_hash, std::int64_t now_us) {
+                        std::string_view intent_hash, TimePoint now) {
   if (grant.operation_id != operation_id) {
     return Err(Errc::kPermissionDenied,
                "approval '" + grant.approval_id + "' was granted for operation '" +
@@ -19,11 +19,11 @@ Result<void> CheckGrant(const ApprovalGrant& grant, std::string_view operation_i
                    std::string(intent_hash.substr(0, 12)) +
                    "...: the input changed, so a new approval is needed");
   }
-  if (now_us >= grant.expires_at_us) {
-    return Err(Errc::kPermissionDenied,
-               "approval '" + grant.approval_id + "' expired " +
-                   std::to_string((now_us - grant.expires_at_us) / 1000) +
-                   " ms ago; a new approval is needed");
+  if (now >= grant.expires_at) {
+    const auto ago = std::chrono::duration_cast<std::chrono::milliseconds>(now - grant.expires_at);
+    return Err(Errc::kPermissionDenied, "approval '" + grant.approval_id + "' expired " +
+                                            std::to_string(ago.count()) +
+                                            " ms ago; a new approval is needed");
   }
   return Ok();
 }

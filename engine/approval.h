@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "base/error.h"
+#include "engine/clock.h"
 
 namespace reckon {
 
@@ -17,13 +18,13 @@ struct ApprovalGrant {
   std::string operation_id;
   std::string intent_hash;
   std::string approved_by;
-  std::int64_t expires_at_us = 0;
+  TimePoint expires_at;
 };
 
 // Success if `grant` authorizes an attempt of `operation_id` with intent `intent_hash` at
-// `now_us`; otherwise Errc::kPermissionDenied saying which binding failed and what to do.
+// `now`; otherwise Errc::kPermissionDenied saying which binding failed and what to do.
 Result<void> CheckGrant(const ApprovalGrant& grant, std::string_view operation_id,
-                        std::string_view intent_hash, std::int64_t now_us);
+                        std::string_view intent_hash, TimePoint now);
 
 // A fresh approval id for an operation's n-th approval request: "ap_<operation suffix>_<n>".
 std::string ApprovalIdFor(std::string_view operation_id, int request_number);

@@ -7,6 +7,13 @@
 
 namespace reckon {
 
+// A moment, to the microsecond, on the system clock: what the engine reasons with. Journal
+// events and rows store it as microseconds since the Unix epoch (ToMicros / FromMicros), and
+// only where they are built or read.
+using TimePoint = std::chrono::sys_time<std::chrono::microseconds>;
+constexpr std::int64_t ToMicros(TimePoint t) { return t.time_since_epoch().count(); }
+constexpr TimePoint FromMicros(std::int64_t us) { return TimePoint(std::chrono::microseconds(us)); }
+
 class Clock {
  public:
   virtual ~Clock() = default;

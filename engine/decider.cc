@@ -21,8 +21,6 @@ namespace json = boost::json;
 
 namespace {
 
-std::int64_t Micros(std::chrono::milliseconds ms) { return ms.count() * 1000; }
-
 bool IsWorkflowNews(const EventBody& body) {
   return std::holds_alternative<WorkflowStarted>(body) ||
          std::holds_alternative<OperationCommitted>(body) ||
@@ -34,16 +32,16 @@ bool IsWorkflowNews(const EventBody& body) {
 
 }  // namespace
 
-Decider::Decider(RunState& state, const ContractRegistry& contracts, std::int64_t now_us,
+Decider::Decider(RunState& state, const ContractRegistry& contracts, TimePoint now,
                  DeciderOptions options)
     : state_(state),
       contracts_(contracts),
-      now_us_(now_us),
+      now_(now),
       options_(std::move(options)),
       status_before_(state.status()) {}
 
 Result<void> Decider::Emit(EventBody body) {
-  Event event{state_.next_seq(), now_us_, std::move(body)};
+  Event event{state_.next_seq(), ToMicros(now_), std::move(body)};
   RECKON_TRY(state_.Apply(event));
   std::visit(
       [&](const auto& e) {
@@ -152,7 +150,7 @@ Result<void> Decider::ScheduleNewCall(ScheduleCall call) {
   const RegisteredContract* contract = contracts_.FindRegistered(call.tool);
   if (contract == nullptr) {
     RECKON_TRY(Emit(OperationPrepared{call.step_id, operation_id, call.tool, "", "",
-                                      "non_repeatable_write", "null"}));
+                                      SideEffect::kNonRepeatableWrite, "null"}));
     return Emit(OperationRejected{operation_id, 0, "unknown_tool",
                                   "no tool '" + call.tool + "' is registered"});
   }
@@ -164,13 +162,12 @@ Result<void> Decider::ScheduleNewCall(ScheduleCall call) {
   Result<void> valid = contract->ValidateInput(call.input);
   if (!valid || !canonical) {
     RECKON_TRY(Emit(OperationPrepared{call.step_id, operation_id, call.tool, contract->hash(), "",
-                                      std::string(SideEffectName(c.side_effect)), redacted}));
+                                      c.side_effect, redacted}));
     const Error& error = !valid ? valid.error() : canonical.error();
     return Emit(OperationRejected{operation_id, 0, "invalid_input", error.message()});
   }
   RECKON_TRY(Emit(OperationPrepared{call.step_id, operation_id, call.tool, contract->hash(),
-                                    ToHex(Sha256(redacted)),
-                                    std::string(SideEffectName(c.side_effect)), redacted,
+                                    ToHex(Sha256(redacted)), c.side_effect, redacted,
                                     call.overrides.max_attempts,
                                     call.overrides.require_approval}));
   OperationView* op = state_.FindOperation(operation_id);
@@ -215,13 +212,14 @@ Result<void> Decider::ReplayCall(ScheduleCall call) {
 
 Result<void> Decider::RequestApproval(OperationView& op) {
   const std::string approval_id = ApprovalIdFor(op.operation_id, int(op.approval_requests) + 1);
-  std::int64_t deadline = 0;
+  std::optional<TimePoint> deadline;
   if (const RegisteredContract* contract = ContractOf(op);
       contract && contract->contract().approval.wait_deadline) {
-    deadline = now_us_ + contract->contract().approval.wait_deadline->count() * 1000000;
+    deadline = now_ + *contract->contract().approval.wait_deadline;
   }
-  RECKON_TRY(Emit(ApprovalRequested{op.operation_id, approval_id, op.fingerprint, deadline}));
-  if (deadline > 0) actions_.push_back(ArmDueAction{op.operation_id, deadline});
+  RECKON_TRY(Emit(ApprovalRequested{op.operation_id, approval_id, op.fingerprint,
+                                    deadline ? ToMicros(*deadline) : 0}));
+  if (deadline) actions_.push_back(ArmDueAction{op.operation_id, ToMicros(*deadline)});
   return Ok();
 }
 
@@ -236,16 +234,16 @@ Result<void> Decider::StartNextAttempt(OperationView& op) {
   RECKON_TRY(bool needs_approval, contract->ApprovalRequiredFor(input));
   std::string approval_id;
   if (needs_approval) {
-    if (op.approval_state != "granted") return RequestApproval(op);
+    if (op.approval_state != ApprovalState::kGranted) return RequestApproval(op);
     ApprovalGrant grant{op.approval_id, op.operation_id, op.approval_intent_hash, op.approved_by,
-                        op.approval_expires_at_us};
-    if (!CheckGrant(grant, op.operation_id, op.fingerprint, now_us_)) {
+                        FromMicros(op.approval_expires_at_us)};
+    if (!CheckGrant(grant, op.operation_id, op.fingerprint, now_)) {
       return RequestApproval(op);  // expired or no longer bound: ask again
     }
     approval_id = op.approval_id;
   }
   const std::uint32_t attempt = op.attempt + 1;
-  const std::int64_t deadline = now_us_ + Micros(c.attempt_timeout);
+  const std::int64_t deadline = ToMicros(now_ + c.attempt_timeout);
   RECKON_TRY(Emit(AttemptStarted{op.operation_id, attempt, options_.worker_name, deadline,
                                  approval_id}));
   actions_.push_back(StartAttemptAction{op.operation_id, attempt, deadline});
@@ -264,7 +262,8 @@ Result<void> Decider::AttemptFinished(const std::string& operation_id, std::uint
     // state after a first attempt has an edge to committed for exactly this.
     return Emit(OperationCommitted{operation_id, attempt, json::serialize(outcome.output),
                                    outcome.provider_ref,
-                                   current ? "attempt" : "late_completion"});
+                                   current ? CommitSource::kAttempt
+                                           : CommitSource::kLateCompletion});
   }
   if (!current) return Ok();  // a stale attempt's failure proves nothing
   return HandleFailure(*op, outcome.kind, outcome.code, outcome.message);
@@ -282,8 +281,8 @@ Result<void> Decider::HandleFailure(OperationView& op, FailureKind reported,
   report.code = code;
   report.attempts_made = static_cast<int>(op.attempt);
   report.earlier_outcome_unknown = op.earlier_outcome_unknown;
-  report.since_first_attempt =
-      std::chrono::milliseconds((now_us_ - op.first_attempt_at_us) / 1000);
+  report.since_first_attempt = std::chrono::duration_cast<std::chrono::milliseconds>(
+      now_ - FromMicros(op.first_attempt_at_us));
   FailureDecision decision = DecideAfterFailure(c, report);
   const bool unknown = decision.kind == FailureKind::kUnknown;
   const std::string reason = code.empty() ? std::string("unknown") : code;
@@ -296,11 +295,11 @@ Result<void> Decider::HandleFailure(OperationView& op, FailureKind reported,
                                     message.empty() ? decision.reason : message});
     }
     case FailureAction::kRetry: {
-      const std::int64_t retry_at = now_us_ + Micros(decision.delay);
+      const std::int64_t retry_at = ToMicros(now_ + decision.delay);
       if (unknown) {
         RECKON_TRY(Emit(OutcomeUnknown{op.operation_id, op.attempt, reason, 0}));
         RECKON_TRY(Emit(RetryScheduled{op.operation_id, op.attempt + 1, retry_at,
-                                       "unknown_outcome"}));
+                                       RetryReason::kUnknownOutcome}));
       } else {
         RECKON_TRY(Emit(AttemptFailedRetryable{op.operation_id, op.attempt, reason, message,
                                                retry_at}));
@@ -310,7 +309,8 @@ Result<void> Decider::HandleFailure(OperationView& op, FailureKind reported,
     }
     case FailureAction::kReconcile: {
       // The lookup race: never before the attempt's hard deadline plus the grace.
-      const std::int64_t at = std::max(now_us_, op.deadline_us) + Micros(decision.delay);
+      const std::int64_t at =
+          ToMicros(std::max(now_, FromMicros(op.deadline_us)) + decision.delay);
       RECKON_TRY(Emit(OutcomeUnknown{op.operation_id, op.attempt, reason, at}));
       actions_.push_back(ArmDueAction{op.operation_id, at});
       return Ok();
@@ -327,7 +327,9 @@ Result<void> Decider::HandleFailure(OperationView& op, FailureKind reported,
 
 Result<void> Decider::Due(const std::string& operation_id) {
   OperationView* op = state_.FindOperation(operation_id);
-  if (op == nullptr || op->due_at_us == 0 || now_us_ < op->due_at_us) return Ok();  // stale
+  if (op == nullptr || op->due_at_us == 0 || now_ < FromMicros(op->due_at_us)) {
+    return Ok();  // stale: settled, or re-armed for later
+  }
   switch (op->state) {
     case OperationState::kInFlight:
       actions_.push_back(CancelAttemptAction{op->operation_id, op->attempt});
@@ -344,9 +346,15 @@ Result<void> Decider::Due(const std::string& operation_id) {
     case OperationState::kAwaitingApproval:
       return Emit(ApprovalDenied{op->operation_id, op->approval_id, "reckon",
                                  "no decision before the approval deadline"});
-    default:
+    case OperationState::kPrepared:  // nothing is armed before the first attempt
+    case OperationState::kApproved:  // its attempt starts in the same batch as the grant
+    case OperationState::kReconciling:  // the lookup's own timeout ends it
+    case OperationState::kNeedsHuman:
+    case OperationState::kCommitted:
+    case OperationState::kRejected:
       return Ok();
   }
+  return Err(Errc::kInternal, "unhandled operation state");
 }
 
 // --- reconciliation -------------------------------------------------------------------------
@@ -363,13 +371,14 @@ Result<void> Decider::ReconcileFinished(const std::string& operation_id, std::ui
   const ToolContract& c = contract->contract();
   switch (outcome.verdict) {
     case ReconcileVerdict::kCommitted: {
-      RECKON_TRY(Emit(ReconciliationResult{operation_id, round, "committed",
+      RECKON_TRY(Emit(ReconciliationResult{operation_id, round, ReconcileVerdict::kCommitted,
                                            outcome.provider_ref, 0}));
       return Emit(OperationCommitted{operation_id, op->attempt, json::serialize(outcome.output),
-                                     outcome.provider_ref, "reconciliation"});
+                                     outcome.provider_ref, CommitSource::kReconciliation});
     }
     case ReconcileVerdict::kNotFound: {
-      RECKON_TRY(Emit(ReconciliationResult{operation_id, round, "not_found", "", 0}));
+      RECKON_TRY(
+          Emit(ReconciliationResult{operation_id, round, ReconcileVerdict::kNotFound, "", 0}));
       if (static_cast<int>(op->attempt) >= c.retry.max_attempts) {
         return Emit(OperationRejected{operation_id, op->attempt, "attempts_exhausted",
                                       "the provider has no record of the operation and all " +
@@ -377,19 +386,21 @@ Result<void> Decider::ReconcileFinished(const std::string& operation_id, std::ui
                                           " attempts are used"});
       }
       // not_found authorizes exactly one new attempt, with the same operation id.
-      RECKON_TRY(Emit(RetryScheduled{operation_id, op->attempt + 1, now_us_,
-                                     "reconciled_not_found"}));
+      RECKON_TRY(Emit(RetryScheduled{operation_id, op->attempt + 1, ToMicros(now_),
+                                     RetryReason::kReconciledNotFound}));
       return StartNextAttempt(*op);
     }
     case ReconcileVerdict::kStillUnknown: {
       FailureDecision decision = DecideAfterStillUnknown(c, static_cast<int>(round));
       if (decision.action == FailureAction::kReconcile) {
-        const std::int64_t next = now_us_ + Micros(decision.delay);
-        RECKON_TRY(Emit(ReconciliationResult{operation_id, round, "still_unknown", "", next}));
+        const std::int64_t next = ToMicros(now_ + decision.delay);
+        RECKON_TRY(Emit(ReconciliationResult{operation_id, round, ReconcileVerdict::kStillUnknown,
+                                             "", next}));
         actions_.push_back(ArmDueAction{operation_id, next});
         return Ok();
       }
-      RECKON_TRY(Emit(ReconciliationResult{operation_id, round, "still_unknown", "", 0}));
+      RECKON_TRY(Emit(
+          ReconciliationResult{operation_id, round, ReconcileVerdict::kStillUnknown, "", 0}));
       return Emit(NeedsHuman{operation_id, decision.reason});
     }
   }
@@ -407,8 +418,8 @@ Result<void> Decider::WorkflowTimerFired(const std::string& timer_id) {
 Result<void> Decider::Signal(const std::string& name, const std::string& payload_json) {
   if (state_.terminal()) {
     return Err(Errc::kFailedPrecondition,
-               "run '" + state_.ref().workflow_id + "' is " + state_.status() +
-                   "; it takes no more signals");
+               "run '" + state_.ref().workflow_id + "' is " +
+                   std::string(RunStatusName(state_.status())) + "; it takes no more signals");
   }
   RECKON_TRY(std::string canonical, CanonicalizeJson(payload_json));
   return Emit(SignalReceived{name, std::move(canonical)});
@@ -416,8 +427,9 @@ Result<void> Decider::Signal(const std::string& name, const std::string& payload
 
 Result<void> Decider::Cancel(const std::string& reason) {
   if (state_.terminal()) {
-    return Err(Errc::kFailedPrecondition, "run '" + state_.ref().workflow_id + "' is already " +
-                                              state_.status() + "; there is nothing to cancel");
+    return Err(Errc::kFailedPrecondition,
+               "run '" + state_.ref().workflow_id + "' is already " +
+                   std::string(RunStatusName(state_.status())) + "; there is nothing to cancel");
   }
   for (const auto& [id, op] : state_.operations()) {
     switch (op.state) {
@@ -432,7 +444,11 @@ Result<void> Decider::Cancel(const std::string& reason) {
                        std::string(OperationStateName(op.state)) +
                        " and may have acted; cancel again once its outcome is known (it is "
                        "reconciled automatically, or resolve it by hand)");
-      default:
+      case OperationState::kPrepared:
+      case OperationState::kAwaitingApproval:
+      case OperationState::kRetryScheduled:
+      case OperationState::kCommitted:
+      case OperationState::kRejected:
         break;
     }
   }
@@ -453,7 +469,7 @@ Result<void> Decider::Cancel(const std::string& reason) {
   return Emit(WorkflowCancelled{});
 }
 
-Result<void> Decider::Decide(const ApprovalDecision& decision) {
+Result<void> Decider::ApprovalDecided(const ApprovalDecision& decision) {
   OperationView* op = nullptr;
   if (!decision.operation_id.empty()) {
     op = state_.FindOperation(decision.operation_id);
@@ -490,10 +506,10 @@ Result<void> Decider::Decide(const ApprovalDecision& decision) {
                                decision.reason.empty() ? "denied" : decision.reason});
   }
   const RegisteredContract* contract = ContractOf(*op);
-  const std::int64_t ttl_us =
-      contract ? contract->contract().approval.grant_ttl.count() * 1000000 : 0;
+  const std::chrono::seconds ttl =
+      contract ? contract->contract().approval.grant_ttl : std::chrono::seconds(0);
   RECKON_TRY(Emit(ApprovalGranted{op->operation_id, op->approval_id, op->fingerprint,
-                                  decision.decided_by, now_us_ + ttl_us}));
+                                  decision.decided_by, ToMicros(now_ + ttl)}));
   return StartNextAttempt(*op);
 }
 
@@ -520,7 +536,7 @@ Result<void> Decider::Resolve(const HumanResolution& resolution) {
     json::object result{{"provider_ref", resolution.provider_ref},
                         {"resolved_by", resolution.resolved_by}};
     return Emit(OperationCommitted{op->operation_id, op->attempt, json::serialize(result),
-                                   resolution.provider_ref, "human"});
+                                   resolution.provider_ref, CommitSource::kHuman});
   }
   const RegisteredContract* contract = ContractOf(*op);
   const int max_attempts = contract ? contract->contract().retry.max_attempts : 0;
@@ -529,8 +545,8 @@ Result<void> Decider::Resolve(const HumanResolution& resolution) {
                                   "resolved by " + resolution.resolved_by +
                                       " as not committed, and no attempts are left"});
   }
-  RECKON_TRY(Emit(RetryScheduled{op->operation_id, op->attempt + 1, now_us_,
-                                 "human_not_committed"}));
+  RECKON_TRY(Emit(RetryScheduled{op->operation_id, op->attempt + 1, ToMicros(now_),
+                                 RetryReason::kHumanNotCommitted}));
   return StartNextAttempt(*op);
 }
 
@@ -566,8 +582,11 @@ Result<void> Decider::Recover() {
       case OperationState::kAwaitingApproval:
         if (op.due_at_us > 0) actions_.push_back(ArmDueAction{op.operation_id, op.due_at_us});
         break;
-      default:
+      case OperationState::kNeedsHuman:  // waits for a person; nothing to re-arm
         break;
+      case OperationState::kCommitted:
+      case OperationState::kRejected:
+        return Err(Errc::kInternal, "terminal operation " + id + " listed for recovery");
     }
   }
   for (const auto& [timer_id, fire_at] : state_.pending_timers()) {
@@ -582,7 +601,7 @@ AppendRequest Decider::BuildAppend() const {
   AppendRequest request;
   request.run = state_.ref();
   request.expected_next_seq = events_.empty() ? state_.next_seq() : events_.front().seq;
-  request.now_us = now_us_;
+  request.now_us = ToMicros(now_);
   request.events.reserve(events_.size());
   for (const Event& event : events_) request.events.push_back(event.body);
   if (request.expected_next_seq == 1) request.workflow_type = state_.workflow_type();
@@ -595,9 +614,9 @@ AppendRequest Decider::BuildAppend() const {
                                               std::string(OperationStateName(op->state)),
                                               op->attempt, op->fingerprint, op->contract_hash,
                                               op->provider_ref, op->due_at_us});
-    if (!op->approval_id.empty()) {
+    if (op->approval_state) {
       request.approvals.push_back(ApprovalRow{op->approval_id, op->operation_id,
-                                              op->approval_intent_hash, op->approval_state,
+                                              op->approval_intent_hash, *op->approval_state,
                                               op->approved_by, op->approval_expires_at_us});
     }
   }

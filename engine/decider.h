@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "engine/clock.h"
 #include "engine/command.h"
 #include "contract/contract_registry.h"
 #include "engine/run_state.h"
@@ -81,7 +82,8 @@ struct DeciderOptions {
 
 class Decider {
  public:
-  Decider(RunState& state, const ContractRegistry& contracts, std::int64_t now_us,
+  // `now` is the time of every event of the batch and the base of every deadline it sets.
+  Decider(RunState& state, const ContractRegistry& contracts, TimePoint now,
           DeciderOptions options = {});
 
   // --- inputs ---
@@ -101,7 +103,11 @@ class Decider {
   // Errc::kFailedPrecondition while an operation may have acted and its outcome is not known
   // (in flight, unknown, reconciling, needs a person): cancelling must not forget an effect.
   Result<void> Cancel(const std::string& reason);
-  Result<void> Decide(const ApprovalDecision& decision);
+  // A person granted or denied the operation's current approval request. Refused with
+  // kPermissionDenied when the decision names another request or another intent hash than
+  // the operation has now (a grant is bound to both), kFailedPrecondition when the operation
+  // does not await approval.
+  Result<void> ApprovalDecided(const ApprovalDecision& decision);
   Result<void> Resolve(const HumanResolution& resolution);
   // After a restart: every operation that was mid-flight follows its contract.
   Result<void> Recover();
@@ -130,13 +136,13 @@ class Decider {
   const ContractRegistry& contracts_;
   // Contracts tightened by a call's overrides, by operation id (ContractOf).
   mutable std::map<std::string, RegisteredContract> tightened_;
-  const std::int64_t now_us_;
+  const TimePoint now_;
   DeciderOptions options_;
   std::vector<storage::Event> events_;
   std::vector<Action> actions_;
   std::set<std::string> touched_operations_;
   std::set<std::string> timers_set_, timers_cleared_;
-  std::string status_before_;
+  storage::RunStatus status_before_;
 };
 
 }  // namespace reckon

@@ -63,7 +63,7 @@ Engine::Slot* Engine::FindSlot(const std::string& workflow_id) const {
 // --- the public face --------------------------------------------------------------------------
 
 asio::awaitable<Result<int>> Engine::Recover() {
-  RECKON_CO_TRY(auto runs, journal_.ListRuns("running"));
+  RECKON_CO_TRY(auto runs, journal_.ListRuns(storage::RunStatus::kRunning));
   int resumed = 0;
   for (RunRow& row : runs) {
     RECKON_CO_TRY(auto events, journal_.ReadEvents(row.ref));
@@ -209,7 +209,7 @@ Result<void> Engine::ApplyInput(Decider& decider, Slot& slot, Input& input) {
         } else if constexpr (std::is_same_v<T, SignalInput>) {
           return decider.Signal(in.name, in.payload_json);
         } else if constexpr (std::is_same_v<T, ApprovalDecision>) {
-          return decider.Decide(in);
+          return decider.ApprovalDecided(in);
         } else if constexpr (std::is_same_v<T, HumanResolution>) {
           return decider.Resolve(in);
         } else if constexpr (std::is_same_v<T, CancelInput>) {
@@ -241,7 +241,7 @@ asio::awaitable<void> Engine::Drive(Slot* slot) {
   while (*alive && !failed_ && slot->stuck.empty() && !slot->inbox.empty()) {
     std::deque<Queued> batch;
     batch.swap(slot->inbox);
-    Decider decider(slot->state, contracts_, clock_.NowMicros(), options_.decider);
+    Decider decider(slot->state, contracts_, FromMicros(clock_.NowMicros()), options_.decider);
     std::vector<Reply> replies;
     std::size_t shown = 0;
     std::optional<Error> broken;
@@ -370,7 +370,7 @@ void Engine::StartLookup(Slot& slot, const StartReconcileAction& action) {
   if (op == nullptr) return;
   ReconcileRequest request{slot.state.ref(), op->operation_id, op->tool,
                            op->input ? *op->input : json::value(), action.round,
-                           clock_.NowMicros() + options_.lookup_timeout.count() * 1000};
+                           ToMicros(FromMicros(clock_.NowMicros()) + options_.lookup_timeout)};
   auto cancel = std::make_shared<asio::cancellation_signal>();
   auto timer = std::make_shared<asio::steady_timer>(executor_, options_.lookup_timeout);
   timer->async_wait([cancel](const boost::system::error_code& ec) {

@@ -66,7 +66,7 @@ struct EngineOptions {
 struct RunSummary {
   storage::RunRef ref;
   std::string workflow_type;
-  std::string status;       // running | completed | failed | cancelled
+  storage::RunStatus status = storage::RunStatus::kRunning;
   std::string stuck_reason;  // non-empty when the engine stopped driving the run
   std::string result_json;
   int committed_operations = 0;

@@ -82,7 +82,7 @@ struct InputVisitor {
     return I::kReconciliationStarted;
   }
   std::optional<I> operator()(const ReconciliationResult& r) const {
-    if (r.result == "still_unknown") return I::kStillUnknown;
+    if (r.result == ReconcileVerdict::kStillUnknown) return I::kStillUnknown;
     return std::nullopt;
   }
   std::optional<I> operator()(const NeedsHuman&) const { return I::kNeedsHuman; }

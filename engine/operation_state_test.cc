@@ -102,8 +102,10 @@ TEST(OperationStateTest, EventsCarryTheirInputs) {
   EXPECT_EQ(InputOf(AttemptStarted{}), I::kAttemptStarted);
   EXPECT_EQ(InputOf(OperationCommitted{}), I::kCommitted);
   EXPECT_EQ(InputOf(RetryScheduled{}), I::kRetryScheduled);
-  EXPECT_EQ(InputOf(ReconciliationResult{"op", 1, "still_unknown", "", 0}), I::kStillUnknown);
-  EXPECT_EQ(InputOf(ReconciliationResult{"op", 1, "committed", "re_1", 0}), std::nullopt);
+  EXPECT_EQ(InputOf(ReconciliationResult{"op", 1, ReconcileVerdict::kStillUnknown, "", 0}),
+            I::kStillUnknown);
+  EXPECT_EQ(InputOf(ReconciliationResult{"op", 1, ReconcileVerdict::kCommitted, "re_1", 0}),
+            std::nullopt);
   EXPECT_EQ(InputOf(HumanResolved{}), std::nullopt);
   EXPECT_EQ(InputOf(TimerFired{}), std::nullopt);
 }

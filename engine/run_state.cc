@@ -1,10 +1,177 @@
 #include "engine/run_state.h"
 
-#include <type_traits>
-
 namespace reckon {
 
 using namespace storage;
+
+// Folds one event of each type into a RunState; Apply visits the event's body with it. Every
+// event type has its own function, so a new type that is not folded does not compile.
+struct RunState::Fold {
+  RunState& run;
+  const EventBody& body;
+  std::int64_t at;  // when the event was recorded
+
+  // The operation the event names, moved along the lifecycle table by the event.
+  Result<OperationView*> Advance(const std::string& operation_id) {
+    RECKON_TRY(OperationView * op, run.Operation(operation_id, EventTypeName(body)));
+    RECKON_TRY(run.Advance(*op, body));
+    return op;
+  }
+
+  // --- the run -----------------------------------------------------------------------------
+  Result<void> operator()(const WorkflowStarted& e) {
+    run.workflow_type_ = e.workflow_type;
+    run.input_json_ = e.input_json;
+    return Ok();
+  }
+  Result<void> operator()(const WorkflowCompleted& e) {
+    run.status_ = RunStatus::kCompleted;
+    run.result_json_ = e.result_json;
+    return Ok();
+  }
+  Result<void> operator()(const WorkflowFailed&) {
+    run.status_ = RunStatus::kFailed;
+    return Ok();
+  }
+  Result<void> operator()(const WorkflowCancelled&) {
+    run.status_ = RunStatus::kCancelled;
+    return Ok();
+  }
+  // Recorded for the history; the state they imply arrives with later events.
+  Result<void> operator()(const WorkflowCancelRequested&) { return Ok(); }
+  Result<void> operator()(const WorkflowTaskScheduled&) { return Ok(); }
+  Result<void> operator()(const WorkflowTaskStarted&) { return Ok(); }
+  Result<void> operator()(const WorkflowTaskCompleted&) { return Ok(); }
+  Result<void> operator()(const SignalReceived&) { return Ok(); }
+  Result<void> operator()(const MarkerRecorded&) { return Ok(); }
+
+  // --- workflow timers -----------------------------------------------------------------------
+  Result<void> operator()(const TimerStarted& e) {
+    run.pending_timers_[e.timer_id] = e.fire_at_us;
+    return Ok();
+  }
+  Result<void> operator()(const TimerFired& e) {
+    run.pending_timers_.erase(e.timer_id);
+    return Ok();
+  }
+
+  // --- operations ----------------------------------------------------------------------------
+  Result<void> operator()(const OperationPrepared& e) {
+    if (run.operations_.count(e.operation_id)) {
+      return Err(Errc::kInternal, "operation '" + e.operation_id + "' prepared twice");
+    }
+    OperationView op;
+    op.operation_id = e.operation_id;
+    op.step_id = e.step_id;
+    op.tool = e.tool;
+    op.side_effect = e.side_effect;
+    op.contract_hash = e.contract_hash;
+    op.fingerprint = e.fingerprint;
+    op.redacted_input_json = e.input_json;
+    op.max_attempts_override = e.max_attempts;
+    op.require_approval_override = e.require_approval;
+    run.step_to_operation_[e.step_id] = e.operation_id;
+    run.operations_.emplace(e.operation_id, std::move(op));
+    return Ok();
+  }
+  Result<void> operator()(const ApprovalRequested& e) {
+    RECKON_TRY(OperationView * op, Advance(e.operation_id));
+    op->approval_id = e.approval_id;
+    ++op->approval_requests;
+    op->approval_state = ApprovalState::kRequested;
+    op->approval_intent_hash = e.intent_hash;
+    op->approval_expires_at_us = 0;
+    // Only the approval deadline (0: none) is due now; a retry or attempt time left over from
+    // before the request would otherwise read as a passed approval deadline.
+    op->due_at_us = e.deadline_us;
+    return Ok();
+  }
+  Result<void> operator()(const ApprovalGranted& e) {
+    RECKON_TRY(OperationView * op, Advance(e.operation_id));
+    op->approval_id = e.approval_id;
+    op->approval_state = ApprovalState::kGranted;
+    op->approval_intent_hash = e.intent_hash;
+    op->approved_by = e.approved_by;
+    op->approval_expires_at_us = e.expires_at_us;
+    return Ok();
+  }
+  Result<void> operator()(const ApprovalDenied& e) {
+    RECKON_TRY(OperationView * op, Advance(e.operation_id));
+    op->approval_state = ApprovalState::kDenied;
+    op->failure_code = "approval_denied";
+    op->failure_message = e.reason;
+    return Ok();
+  }
+  Result<void> operator()(const AttemptStarted& e) {
+    RECKON_TRY(OperationView * op, Advance(e.operation_id));
+    op->attempt = e.attempt;
+    op->deadline_us = e.deadline_us;
+    op->due_at_us = e.deadline_us;
+    if (op->first_attempt_at_us == 0) op->first_attempt_at_us = at;
+    return Ok();
+  }
+  Result<void> operator()(const OperationCommitted& e) {
+    RECKON_TRY(OperationView * op, Advance(e.operation_id));
+    op->provider_ref = e.provider_ref;
+    op->result_json = e.result_json;
+    op->due_at_us = 0;
+    ++run.committed_operations_;
+    return Ok();
+  }
+  Result<void> operator()(const OperationRejected& e) {
+    RECKON_TRY(OperationView * op, Advance(e.operation_id));
+    op->failure_code = e.code;
+    op->failure_message = e.message;
+    op->due_at_us = 0;
+    return Ok();
+  }
+  Result<void> operator()(const AttemptFailedRetryable& e) {
+    RECKON_TRY(OperationView * op, Advance(e.operation_id));
+    op->due_at_us = e.retry_at_us;
+    return Ok();
+  }
+  Result<void> operator()(const OutcomeUnknown& e) {
+    RECKON_TRY(OperationView * op, Advance(e.operation_id));
+    op->earlier_outcome_unknown = true;
+    op->due_at_us = e.reconcile_at_us;
+    return Ok();
+  }
+  Result<void> operator()(const RetryScheduled& e) {
+    RECKON_TRY(OperationView * op, Advance(e.operation_id));
+    op->due_at_us = e.retry_at_us;
+    switch (e.reason) {
+      case RetryReason::kReconciledNotFound:
+      case RetryReason::kHumanNotCommitted:
+        op->earlier_outcome_unknown = false;  // proven absent
+        break;
+      case RetryReason::kUnknownOutcome:
+        break;
+    }
+    return Ok();
+  }
+  Result<void> operator()(const ReconciliationStarted& e) {
+    RECKON_TRY(OperationView * op, Advance(e.operation_id));
+    op->reconcile_rounds = e.round;
+    op->due_at_us = 0;
+    return Ok();
+  }
+  Result<void> operator()(const ReconciliationResult& e) {
+    RECKON_TRY(OperationView * op, Advance(e.operation_id));
+    if (e.result == ReconcileVerdict::kStillUnknown) op->due_at_us = e.next_at_us;
+    return Ok();
+  }
+  Result<void> operator()(const NeedsHuman& e) {
+    RECKON_TRY(OperationView * op, Advance(e.operation_id));
+    op->due_at_us = 0;
+    op->failure_message = e.reason;
+    return Ok();
+  }
+  // The decision itself arrives as the OperationCommitted or RetryScheduled that follows.
+  Result<void> operator()(const HumanResolved& e) {
+    RECKON_TRY(run.Operation(e.operation_id, "HumanResolved"));
+    return Ok();
+  }
+};
 
 OperationView* RunState::FindOperation(const std::string& operation_id) {
   auto it = operations_.find(operation_id);
@@ -45,123 +212,7 @@ Result<void> RunState::Apply(const Event& event) {
                                     std::to_string(event.seq) + " applied at position " +
                                     std::to_string(next_seq_));
   }
-  const EventBody& body = event.body;
-  const std::int64_t at = event.recorded_at_us;
-  Result<void> applied = std::visit(
-      [&](const auto& e) -> Result<void> {
-        using T = std::decay_t<decltype(e)>;
-        if constexpr (std::is_same_v<T, WorkflowStarted>) {
-          workflow_type_ = e.workflow_type;
-          input_json_ = e.input_json;
-        } else if constexpr (std::is_same_v<T, WorkflowCompleted>) {
-          status_ = "completed";
-          result_json_ = e.result_json;
-        } else if constexpr (std::is_same_v<T, WorkflowFailed>) {
-          status_ = "failed";
-        } else if constexpr (std::is_same_v<T, WorkflowCancelled>) {
-          status_ = "cancelled";
-        } else if constexpr (std::is_same_v<T, OperationPrepared>) {
-          if (operations_.count(e.operation_id)) {
-            return Err(Errc::kInternal, "operation '" + e.operation_id + "' prepared twice");
-          }
-          OperationView op;
-          op.operation_id = e.operation_id;
-          op.step_id = e.step_id;
-          op.tool = e.tool;
-          op.side_effect = e.side_effect;
-          op.contract_hash = e.contract_hash;
-          op.fingerprint = e.fingerprint;
-          op.redacted_input_json = e.input_json;
-          op.max_attempts_override = e.max_attempts;
-          op.require_approval_override = e.require_approval;
-          step_to_operation_[e.step_id] = e.operation_id;
-          operations_.emplace(e.operation_id, std::move(op));
-        } else if constexpr (std::is_same_v<T, ApprovalRequested>) {
-          RECKON_TRY(OperationView * op, Operation(e.operation_id, "ApprovalRequested"));
-          RECKON_TRY(Advance(*op, body));
-          op->approval_id = e.approval_id;
-          ++op->approval_requests;
-          op->approval_state = "requested";
-          op->approval_intent_hash = e.intent_hash;
-          op->approval_expires_at_us = 0;
-          // Only the approval deadline (0: none) is due now; a retry or attempt time left
-          // over from before the request would otherwise read as a passed approval deadline.
-          op->due_at_us = e.deadline_us;
-        } else if constexpr (std::is_same_v<T, ApprovalGranted>) {
-          RECKON_TRY(OperationView * op, Operation(e.operation_id, "ApprovalGranted"));
-          RECKON_TRY(Advance(*op, body));
-          op->approval_id = e.approval_id;
-          op->approval_state = "granted";
-          op->approval_intent_hash = e.intent_hash;
-          op->approved_by = e.approved_by;
-          op->approval_expires_at_us = e.expires_at_us;
-        } else if constexpr (std::is_same_v<T, ApprovalDenied>) {
-          RECKON_TRY(OperationView * op, Operation(e.operation_id, "ApprovalDenied"));
-          RECKON_TRY(Advance(*op, body));
-          op->approval_state = "denied";
-          op->failure_code = "approval_denied";
-          op->failure_message = e.reason;
-        } else if constexpr (std::is_same_v<T, AttemptStarted>) {
-          RECKON_TRY(OperationView * op, Operation(e.operation_id, "AttemptStarted"));
-          RECKON_TRY(Advance(*op, body));
-          op->attempt = e.attempt;
-          op->deadline_us = e.deadline_us;
-          op->due_at_us = e.deadline_us;
-          if (op->first_attempt_at_us == 0) op->first_attempt_at_us = at;
-        } else if constexpr (std::is_same_v<T, OperationCommitted>) {
-          RECKON_TRY(OperationView * op, Operation(e.operation_id, "OperationCommitted"));
-          RECKON_TRY(Advance(*op, body));
-          op->provider_ref = e.provider_ref;
-          op->result_json = e.result_json;
-          op->due_at_us = 0;
-          ++committed_operations_;
-        } else if constexpr (std::is_same_v<T, OperationRejected>) {
-          RECKON_TRY(OperationView * op, Operation(e.operation_id, "OperationRejected"));
-          RECKON_TRY(Advance(*op, body));
-          op->failure_code = e.code;
-          op->failure_message = e.message;
-          op->due_at_us = 0;
-        } else if constexpr (std::is_same_v<T, AttemptFailedRetryable>) {
-          RECKON_TRY(OperationView * op, Operation(e.operation_id, "AttemptFailedRetryable"));
-          RECKON_TRY(Advance(*op, body));
-          op->due_at_us = e.retry_at_us;
-        } else if constexpr (std::is_same_v<T, OutcomeUnknown>) {
-          RECKON_TRY(OperationView * op, Operation(e.operation_id, "OutcomeUnknown"));
-          RECKON_TRY(Advance(*op, body));
-          op->earlier_outcome_unknown = true;
-          op->due_at_us = e.reconcile_at_us;
-        } else if constexpr (std::is_same_v<T, RetryScheduled>) {
-          RECKON_TRY(OperationView * op, Operation(e.operation_id, "RetryScheduled"));
-          RECKON_TRY(Advance(*op, body));
-          op->due_at_us = e.retry_at_us;
-          if (e.reason == "reconciled_not_found" || e.reason == "human_not_committed") {
-            op->earlier_outcome_unknown = false;  // proven absent
-          }
-        } else if constexpr (std::is_same_v<T, ReconciliationStarted>) {
-          RECKON_TRY(OperationView * op, Operation(e.operation_id, "ReconciliationStarted"));
-          RECKON_TRY(Advance(*op, body));
-          op->reconcile_rounds = e.round;
-          op->due_at_us = 0;
-        } else if constexpr (std::is_same_v<T, ReconciliationResult>) {
-          RECKON_TRY(OperationView * op, Operation(e.operation_id, "ReconciliationResult"));
-          RECKON_TRY(Advance(*op, body));
-          if (e.result == "still_unknown") op->due_at_us = e.next_at_us;
-        } else if constexpr (std::is_same_v<T, NeedsHuman>) {
-          RECKON_TRY(OperationView * op, Operation(e.operation_id, "NeedsHuman"));
-          RECKON_TRY(Advance(*op, body));
-          op->due_at_us = 0;
-          op->failure_message = e.reason;
-        } else if constexpr (std::is_same_v<T, HumanResolved>) {
-          RECKON_TRY(Operation(e.operation_id, "HumanResolved"));
-        } else if constexpr (std::is_same_v<T, TimerStarted>) {
-          pending_timers_[e.timer_id] = e.fire_at_us;
-        } else if constexpr (std::is_same_v<T, TimerFired>) {
-          pending_timers_.erase(e.timer_id);
-        }
-        return Ok();
-      },
-      body);
-  if (!applied) return applied;
+  RECKON_TRY(std::visit(Fold{*this, event.body, event.recorded_at_us}, event.body));
   ++next_seq_;
   return Ok();
 }

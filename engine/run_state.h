@@ -30,7 +30,7 @@ struct OperationView {
   std::string operation_id;
   std::string step_id;
   std::string tool;
-  std::string side_effect;
+  SideEffect side_effect = SideEffect::kNonRepeatableWrite;
   std::string contract_hash;
   std::string fingerprint;
   std::string redacted_input_json;
@@ -47,7 +47,7 @@ struct OperationView {
   // Approval: the current request or grant.
   std::string approval_id;
   std::uint32_t approval_requests = 0;     // ApprovalRequested events so far
-  std::string approval_state;              // "", requested, granted, denied
+  std::optional<storage::ApprovalState> approval_state;  // nullopt before the first request
   std::string approval_intent_hash;
   std::string approved_by;
   std::int64_t approval_expires_at_us = 0;
@@ -62,18 +62,20 @@ class RunState {
  public:
   explicit RunState(storage::RunRef ref) : ref_(std::move(ref)) {}
 
-  // Folds one event into the state. Errors: kInternal for an illegal lifecycle transition or
-  // an event about an operation the run never prepared (a corrupt or foreign history).
+  // Folds one event into the state (one function per event type, RunState::Fold in
+  // run_state.cc). Errors: kInternal for an event out of sequence, an illegal lifecycle
+  // transition or an event about an operation the run never prepared (a corrupt or foreign
+  // history); the state is then unusable.
   Result<void> Apply(const storage::Event& event);
   Result<void> ApplyAll(const std::vector<storage::Event>& events);
 
   const storage::RunRef& ref() const { return ref_; }
   const std::string& workflow_type() const { return workflow_type_; }
   const std::string& input_json() const { return input_json_; }
-  const std::string& status() const { return status_; }  // running, completed, failed, ...
+  storage::RunStatus status() const { return status_; }
   std::int64_t next_seq() const { return next_seq_; }
   bool started() const { return next_seq_ > 1; }
-  bool terminal() const { return status_ != "running"; }
+  bool terminal() const { return storage::IsTerminal(status_); }
   const std::string& result_json() const { return result_json_; }
   int committed_operations() const { return committed_operations_; }
 
@@ -84,13 +86,14 @@ class RunState {
   const std::map<std::string, std::int64_t>& pending_timers() const { return pending_timers_; }
 
  private:
+  struct Fold;
   Result<OperationView*> Operation(const std::string& operation_id, std::string_view event);
   Result<void> Advance(OperationView& op, const storage::EventBody& body);
 
   storage::RunRef ref_;
   std::string workflow_type_;
   std::string input_json_;
-  std::string status_ = "running";
+  storage::RunStatus status_ = storage::RunStatus::kRunning;
   std::string result_json_;
   std::int64_t next_seq_ = 1;
   int committed_operations_ = 0;

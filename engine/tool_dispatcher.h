@@ -15,6 +15,7 @@
 #include <string>
 
 #include "contract/failure_policy.h"
+#include "storage/event.h"
 #include "storage/rows.h"
 
 namespace reckon {
@@ -47,8 +48,9 @@ struct ReconcileRequest {
   std::int64_t deadline_us = 0;
 };
 
-enum class ReconcileVerdict { kCommitted, kNotFound, kStillUnknown };
-std::string_view ReconcileVerdictName(ReconcileVerdict verdict);
+// What a lookup answered: the journal records the same verdict (storage/event.h).
+using ReconcileVerdict = storage::ReconcileVerdict;
+using storage::ReconcileVerdictName;
 
 struct ReconcileOutcome {
   ReconcileVerdict verdict = ReconcileVerdict::kStillUnknown;

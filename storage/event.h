@@ -6,7 +6,9 @@
 // changes: new types are appended at the end.
 //
 // JSON-valued fields hold canonical JSON text with the contract's secret fields removed; times
-// are microseconds since the Unix epoch. Plain value types; copy freely.
+// are microseconds since the Unix epoch. Fields from a closed vocabulary are enums; the codec
+// (storage/event_codec.cc) stores them by name, and refuses a name it does not know as
+// corruption. Plain value types; copy freely.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +16,39 @@
 #include <string_view>
 #include <variant>
 
+#include "base/error.h"
+#include "base/side_effect.h"
+
 namespace reckon::storage {
+
+// How a commit became known (OperationCommitted.source).
+enum class CommitSource {
+  kAttempt,         // "attempt": the current attempt reported success
+  kLateCompletion,  // "late_completion": an attempt already given up on reported success
+  kReconciliation,  // "reconciliation": a lookup found the effect
+  kHuman,           // "human": a person resolved the operation as committed
+};
+std::string_view CommitSourceName(CommitSource source);
+Result<CommitSource> ParseCommitSource(std::string_view name);
+
+// What a reconciliation lookup answered (ReconciliationResult.result; also what a worker
+// reports, engine/tool_dispatcher.h).
+enum class ReconcileVerdict {
+  kCommitted,     // "committed": the effect exists
+  kNotFound,      // "not_found": the provider has no record of it
+  kStillUnknown,  // "still_unknown": the lookup could not tell
+};
+std::string_view ReconcileVerdictName(ReconcileVerdict verdict);
+Result<ReconcileVerdict> ParseReconcileVerdict(std::string_view name);
+
+// Why a new attempt was authorized (RetryScheduled.reason).
+enum class RetryReason {
+  kUnknownOutcome,      // "unknown_outcome": the class may repeat an attempt of unknown outcome
+  kReconciledNotFound,  // "reconciled_not_found": a lookup proved the effect absent
+  kHumanNotCommitted,   // "human_not_committed": a person said it did not happen
+};
+std::string_view RetryReasonName(RetryReason reason);
+Result<RetryReason> ParseRetryReason(std::string_view name);
 
 struct WorkflowStarted {
   std::string workflow_type;
@@ -34,7 +68,7 @@ struct OperationPrepared {
   std::string tool;
   std::string contract_hash;
   std::string fingerprint;
-  std::string side_effect;
+  SideEffect side_effect = SideEffect::kNonRepeatableWrite;
   std::string input_json;
   std::uint32_t max_attempts = 0;  // tightening: 0 = the contract's
   bool require_approval = false;   // tightening
@@ -70,7 +104,7 @@ struct OperationCommitted {
   std::uint32_t attempt = 0;
   std::string result_json;
   std::string provider_ref;
-  std::string source;
+  CommitSource source = CommitSource::kAttempt;
 };
 struct OperationRejected {
   std::string operation_id;
@@ -98,7 +132,7 @@ struct ReconciliationStarted {
 struct ReconciliationResult {
   std::string operation_id;
   std::uint32_t round = 0;
-  std::string result;
+  ReconcileVerdict result = ReconcileVerdict::kStillUnknown;
   std::string provider_ref;
   std::int64_t next_at_us = 0;
 };
@@ -118,7 +152,7 @@ struct RetryScheduled {
   std::string operation_id;
   std::uint32_t next_attempt = 0;
   std::int64_t retry_at_us = 0;
-  std::string reason;
+  RetryReason reason = RetryReason::kUnknownOutcome;
 };
 
 using EventBody = std::variant<

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "base/enum_names.h"
 #include "storage/events.capnp.h"
 
 namespace reckon::storage {
@@ -16,6 +17,9 @@ using wire::EventPayload;
 
 kj::StringPtr T(const std::string& s) { return kj::StringPtr(s.c_str(), s.size()); }
 std::string S(capnp::Text::Reader text) { return std::string(text.cStr(), text.size()); }
+// An enum's name: the names are static, so the text needs no copy.
+kj::StringPtr N(std::string_view name) { return kj::StringPtr(name.data(), name.size()); }
+std::string_view V(capnp::Text::Reader text) { return std::string_view(text.cStr(), text.size()); }
 
 // --- encoding: one overload per event type ------------------------------------------------
 
@@ -53,7 +57,7 @@ void Encode(EventPayload::Builder p, const OperationPrepared& e) {
   b.setTool(T(e.tool));
   b.setContractHash(T(e.contract_hash));
   b.setFingerprint(T(e.fingerprint));
-  b.setSideEffect(T(e.side_effect));
+  b.setSideEffect(N(SideEffectName(e.side_effect)));
   b.setInputJson(T(e.input_json));
   b.setMaxAttempts(e.max_attempts);
   b.setRequireApproval(e.require_approval);
@@ -94,7 +98,7 @@ void Encode(EventPayload::Builder p, const OperationCommitted& e) {
   b.setAttempt(e.attempt);
   b.setResultJson(T(e.result_json));
   b.setProviderRef(T(e.provider_ref));
-  b.setSource(T(e.source));
+  b.setSource(N(CommitSourceName(e.source)));
 }
 void Encode(EventPayload::Builder p, const OperationRejected& e) {
   auto b = p.initOperationRejected();
@@ -127,7 +131,7 @@ void Encode(EventPayload::Builder p, const ReconciliationResult& e) {
   auto b = p.initReconciliationResult();
   b.setOperationId(T(e.operation_id));
   b.setRound(e.round);
-  b.setResult(T(e.result));
+  b.setResult(N(ReconcileVerdictName(e.result)));
   b.setProviderRef(T(e.provider_ref));
   b.setNextAtUs(e.next_at_us);
 }
@@ -169,7 +173,7 @@ void Encode(EventPayload::Builder p, const RetryScheduled& e) {
   b.setOperationId(T(e.operation_id));
   b.setNextAttempt(e.next_attempt);
   b.setRetryAtUs(e.retry_at_us);
-  b.setReason(T(e.reason));
+  b.setReason(N(RetryReasonName(e.reason)));
 }
 
 // --- decoding -------------------------------------------------------------------------------
@@ -196,9 +200,11 @@ Result<EventBody> DecodeUnion(EventPayload::Reader p) {
     case EventPayload::WORKFLOW_TASK_COMPLETED: return WorkflowTaskCompleted{};
     case EventPayload::OPERATION_PREPARED: {
       auto r = p.getOperationPrepared();
+      RECKON_TRY(SideEffect side_effect, FromStored(ParseSideEffect(V(r.getSideEffect())),
+                                                    "OperationPrepared.side_effect"));
       return OperationPrepared{S(r.getStepId()),       S(r.getOperationId()),
                                S(r.getTool()),         S(r.getContractHash()),
-                               S(r.getFingerprint()),  S(r.getSideEffect()),
+                               S(r.getFingerprint()),  side_effect,
                                S(r.getInputJson()),    r.getMaxAttempts(),
                                r.getRequireApproval()};
     }
@@ -224,8 +230,10 @@ Result<EventBody> DecodeUnion(EventPayload::Reader p) {
     }
     case EventPayload::OPERATION_COMMITTED: {
       auto r = p.getOperationCommitted();
+      RECKON_TRY(CommitSource source, FromStored(ParseCommitSource(V(r.getSource())),
+                                                 "OperationCommitted.source"));
       return OperationCommitted{S(r.getOperationId()), r.getAttempt(), S(r.getResultJson()),
-                                S(r.getProviderRef()), S(r.getSource())};
+                                S(r.getProviderRef()), source};
     }
     case EventPayload::OPERATION_REJECTED: {
       auto r = p.getOperationRejected();
@@ -248,7 +256,9 @@ Result<EventBody> DecodeUnion(EventPayload::Reader p) {
     }
     case EventPayload::RECONCILIATION_RESULT: {
       auto r = p.getReconciliationResult();
-      return ReconciliationResult{S(r.getOperationId()), r.getRound(), S(r.getResult()),
+      RECKON_TRY(ReconcileVerdict result, FromStored(ParseReconcileVerdict(V(r.getResult())),
+                                                     "ReconciliationResult.result"));
+      return ReconciliationResult{S(r.getOperationId()), r.getRound(), result,
                                   S(r.getProviderRef()), r.getNextAtUs()};
     }
     case EventPayload::NEEDS_HUMAN: {
@@ -275,8 +285,10 @@ Result<EventBody> DecodeUnion(EventPayload::Reader p) {
     }
     case EventPayload::RETRY_SCHEDULED: {
       auto r = p.getRetryScheduled();
+      RECKON_TRY(RetryReason reason,
+                 FromStored(ParseRetryReason(V(r.getReason())), "RetryScheduled.reason"));
       return RetryScheduled{S(r.getOperationId()), r.getNextAttempt(), r.getRetryAtUs(),
-                            S(r.getReason())};
+                            reason};
     }
   }
   // A union ordinal this release does not know: written by a newer release.

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "storage/rows.h"
+
 namespace reckon::storage {
 namespace {
 
@@ -22,24 +24,25 @@ TEST(EventCodecTest, RoundTripsEveryEventType) {
       WorkflowTaskScheduled{},
       WorkflowTaskStarted{"worker-1"},
       WorkflowTaskCompleted{},
-      OperationPrepared{"s1", "op-1", "send_refund", "ch", "fp", "non_repeatable_write", "{}"},
+      OperationPrepared{"s1", "op-1", "send_refund", "ch", "fp", SideEffect::kNonRepeatableWrite,
+                        "{}"},
       ApprovalRequested{"op-1", "ap-1", "ih", 42},
       ApprovalGranted{"op-1", "ap-1", "ih", "alice", 99},
       ApprovalDenied{"op-1", "ap-1", "bob", "too large"},
       AttemptStarted{"op-1", 3, "w", 1234, "ap-1"},
-      OperationCommitted{"op-1", 3, R"({"id":"re_1"})", "re_1", "attempt"},
+      OperationCommitted{"op-1", 3, R"({"id":"re_1"})", "re_1", CommitSource::kAttempt},
       OperationRejected{"op-1", 1, "invalid", "bad card"},
       AttemptFailedRetryable{"op-1", 2, "rate_limited", "429", 777},
       OutcomeUnknown{"op-1", 2, "deadline_exceeded", 888},
       ReconciliationStarted{"op-1", 1},
-      ReconciliationResult{"op-1", 1, "still_unknown", "", 999},
+      ReconciliationResult{"op-1", 1, ReconcileVerdict::kStillUnknown, "", 999},
       NeedsHuman{"op-1", "reconcile limit"},
       HumanResolved{"op-1", true, "re_9", "carol", "checked dashboard"},
       TimerStarted{"t1", 5},
       TimerFired{"t1"},
       SignalReceived{"go", "{}"},
       MarkerRecorded{"m1", "now", "17"},
-      RetryScheduled{"op-1", 2, 1234, "reconciled_not_found"},
+      RetryScheduled{"op-1", 2, 1234, RetryReason::kReconciledNotFound},
   };
   ASSERT_EQ(bodies.size(), std::variant_size_v<EventBody>);
   EventDecoder decoder;
@@ -55,7 +58,8 @@ TEST(EventCodecTest, RoundTripsEveryEventType) {
 }
 
 TEST(EventCodecTest, DecodesFromUnalignedMemory) {
-  std::string bytes = EncodeEventBody(OperationCommitted{"op-7", 1, "{}", "re_7", "attempt"});
+  std::string bytes =
+      EncodeEventBody(OperationCommitted{"op-7", 1, "{}", "re_7", CommitSource::kAttempt});
   std::string shifted = "x" + bytes;  // payload starts at an odd address
   EventDecoder decoder;
   auto decoded = decoder.Decode(Bytes(shifted).subspan(1));
@@ -79,6 +83,60 @@ TEST(EventCodecTest, RejectsGarbageAsCorruption) {
   // The decoder still works after a failure.
   std::string good = EncodeEventBody(TimerFired{"t"});
   EXPECT_TRUE(decoder.Decode(Bytes(good)));
+}
+
+TEST(EventCodecTest, StoresEnumsByTheirNames) {
+  // The bytes keep the names the journal always had: the enums exist only in memory.
+  std::string bytes = EncodeEventBody(
+      RetryScheduled{"op-1", 2, 1234, RetryReason::kReconciledNotFound});
+  EXPECT_NE(bytes.find("reconciled_not_found"), std::string::npos);
+  bytes = EncodeEventBody(OperationCommitted{"op-1", 1, "{}", "", CommitSource::kLateCompletion});
+  EXPECT_NE(bytes.find("late_completion"), std::string::npos);
+}
+
+TEST(EventCodecTest, RefusesAnUnknownNameAsCorruption) {
+  // A commit source this release does not know, written in place of a known one.
+  std::string bytes = EncodeEventBody(
+      OperationCommitted{"op-1", 1, "{}", "re_1", CommitSource::kReconciliation});
+  const std::size_t at = bytes.find("reconciliation");
+  ASSERT_NE(at, std::string::npos);
+  bytes.replace(at, 14, "teleportation!");
+  EventDecoder decoder;
+  auto decoded = decoder.Decode(Bytes(bytes));
+  ASSERT_FALSE(decoded);
+  EXPECT_EQ(decoded.error().code(), Errc::kCorruption);
+  EXPECT_NE(decoded.error().message().find("OperationCommitted.source"), std::string::npos);
+  EXPECT_NE(decoded.error().message().find("'teleportation!'"), std::string::npos);
+
+  for (const char* name : {"attempt", "late_completion", "reconciliation", "human"}) {
+    auto parsed = ParseCommitSource(name);
+    ASSERT_TRUE(parsed) << name;
+    EXPECT_EQ(CommitSourceName(parsed.value()), name);
+  }
+  for (const char* name : {"committed", "not_found", "still_unknown"}) {
+    auto parsed = ParseReconcileVerdict(name);
+    ASSERT_TRUE(parsed) << name;
+    EXPECT_EQ(ReconcileVerdictName(parsed.value()), name);
+  }
+  for (const char* name : {"unknown_outcome", "reconciled_not_found", "human_not_committed"}) {
+    auto parsed = ParseRetryReason(name);
+    ASSERT_TRUE(parsed) << name;
+    EXPECT_EQ(RetryReasonName(parsed.value()), name);
+  }
+  for (const char* name : {"running", "completed", "failed", "cancelled"}) {
+    auto parsed = ParseRunStatus(name);
+    ASSERT_TRUE(parsed) << name;
+    EXPECT_EQ(RunStatusName(parsed.value()), name);
+  }
+  for (const char* name : {"requested", "granted", "denied"}) {
+    auto parsed = ParseApprovalState(name);
+    ASSERT_TRUE(parsed) << name;
+    EXPECT_EQ(ApprovalStateName(parsed.value()), name);
+  }
+  auto unknown = ParseRunStatus("paused");
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().code(), Errc::kInvalidArgument);
+  EXPECT_NE(unknown.error().message().find("'paused'"), std::string::npos);
 }
 
 TEST(EventCodecTest, TypeNamesFollowTheVariant) {

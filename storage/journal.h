@@ -50,7 +50,7 @@ struct AppendRequest {
   std::int64_t now_us = 0;             // recorded_at of the events, updated_at of the rows
   std::vector<EventBody> events;       // at least one
   std::optional<std::string> workflow_type;  // recorded when the run is created
-  std::optional<std::string> status;         // new run status, if it changes
+  std::optional<RunStatus> status;           // new run status, if it changes
   std::vector<OperationRow> operations;      // upserted by operation_id
   std::vector<TimerRow> timers_set;          // upserted by (run, timer_id)
   std::vector<std::string> timers_cleared;   // timer ids of this run
@@ -83,7 +83,7 @@ class Journal {
   // The newest run of a workflow id, if any.
   virtual Result<std::optional<RunRow>> FindLatestRun(const std::string& workflow_id) = 0;
   // Runs, optionally only those with `status`, ordered by creation.
-  virtual Result<std::vector<RunRow>> ListRuns(std::optional<std::string> status) = 0;
+  virtual Result<std::vector<RunRow>> ListRuns(std::optional<RunStatus> status) = 0;
   Result<std::vector<RunRow>> ListRuns() { return ListRuns(std::nullopt); }
   // Events of `run` with seq >= from_seq, in order. An unknown run has no events.
   virtual Result<std::vector<Event>> ReadEvents(const RunRef& run, std::int64_t from_seq) = 0;

@@ -3,13 +3,29 @@
 //
 // Derived rows are never written on their own: an AppendRequest carries the rows that its events
 // cause, and the journal writes both in one transaction (no state change without its event).
-// Plain value types. Times are microseconds since the epoch.
+// Plain value types. Times are microseconds since the epoch. Statuses are enums; the journal
+// stores them by name and refuses a name it does not know.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+
+#include "base/error.h"
+#include "base/side_effect.h"
 
 namespace reckon::storage {
+
+enum class RunStatus { kRunning, kCompleted, kFailed, kCancelled };
+// "running", "completed", "failed", "cancelled".
+std::string_view RunStatusName(RunStatus status);
+Result<RunStatus> ParseRunStatus(std::string_view name);
+inline bool IsTerminal(RunStatus status) { return status != RunStatus::kRunning; }
+
+enum class ApprovalState { kRequested, kGranted, kDenied };
+// "requested", "granted", "denied".
+std::string_view ApprovalStateName(ApprovalState state);
+Result<ApprovalState> ParseApprovalState(std::string_view name);
 
 // Identifies one run: a workflow id and the id of one execution of it.
 struct RunRef {
@@ -22,7 +38,7 @@ struct RunRow {
   std::int64_t run_pk = 0;  // the journal's internal key; stable for the life of the file
   RunRef ref;
   std::string workflow_type;
-  std::string status;  // running | completed | failed | cancelled
+  RunStatus status = RunStatus::kRunning;
   std::int64_t next_seq = 1;
   std::int64_t created_at_us = 0;
   std::int64_t updated_at_us = 0;
@@ -32,7 +48,7 @@ struct OperationRow {
   std::string operation_id;
   std::string step_id;
   std::string tool;
-  std::string side_effect;
+  SideEffect side_effect = SideEffect::kNonRepeatableWrite;
   std::string state;  // an operation state name (engine/operation_state.h)
   std::int64_t attempt = 0;
   std::string fingerprint;
@@ -53,7 +69,7 @@ struct ApprovalRow {
   std::string approval_id;
   std::string operation_id;
   std::string intent_hash;
-  std::string state;  // requested | granted | denied
+  ApprovalState state = ApprovalState::kRequested;
   std::string decided_by;
   std::int64_t expires_at_us = 0;
   std::int64_t run_pk = 0;  // filled by the journal

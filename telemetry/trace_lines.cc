@@ -61,7 +61,7 @@ class LineBuilder {
   void On(const OperationPrepared& e) {
     Line("operation.prepared");
     Op(e.operation_id);
-    Add("class", e.side_effect);
+    Add("class", std::string(SideEffectName(e.side_effect)));
     Add("fingerprint", Short(e.fingerprint));
     Add("contract", Short(e.contract_hash));
   }
@@ -95,7 +95,7 @@ class LineBuilder {
     Line("operation.committed");
     Op(e.operation_id);
     Add("attempt", std::to_string(e.attempt));
-    Add("source", e.source);
+    Add("source", std::string(CommitSourceName(e.source)));
     if (!e.provider_ref.empty()) Add("provider_ref", e.provider_ref);
   }
   void On(const OperationRejected& e) {
@@ -126,7 +126,7 @@ class LineBuilder {
     Line("operation.retry_scheduled");
     Op(e.operation_id);
     Add("next_attempt", std::to_string(e.next_attempt));
-    Add("reason", e.reason);
+    Add("reason", std::string(RetryReasonName(e.reason)));
     Add("decision", "retry_same_operation_id");
   }
   void On(const ReconciliationStarted& e) {
@@ -139,7 +139,7 @@ class LineBuilder {
     Line("operation.reconciled");
     Op(e.operation_id);
     Add("round", std::to_string(e.round));
-    Add("result", e.result);
+    Add("result", std::string(ReconcileVerdictName(e.result)));
     if (!e.provider_ref.empty()) Add("provider_ref", e.provider_ref);
   }
   void On(const NeedsHuman& e) {

@@ -47,7 +47,7 @@ struct Journaled {
   int model_attempts = 0;   // AttemptStarted of model.propose operations
   int model_committed = 0;  // committed model.propose operations
   std::map<std::string, std::string> refunds_committed;  // operation id -> provider ref
-  std::string status;
+  storage::RunStatus status = storage::RunStatus::kRunning;
 };
 
 Journaled ReadJournal(const std::string& path) {
@@ -158,7 +158,7 @@ int RunEpoch(std::uint64_t seed, int kills) {
               "journaled, %d replies committed; %zu refunds committed\n",
               static_cast<unsigned long long>(seed), hit, served, j.model_attempts,
               j.model_committed, j.refunds_committed.size());
-  EXPECT_EQ(j.status, "completed");
+  EXPECT_EQ(j.status, storage::RunStatus::kCompleted);
   EXPECT_EQ(j.model_committed, 3) << "three rounds: lookups, refunds, done";
   EXPECT_GE(served, 3);
   EXPECT_LE(served, j.model_attempts)

@@ -35,9 +35,10 @@ AppendRequest MakeAppend(int run, std::int64_t seq) {
   request.workflow_type = "crash";
   request.events = {MarkerRecorded{"a", "step", std::to_string(seq)},
                     MarkerRecorded{"b", "step", std::to_string(seq)}};
-  request.operations = {OperationRow{"op-" + id, "s", "tool", "read_only", "in_flight",
-                                     seq + 1, "fp", "ch", "", 0}};
-  request.approvals = {ApprovalRow{id + "-" + std::to_string(seq), "op-" + id, "ih", "requested"}};
+  request.operations = {OperationRow{"op-" + id, "s", "tool", reckon::SideEffect::kReadOnly,
+                                     "in_flight", seq + 1, "fp", "ch", "", 0}};
+  request.approvals = {ApprovalRow{id + "-" + std::to_string(seq), "op-" + id, "ih",
+                                   ApprovalState::kRequested}};
   return request;
 }
 

@@ -94,10 +94,6 @@ std::string Join(const std::map<std::string, int>& counts) {
   return "{" + text + "}";
 }
 
-bool IsTerminalRunStatus(const std::string& status) {
-  return status == "completed" || status == "failed" || status == "cancelled";
-}
-
 }  // namespace
 
 Result<std::vector<LedgerRefund>> FetchRefunds(std::uint16_t port) {
@@ -196,9 +192,10 @@ Result<RefundAudit> AuditRefundJournal(const std::string& journal_path, int coun
   for (const RunRow& run : runs) {
     const std::string& id = run.ref.workflow_id;
     ++runs_per_workflow[id];
-    ++figures.run_status[run.status];
+    const std::string status(storage::RunStatusName(run.status));
+    ++figures.run_status[status];
     const std::string where = id + " (run " + run.ref.run_id + ")";
-    if (!IsTerminalRunStatus(run.status)) bad.push_back(where + " is still " + run.status);
+    if (!storage::IsTerminal(run.status)) bad.push_back(where + " is still " + status);
 
     RECKON_TRY(std::vector<Event> events, journal->ReadEvents(run.ref));
     std::string result_json;
@@ -212,7 +209,7 @@ Result<RefundAudit> AuditRefundJournal(const std::string& journal_path, int coun
         ++figures.unknown_reasons[tool_of[e->operation_id] + "/" + e->reason];
       } else if (auto* e = std::get_if<storage::ReconciliationResult>(&event.body)) {
         ++figures.reconciliations;
-        ++figures.reconciliation_results[e->result];
+        ++figures.reconciliation_results[std::string(storage::ReconcileVerdictName(e->result))];
       } else if (auto* e = std::get_if<storage::OperationCommitted>(&event.body)) {
         committed_ref_in_events[e->operation_id] = e->provider_ref;
       } else if (auto* e = std::get_if<storage::WorkflowCompleted>(&event.body)) {
@@ -258,7 +255,8 @@ Result<RefundAudit> AuditRefundJournal(const std::string& journal_path, int coun
         return c && c->operation_id == op.operation_id;
       });
       if (source != events.rend()) {
-        ++figures.commit_sources[std::get<storage::OperationCommitted>(source->body).source];
+        ++figures.commit_sources[std::string(storage::CommitSourceName(
+            std::get<storage::OperationCommitted>(source->body).source))];
       }
       if (keyed.size() != 1) {
         bad.push_back(what + ": committed with provider_ref '" + op.provider_ref + "', and " +
@@ -275,7 +273,7 @@ Result<RefundAudit> AuditRefundJournal(const std::string& journal_path, int coun
         bad.push_back(what + ": " + std::to_string(of_payment.size()) + " refunds of " +
                       payment + " in the ledger " + refund_list(of_payment));
       }
-      if (run.status == "completed") {
+      if (run.status == storage::RunStatus::kCompleted) {
         boost::system::error_code ec;
         json::value result = json::parse(result_json, ec);
         std::string refund_id;
@@ -286,7 +284,7 @@ Result<RefundAudit> AuditRefundJournal(const std::string& journal_path, int coun
         }
       }
     }
-    if (run.status == "completed" && (send == nullptr || send->state != committed_name)) {
+    if (run.status == storage::RunStatus::kCompleted && (send == nullptr || send->state != committed_name)) {
       bad.push_back(where + " completed without a committed send_refund");
     }
   }

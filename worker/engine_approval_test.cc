@@ -68,13 +68,13 @@ class ApprovalTest : public ::testing::Test {
 
   FakeProvider provider_{/*dedup=*/false};
   EngineHarness h_;
-  std::string status_;
+  RunStatus status_ = RunStatus::kRunning;
 };
 
 TEST_F(ApprovalTest, BelowTheThresholdNoApprovalIsNeeded) {
   Boot(Payout(), 500);
   const auto events = Finish();
-  EXPECT_EQ(status_, "completed");
+  EXPECT_EQ(status_, RunStatus::kCompleted);
   EXPECT_TRUE(BodiesOf<ApprovalRequested>(events).empty());
   EXPECT_EQ(BodiesOf<AttemptStarted>(events).at(0).approval_id, "");
 }
@@ -108,7 +108,7 @@ TEST_F(ApprovalTest, NothingRunsUntilApprovedAndMismatchedDecisionsAreRefused) {
 
   RECKON_ASSERT_OK(h_.Decide(kRun, Decision(op, true)));
   const auto events = Finish();
-  EXPECT_EQ(status_, "completed");
+  EXPECT_EQ(status_, RunStatus::kCompleted);
   EXPECT_EQ(EventNames(events, op.operation_id),
             "OperationPrepared ApprovalRequested ApprovalGranted AttemptStarted "
             "OperationCommitted");
@@ -124,7 +124,7 @@ TEST_F(ApprovalTest, ARetryOfTheSameOperationReusesTheGrant) {
   const OperationView op = PendingApproval();
   RECKON_ASSERT_OK(h_.Decide(kRun, Decision(op, true)));
   const auto events = Finish();
-  EXPECT_EQ(status_, "completed");
+  EXPECT_EQ(status_, RunStatus::kCompleted);
   EXPECT_EQ(BodiesOf<ApprovalRequested>(events).size(), 1u);
   EXPECT_EQ(BodiesOf<ApprovalGranted>(events).size(), 1u);
   const auto attempts = BodiesOf<AttemptStarted>(events);
@@ -159,7 +159,7 @@ TEST_F(ApprovalTest, AnExpiredGrantLeadsToANewApprovalRequest) {
   EXPECT_FALSE(stale);  // the old grant's id no longer names the pending request
   RECKON_ASSERT_OK(h_.Decide(kRun, Decision(second, true)));
   const auto events = Finish();
-  EXPECT_EQ(status_, "completed");
+  EXPECT_EQ(status_, RunStatus::kCompleted);
   const auto attempts = BodiesOf<AttemptStarted>(events);
   ASSERT_EQ(attempts.size(), 2u);
   EXPECT_EQ(attempts[0].approval_id, first.approval_id);
@@ -172,7 +172,7 @@ TEST_F(ApprovalTest, ADenialFailsTheStepWithoutAnAttempt) {
   const OperationView op = PendingApproval();
   RECKON_ASSERT_OK(h_.Decide(kRun, Decision(op, false)));
   const auto events = Finish();
-  EXPECT_EQ(status_, "failed");
+  EXPECT_EQ(status_, RunStatus::kFailed);
   EXPECT_EQ(EventNames(events, op.operation_id),
             "OperationPrepared ApprovalRequested ApprovalDenied");
   EXPECT_EQ(BodiesOf<WorkflowFailed>(events).at(0).code, "approval_denied");
@@ -192,7 +192,7 @@ TEST_F(ApprovalTest, WaitingForApprovalSurvivesARestart) {
 
   RECKON_ASSERT_OK(h_.Decide(kRun, Decision(after, true)));
   const auto events = Finish();
-  EXPECT_EQ(status_, "completed");
+  EXPECT_EQ(status_, RunStatus::kCompleted);
   EXPECT_EQ(BodiesOf<AttemptStarted>(events).at(0).approval_id, before.approval_id);
   EXPECT_EQ(provider_.calls().size(), 1u);
 }
@@ -207,7 +207,7 @@ TEST_F(ApprovalTest, ARenewedApprovalRequestSurvivesARestart) {
   EXPECT_TRUE(StillAwaitingAfter(200ms));
   RECKON_ASSERT_OK(h_.Decide(kRun, Decision(second, true)));
   const auto events = Finish();
-  EXPECT_EQ(status_, "completed");
+  EXPECT_EQ(status_, RunStatus::kCompleted);
   EXPECT_EQ(BodiesOf<AttemptStarted>(events).back().approval_id, second.approval_id);
 }
 
@@ -220,7 +220,7 @@ TEST_F(ApprovalTest, TheApprovalDeadlineSurvivesARestart) {
   RECKON_ASSERT_OK(h_.Recover());
   EXPECT_TRUE(h_.RunUntilState(kRun, kStep, OperationState::kRejected, 3s));
   const auto events = Finish();
-  EXPECT_EQ(status_, "failed");
+  EXPECT_EQ(status_, RunStatus::kFailed);
   const auto denied = BodiesOf<ApprovalDenied>(events);
   ASSERT_EQ(denied.size(), 1u);
   EXPECT_EQ(denied[0].denied_by, "reckon");

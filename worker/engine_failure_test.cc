@@ -92,7 +92,8 @@ TEST_P(FailureMatrixTest, FollowsTheContract) {
   RECKON_ASSERT_OK(h.Start(kRun, kCallOnce, CallOnceInput(kTool, FastInput("acct-1", 500))));
   ASSERT_TRUE(h.RunUntilSettled(kRun));
   const RunSummary run = *h.Describe(kRun);
-  EXPECT_EQ(run.status, c.completes ? "completed" : "failed") << run.stuck_reason;
+  EXPECT_EQ(run.status, c.completes ? RunStatus::kCompleted : RunStatus::kFailed)
+      << run.stuck_reason;
   h.Shutdown();
 
   const std::vector<Event> events = h.Events(kRun);
@@ -199,7 +200,7 @@ TEST(LateEvidence, AnAttemptCompletingAfterItsDeadlineCommitsWithoutAnotherAttem
   EXPECT_EQ(unknown[0].reason, "deadline_exceeded");
   auto committed = BodiesOf<OperationCommitted>(events, op);
   ASSERT_EQ(committed.size(), 1u);
-  EXPECT_EQ(committed[0].source, "late_completion");
+  EXPECT_EQ(committed[0].source, CommitSource::kLateCompletion);
   EXPECT_EQ(committed[0].attempt, 1u);
   EXPECT_EQ(committed[0].provider_ref, provider.ref_of(op));
   EXPECT_EQ(provider.calls_to(kTool).size(), 1u);
@@ -220,7 +221,7 @@ TEST(LateEvidence, ACompletionWhileTheRetryWaitsCancelsTheRetry) {
             "OperationPrepared AttemptStarted OutcomeUnknown RetryScheduled OperationCommitted");
   auto committed = BodiesOf<OperationCommitted>(events, op);
   ASSERT_EQ(committed.size(), 1u);
-  EXPECT_EQ(committed[0].source, "late_completion");
+  EXPECT_EQ(committed[0].source, CommitSource::kLateCompletion);
   EXPECT_EQ(provider.calls_to(kTool).size(), 1u);
   EXPECT_EQ(provider.effects(op), 1);
 }

@@ -52,7 +52,7 @@ class ParallelTest : public ::testing::Test {
     auto started = h_.Start(kRun, type, json::object{});
     EXPECT_TRUE(started) << started.error().ToString();
     EXPECT_TRUE(h_.RunUntilSettled(kRun));
-    EXPECT_EQ(h_.Describe(kRun)->status, "completed");
+    EXPECT_EQ(h_.Describe(kRun)->status, RunStatus::kCompleted);
     h_.Shutdown();
     return h_.Events(kRun);
   }

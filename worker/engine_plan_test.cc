@@ -64,7 +64,8 @@ TEST_F(PlanRunTest, ADiamondRunsItsMiddleStepsInParallel) {
   h_.Boot();
   StartPlan(Diamond("diamond-1"));
   ASSERT_TRUE(h_.RunUntilSettled("diamond-1"));
-  ASSERT_EQ(h_.Describe("diamond-1")->status, "completed") << h_.Describe("diamond-1")->result_json;
+  ASSERT_EQ(h_.Describe("diamond-1")->status, RunStatus::kCompleted)
+      << h_.Describe("diamond-1")->result_json;
   EXPECT_EQ(provider_.max_in_flight(), 2);
   const auto calls = provider_.calls_to("reserve");
   ASSERT_EQ(calls.size(), 4u);
@@ -104,7 +105,7 @@ TEST_F(PlanRunTest, ACrashInTheMiddleResumesWithoutRepeatingCommittedSteps) {
   auto recovered = h_.Recover();
   ASSERT_TRUE(recovered) << recovered.error().ToString();
   ASSERT_TRUE(h_.RunUntilSettled("diamond-2"));
-  EXPECT_EQ(h_.Describe("diamond-2")->status, "completed");
+  EXPECT_EQ(h_.Describe("diamond-2")->status, RunStatus::kCompleted);
   // a, b and c committed before the crash and were never called again; d was retried under
   // the same operation id and took effect once.
   int a = 0, b = 0, c = 0, d = 0;
@@ -132,7 +133,7 @@ TEST_F(PlanRunTest, OverridesTightenTheContract) {
      "input": {"account": "acct-b", "amount_cents": 60}}]})"));
   ASSERT_TRUE(h_.RunUntilSettled("tight-1"));
   auto run = h_.Describe("tight-1");
-  EXPECT_EQ(run->status, "failed");
+  EXPECT_EQ(run->status, RunStatus::kFailed);
   EXPECT_EQ(provider_.calls_to("charge").size(), 1u);
   EXPECT_TRUE(provider_.calls_to("reserve").empty()) << "a dependent of a failed step is skipped";
   // Approval required by the plan although the contract has none.
@@ -144,7 +145,7 @@ TEST_F(PlanRunTest, OverridesTightenTheContract) {
   RECKON_ASSERT_OK(h_.Decide("tight-2", ApprovalDecision{"", op->operation_id, op->fingerprint,
                                                          true, "alice", ""}));
   ASSERT_TRUE(h_.RunUntilSettled("tight-2"));
-  EXPECT_EQ(h_.Describe("tight-2")->status, "completed");
+  EXPECT_EQ(h_.Describe("tight-2")->status, RunStatus::kCompleted);
 }
 
 TEST_F(PlanRunTest, AFalseConditionSkipsTheStepAndItsDependents) {
@@ -157,7 +158,7 @@ TEST_F(PlanRunTest, AFalseConditionSkipsTheStepAndItsDependents) {
     {"id": "c", "tool": "reserve", "depends_on": ["b"],
      "input": {"account": "acct-c", "amount_cents": 300}}]})"));
   ASSERT_TRUE(h_.RunUntilSettled("cond-1"));
-  ASSERT_EQ(h_.Describe("cond-1")->status, "completed");
+  ASSERT_EQ(h_.Describe("cond-1")->status, RunStatus::kCompleted);
   const json::value result = json::parse(h_.Describe("cond-1")->result_json);
   EXPECT_EQ(result.at("steps").at("b").at("status"), "skipped");
   EXPECT_EQ(result.at("steps").at("c").at("status"), "skipped");
@@ -183,7 +184,7 @@ TEST_F(PlanRunTest, AnUnparseablePlanThatBypassedValidationRunsNoStep) {
   auto started = h_.Start("raw-1", kPlanWorkflow, json::parse(R"({"plan_id": 3, "steps": {}})"));
   ASSERT_TRUE(started) << started.error().ToString();
   ASSERT_TRUE(h_.RunUntilSettled("raw-1"));
-  EXPECT_EQ(h_.Describe("raw-1")->status, "failed");
+  EXPECT_EQ(h_.Describe("raw-1")->status, RunStatus::kFailed);
   EXPECT_TRUE(provider_.calls().empty());
 }
 

@@ -44,7 +44,7 @@ class ReconcileTest : public ::testing::Test {
 
   FakeProvider provider_{/*dedup=*/false};
   EngineHarness h_;
-  std::string status_;
+  RunStatus status_ = RunStatus::kRunning;
 };
 
 TEST_F(ReconcileTest, CommittedLookupRunsOnlyAfterDeadlinePlusGraceAndSettlesWithOneEffect) {
@@ -54,7 +54,7 @@ TEST_F(ReconcileTest, CommittedLookupRunsOnlyAfterDeadlinePlusGraceAndSettlesWit
   Boot(contract);
   const auto events = Finish();
   const std::string op = OperationIdOfStep(events, kStep);
-  EXPECT_EQ(status_, "completed");
+  EXPECT_EQ(status_, RunStatus::kCompleted);
   EXPECT_EQ(EventNames(events, op),
             "OperationPrepared AttemptStarted OutcomeUnknown ReconciliationStarted "
             "ReconciliationResult OperationCommitted");
@@ -72,10 +72,10 @@ TEST_F(ReconcileTest, CommittedLookupRunsOnlyAfterDeadlinePlusGraceAndSettlesWit
 
   auto result = BodiesOf<ReconciliationResult>(events, op);
   ASSERT_EQ(result.size(), 1u);
-  EXPECT_EQ(result[0].result, "committed");
+  EXPECT_EQ(result[0].result, ReconcileVerdict::kCommitted);
   auto committed = BodiesOf<OperationCommitted>(events, op);
   ASSERT_EQ(committed.size(), 1u);
-  EXPECT_EQ(committed[0].source, "reconciliation");
+  EXPECT_EQ(committed[0].source, CommitSource::kReconciliation);
   EXPECT_EQ(committed[0].provider_ref, provider_.ref_of(op));
   EXPECT_EQ(provider_.calls_to(kTool).size(), 1u);  // no second attempt
   EXPECT_EQ(provider_.effects(op), 1);
@@ -87,12 +87,12 @@ TEST_F(ReconcileTest, NotFoundAuthorizesExactlyOneNewAttemptWithTheSameOperation
   Boot();
   const auto events = Finish();
   const std::string op = OperationIdOfStep(events, kStep);
-  EXPECT_EQ(status_, "completed");
+  EXPECT_EQ(status_, RunStatus::kCompleted);
   EXPECT_EQ(EventNames(events, op),
             "OperationPrepared AttemptStarted OutcomeUnknown ReconciliationStarted "
             "ReconciliationResult RetryScheduled AttemptStarted OperationCommitted");
-  EXPECT_EQ(BodiesOf<ReconciliationResult>(events, op).at(0).result, "not_found");
-  EXPECT_EQ(BodiesOf<RetryScheduled>(events, op).at(0).reason, "reconciled_not_found");
+  EXPECT_EQ(BodiesOf<ReconciliationResult>(events, op).at(0).result, ReconcileVerdict::kNotFound);
+  EXPECT_EQ(BodiesOf<RetryScheduled>(events, op).at(0).reason, RetryReason::kReconciledNotFound);
   const auto calls = provider_.calls_to(kTool);
   ASSERT_EQ(calls.size(), 2u);
   EXPECT_EQ(calls[0].key, op);
@@ -108,7 +108,7 @@ TEST_F(ReconcileTest, NotFoundWithNoAttemptsLeftRejects) {
   Boot(contract);
   const auto events = Finish();
   const std::string op = OperationIdOfStep(events, kStep);
-  EXPECT_EQ(status_, "failed");
+  EXPECT_EQ(status_, RunStatus::kFailed);
   EXPECT_EQ(BodiesOf<OperationRejected>(events, op).at(0).code, "attempts_exhausted");
   EXPECT_EQ(provider_.calls_to(kTool).size(), 1u);
   EXPECT_EQ(provider_.effects(op), 0);
@@ -120,7 +120,7 @@ TEST_F(ReconcileTest, RetryableReportWithAnUnlistedCodeIsTreatedAsUnknown) {
   Boot();
   const auto events = Finish();
   const std::string op = OperationIdOfStep(events, kStep);
-  EXPECT_EQ(status_, "completed");
+  EXPECT_EQ(status_, RunStatus::kCompleted);
   EXPECT_TRUE(BodiesOf<AttemptFailedRetryable>(events, op).empty());
   auto unknown = BodiesOf<OutcomeUnknown>(events, op);
   ASSERT_EQ(unknown.size(), 1u);
@@ -177,7 +177,7 @@ TEST_F(StillUnknownTest, PastTheLookupLimitTheOperationNeedsAHuman) {
             "OperationPrepared AttemptStarted OutcomeUnknown ReconciliationStarted "
             "ReconciliationResult ReconciliationStarted ReconciliationResult NeedsHuman");
   for (const auto& result : BodiesOf<ReconciliationResult>(events, op_)) {
-    EXPECT_EQ(result.result, "still_unknown");
+    EXPECT_EQ(result.result, ReconcileVerdict::kStillUnknown);
   }
 }
 
@@ -191,13 +191,13 @@ TEST_F(StillUnknownTest, ResolvedAsCommittedNeedsTheProviderReference) {
   const std::string ref = provider_.ref_of(op_);  // what the person found at the provider
   RECKON_ASSERT_OK(h_.Resolve(kRun, Resolution(true, ref)));
   const auto events = Finish();
-  EXPECT_EQ(status_, "completed");
+  EXPECT_EQ(status_, RunStatus::kCompleted);
   auto resolved = BodiesOf<HumanResolved>(events, op_);
   ASSERT_EQ(resolved.size(), 1u);
   EXPECT_TRUE(resolved[0].committed);
   auto committed = BodiesOf<OperationCommitted>(events, op_);
   ASSERT_EQ(committed.size(), 1u);
-  EXPECT_EQ(committed[0].source, "human");
+  EXPECT_EQ(committed[0].source, CommitSource::kHuman);
   EXPECT_EQ(committed[0].provider_ref, ref);
   EXPECT_EQ(provider_.calls_to(kTool).size(), 1u);
   EXPECT_EQ(provider_.effects(op_), 1);
@@ -211,8 +211,8 @@ TEST_F(StillUnknownTest, ResolvedAsNotCommittedStartsOneNewAttemptWithTheSameId)
   ASSERT_FALSE(again);
   EXPECT_EQ(again.error().code(), Errc::kFailedPrecondition);
   const auto events = Finish();
-  EXPECT_EQ(status_, "completed");
-  EXPECT_EQ(BodiesOf<RetryScheduled>(events, op_).at(0).reason, "human_not_committed");
+  EXPECT_EQ(status_, RunStatus::kCompleted);
+  EXPECT_EQ(BodiesOf<RetryScheduled>(events, op_).at(0).reason, RetryReason::kHumanNotCommitted);
   const auto calls = provider_.calls_to(kTool);
   ASSERT_EQ(calls.size(), 2u);
   EXPECT_EQ(calls[1].key, op_);
@@ -224,7 +224,7 @@ TEST_F(StillUnknownTest, ResolvedAsNotCommittedWithNoAttemptsLeftRejects) {
   ParkForAPerson(Behaviour::kLoseRequest, /*max_attempts=*/1);
   RECKON_ASSERT_OK(h_.Resolve(kRun, Resolution(false)));
   const auto events = Finish();
-  EXPECT_EQ(status_, "failed");
+  EXPECT_EQ(status_, RunStatus::kFailed);
   EXPECT_EQ(BodiesOf<OperationRejected>(events, op_).at(0).code, "not_committed");
   EXPECT_EQ(BodiesOf<WorkflowFailed>(events).at(0).code, "not_committed");
   EXPECT_EQ(provider_.calls_to(kTool).size(), 1u);

@@ -82,7 +82,7 @@ class RestartTest : public ::testing::Test {
     EXPECT_EQ(recovered.value(), 1);
     ASSERT_TRUE(h_.RunUntilSettled(kRun));
     const RunSummary run = *h_.Describe(kRun);
-    EXPECT_EQ(run.status, "completed") << run.stuck_reason;
+    EXPECT_EQ(run.status, RunStatus::kCompleted) << run.stuck_reason;
     result_ = json::parse(run.result_json).as_object();
     h_.Shutdown();
     events_ = h_.Events(kRun);
@@ -245,7 +245,7 @@ TEST_F(NondeterminismTest, UnchangedCodeRecoversAndContinues) {
   ASSERT_TRUE(signalled);
   RECKON_ASSERT_OK(*signalled);
   ASSERT_TRUE(h_.RunUntilSettled(kOrder));
-  EXPECT_EQ(h_.Describe(kOrder)->status, "completed");
+  EXPECT_EQ(h_.Describe(kOrder)->status, RunStatus::kCompleted);
   EXPECT_EQ(provider_.calls_to("reserve").size(), 1u);
 }
 
@@ -258,7 +258,7 @@ TEST_F(NondeterminismTest, AStepAddedAfterTheHistoryRunsAsANewCall) {
   const auto events = h_.Events(kOrder);
   const std::string extra = OperationIdOfStep(events, "extra");
   EXPECT_EQ(EventNames(events, extra), "OperationPrepared AttemptStarted OperationCommitted");
-  EXPECT_EQ(BodiesOf<OperationCommitted>(events, extra).at(0).source, "attempt");
+  EXPECT_EQ(BodiesOf<OperationCommitted>(events, extra).at(0).source, CommitSource::kAttempt);
   EXPECT_EQ(provider_.calls_to("charge").size(), 1u);
   EXPECT_EQ(provider_.calls_to("reserve").size(), 1u);
 }

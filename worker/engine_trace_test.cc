@@ -82,7 +82,7 @@ TEST(EffectTraceTest, NoSecretReachesTheTraceOrTheJournal) {
   RECKON_ASSERT_OK(h.Decide(kRun, ApprovalDecision{op.approval_id, "", op.fingerprint, true,
                                                    "alice@example.com", ""}));
   ASSERT_TRUE(h.RunUntilSettled(kRun));
-  EXPECT_EQ(h.Describe(kRun)->status, "completed");
+  EXPECT_EQ(h.Describe(kRun)->status, RunStatus::kCompleted);
   h.Shutdown();
   file_sink.value().reset();  // flushes and closes the JSON-lines file
 

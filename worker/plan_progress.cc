@@ -25,7 +25,8 @@ std::optional<std::string> PlanProgress::Line(const storage::Event& event) {
           return "plan " + workflow_id_ + " started";
         } else if constexpr (std::is_same_v<T, OperationPrepared>) {
           steps_[e.operation_id] = e.step_id;
-          return e.step_id + ": " + e.tool + " prepared (" + e.side_effect + ", intent " +
+          return e.step_id + ": " + e.tool + " prepared (" +
+                 std::string(SideEffectName(e.side_effect)) + ", intent " +
                  e.fingerprint.substr(0, 12) + ")";
         } else if constexpr (std::is_same_v<T, ApprovalRequested>) {
           waiting_[e.operation_id] = "reckon approve " + workflow_id_ + " --operation " +
@@ -44,7 +45,9 @@ std::optional<std::string> PlanProgress::Line(const storage::Event& event) {
           waiting_.erase(e.operation_id);
           return StepOf(e.operation_id) + ": committed" +
                  (e.provider_ref.empty() ? "" : " (" + e.provider_ref + ")") +
-                 (e.source == "attempt" ? "" : " via " + e.source);
+                 (e.source == CommitSource::kAttempt
+                      ? ""
+                      : " via " + std::string(CommitSourceName(e.source)));
         } else if constexpr (std::is_same_v<T, OperationRejected>) {
           waiting_.erase(e.operation_id);
           return StepOf(e.operation_id) + ": failed: " + e.code +
@@ -57,7 +60,7 @@ std::optional<std::string> PlanProgress::Line(const storage::Event& event) {
                  "); it will be reconciled, not blindly retried";
         } else if constexpr (std::is_same_v<T, ReconciliationResult>) {
           return StepOf(e.operation_id) + ": reconciliation round " + std::to_string(e.round) +
-                 ": " + e.result;
+                 ": " + std::string(ReconcileVerdictName(e.result));
         } else if constexpr (std::is_same_v<T, NeedsHuman>) {
           waiting_[e.operation_id] = "reckon resolve " + workflow_id_ + " --operation " +
                                      e.operation_id +
@@ -69,17 +72,17 @@ std::optional<std::string> PlanProgress::Line(const storage::Event& event) {
                  (e.committed ? "committed" : "not committed");
         } else if constexpr (std::is_same_v<T, WorkflowCompleted>) {
           finished_ = true;
-          status_ = "completed";
+          status_ = RunStatus::kCompleted;
           result_json_ = e.result_json;
           return "plan " + workflow_id_ + " completed";
         } else if constexpr (std::is_same_v<T, WorkflowFailed>) {
           finished_ = true;
-          status_ = "failed";
+          status_ = RunStatus::kFailed;
           failure_ = e.code + ": " + e.message;
           return "plan " + workflow_id_ + " failed: " + failure_;
         } else if constexpr (std::is_same_v<T, WorkflowCancelled>) {
           finished_ = true;
-          status_ = "cancelled";
+          status_ = RunStatus::kCancelled;
           return "plan " + workflow_id_ + " cancelled";
         } else {
           return std::nullopt;

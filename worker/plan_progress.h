@@ -10,6 +10,7 @@
 #include <string>
 
 #include "storage/event.h"
+#include "storage/rows.h"
 
 namespace reckon {
 
@@ -22,7 +23,7 @@ class PlanProgress {
 
   // The run ended (completed, failed or cancelled), as of the events seen.
   bool finished() const { return finished_; }
-  const std::string& status() const { return status_; }
+  storage::RunStatus status() const { return status_; }
   // Operations waiting for a person: approve/resolve commands, one per line.
   std::string WaitingCommands() const;
   const std::string& result_json() const { return result_json_; }
@@ -35,7 +36,7 @@ class PlanProgress {
   std::map<std::string, std::string> steps_;        // operation id -> step id
   std::map<std::string, std::string> waiting_;      // operation id -> command for a person
   bool finished_ = false;
-  std::string status_ = "running";
+  storage::RunStatus status_ = storage::RunStatus::kRunning;
   std::string result_json_;
   std::string failure_;
 };

@@ -86,13 +86,14 @@ void PrintSummary(CommandEnv& env, const Plan& plan, const std::map<std::string,
     rows.push_back({step.id, step.tool, it == states.end() ? "not run" : it->second});
   }
   env.out << "\n" << RenderTable(rows);
-  env.out << "plan " << plan.plan_id << ": " << progress.status() << "\n";
+  env.out << "plan " << plan.plan_id << ": " << storage::RunStatusName(progress.status())
+          << "\n";
   if (!progress.result_json().empty()) env.out << "result " << progress.result_json() << "\n";
   env.out << std::flush;
 }
 
 int ExitFor(const PlanProgress& progress) {
-  if (progress.status() == "completed") return kExitOk;
+  if (progress.status() == storage::RunStatus::kCompleted) return kExitOk;
   if (progress.finished()) return kExitFailure;
   return kExitWaiting;
 }

@@ -10,6 +10,7 @@ namespace json = boost::json;
 
 kj::StringPtr Text(const std::string& s) { return kj::StringPtr(s.c_str(), s.size()); }
 std::string Str(capnp::Text::Reader text) { return std::string(text.cStr(), text.size()); }
+kj::StringPtr Name(std::string_view name) { return kj::StringPtr(name.data(), name.size()); }
 
 Result<json::value> JsonFromWire(capnp::Text::Reader text, std::string_view field) {
   boost::system::error_code ec;

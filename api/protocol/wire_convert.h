@@ -23,6 +23,9 @@ namespace reckon::api {
 
 kj::StringPtr Text(const std::string& s);
 std::string Str(capnp::Text::Reader text);
+// An enum value's name on the wire: `name` comes from the enum's name table (a string literal,
+// so it outlives the message and is NUL-terminated).
+kj::StringPtr Name(std::string_view name);
 
 // JSON text from the wire; `field` names it in the error.
 Result<boost::json::value> JsonFromWire(capnp::Text::Reader text, std::string_view field);

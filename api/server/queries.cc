@@ -23,7 +23,7 @@ void FillSummary(const storage::RunRow& row, const std::vector<storage::Operatio
   out.setWorkflowId(Text(row.ref.workflow_id));
   out.setRunId(Text(row.ref.run_id));
   out.setWorkflowType(Text(row.workflow_type));
-  out.setStatus(Text(row.status));
+  out.setStatus(Name(storage::RunStatusName(row.status)));
   out.setStuckReason(Text(stuck));
   out.setCreatedAtUs(row.created_at_us);
   out.setUpdatedAtUs(row.updated_at_us);
@@ -82,7 +82,7 @@ Result<void> Queries::Describe(const std::string& workflow_id, wire::Response::B
     o.setOperationId(Text(op.operation_id));
     o.setStepId(Text(op.step_id));
     o.setTool(Text(op.tool));
-    o.setSideEffect(Text(op.side_effect));
+    o.setSideEffect(Name(SideEffectName(op.side_effect)));
     const auto state = OperationStateName(op.state);
     o.setState(kj::StringPtr(state.data(), state.size()));
     o.setAttempt(op.attempt);
@@ -98,8 +98,10 @@ Result<void> Queries::Describe(const std::string& workflow_id, wire::Response::B
 }
 
 Result<void> Queries::List(wire::ListWorkflows::Reader filter, wire::Response::Builder out) {
-  std::optional<std::string> status;
-  if (filter.getStatus().size() > 0) status = Str(filter.getStatus());
+  std::optional<storage::RunStatus> status;
+  if (filter.getStatus().size() > 0) {
+    RECKON_TRY(status, storage::ParseRunStatus(Str(filter.getStatus())));
+  }
   const std::string tool = Str(filter.getTool());
   RECKON_TRY(auto runs, journal_.ListRuns(status));
   struct Row {

@@ -91,8 +91,8 @@ asio::awaitable<int> Run(EmbeddedHost& host, const Options& options) {
     }
     if (row.value() && row.value()->status != "running") {
       std::printf("%s %s (finished earlier; `reckon history` shows it)\n", options.id.c_str(),
-                  row.value()->status.c_str());
-      co_return row.value()->status == "completed" ? 0 : 1;
+                  std::string(storage::RunStatusName(row.value()->status)).c_str());
+      co_return row.value()->status == storage::RunStatus::kCompleted ? 0 : 1;
     }
   }
   // Until every batch is durable and only a person could let the loop go on (or it ended).
@@ -104,9 +104,10 @@ asio::awaitable<int> Run(EmbeddedHost& host, const Options& options) {
   }
   auto run = engine.Describe(options.id);
   if (!run) co_return 1;
-  std::printf("%s %s %s\n", options.id.c_str(), run->status.c_str(), run->result_json.c_str());
-  if (run->status == "completed") co_return 0;
-  co_return run->status == "running" ? 3 : 1;
+  std::printf("%s %s %s\n", options.id.c_str(),
+              std::string(storage::RunStatusName(run->status)).c_str(), run->result_json.c_str());
+  if (run->status == storage::RunStatus::kCompleted) co_return 0;
+  co_return run->status == storage::RunStatus::kRunning ? 3 : 1;
 }
 
 }  // namespace

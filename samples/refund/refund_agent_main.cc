@@ -88,10 +88,11 @@ asio::awaitable<int> RunAgent(EmbeddedHost& host, const Options& options) {
   }
   int done = 0, waiting = 0;
   for (const RunSummary& run : engine.Runs()) {
-    if (run.status != "running") {
+    if (storage::IsTerminal(run.status)) {
       ++done;
       if (!options.quiet) {
-        std::printf("%-12s %-10s %s\n", run.ref.workflow_id.c_str(), run.status.c_str(),
+        std::printf("%-12s %-10s %s\n", run.ref.workflow_id.c_str(),
+                    std::string(storage::RunStatusName(run.status)).c_str(),
                     run.result_json.c_str());
       }
       continue;
@@ -120,7 +121,7 @@ asio::awaitable<int> RunAgent(EmbeddedHost& host, const Options& options) {
     ++done;
     if (!options.quiet) {
       std::printf("%-12s %-10s (finished before this run of the agent)\n", id.c_str(),
-                  run.value()->status.c_str());
+                  std::string(storage::RunStatusName(run.value()->status)).c_str());
     }
   }
   std::printf("%d terminal, %d waiting for a person\n", done, waiting);

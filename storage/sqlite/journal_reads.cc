@@ -1,30 +1,32 @@
 // SqliteJournal reads. Same threading rule as the rest of the Journal: one owner at a time.
 #include <utility>
 
+#include "base/enum_names.h"
 #include "storage/sqlite/journal_statements.h"
 #include "storage/sqlite/sqlite_journal.h"
 
 namespace reckon::storage {
 
-RunRow ReadRun(const Statement& stmt) {
+Result<RunRow> ReadRun(const Statement& stmt) {
   RunRow row;
   row.run_pk = stmt.ColumnInt(0);
   row.ref.workflow_id = stmt.ColumnText(1);
   row.ref.run_id = stmt.ColumnText(2);
   row.workflow_type = stmt.ColumnText(3);
-  row.status = stmt.ColumnText(4);
+  RECKON_TRY(row.status, FromStored(ParseRunStatus(stmt.ColumnText(4)), "runs.status"));
   row.next_seq = stmt.ColumnInt(5);
   row.created_at_us = stmt.ColumnInt(6);
   row.updated_at_us = stmt.ColumnInt(7);
   return row;
 }
 
-OperationRow ReadOperation(const Statement& stmt) {
+Result<OperationRow> ReadOperation(const Statement& stmt) {
   OperationRow row;
   row.operation_id = stmt.ColumnText(0);
   row.step_id = stmt.ColumnText(1);
   row.tool = stmt.ColumnText(2);
-  row.side_effect = stmt.ColumnText(3);
+  RECKON_TRY(row.side_effect,
+             FromStored(ParseSideEffect(stmt.ColumnText(3)), "operations.side_effect"));
   row.state = stmt.ColumnText(4);
   row.attempt = stmt.ColumnInt(5);
   row.fingerprint = stmt.ColumnText(6);
@@ -38,7 +40,8 @@ OperationRow ReadOperation(const Statement& stmt) {
 
 namespace {
 
-// Runs `stmt` (already bound) and collects every row with `read`; resets it afterwards.
+// Runs `stmt` (already bound) and collects every row with `read` (returning a Row or a
+// Result<Row>); resets it afterwards.
 template <class Row, class ReadFn>
 Result<std::vector<Row>> Collect(Statement& stmt, ReadFn read) {
   std::vector<Row> rows;
@@ -49,7 +52,12 @@ Result<std::vector<Row>> Collect(Statement& stmt, ReadFn read) {
       return more.error();
     }
     if (!more.value()) break;
-    rows.push_back(read(stmt));
+    Result<Row> row = read(stmt);
+    if (!row) {
+      stmt.Reset();
+      return row.error();
+    }
+    rows.push_back(std::move(row).value());
   }
   stmt.Reset();
   return rows;
@@ -76,13 +84,13 @@ Result<std::optional<RunRow>> SqliteJournal::FindLatestRun(const std::string& wo
   return CollectOne<RunRow>(stmts_->find_latest_run, ReadRun);
 }
 
-Result<std::vector<RunRow>> SqliteJournal::ListRuns(std::optional<std::string> status) {
+Result<std::vector<RunRow>> SqliteJournal::ListRuns(std::optional<RunStatus> status) {
   if (!status) {
     stmts_->list_runs.Reset();
     return Collect<RunRow>(stmts_->list_runs, ReadRun);
   }
   stmts_->list_runs_by_status.Reset();
-  stmts_->list_runs_by_status.Bind(1, *status);
+  stmts_->list_runs_by_status.Bind(1, RunStatusName(*status));
   return Collect<RunRow>(stmts_->list_runs_by_status, ReadRun);
 }
 

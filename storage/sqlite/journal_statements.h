@@ -24,11 +24,12 @@ struct SqliteJournal::Statements {
 inline constexpr const char* kRunColumns =
     "run_pk, workflow_id, run_id, workflow_type, status, next_seq, created_at_us, "
     "updated_at_us";
-RunRow ReadRun(const Statement& stmt);
+// Errc::kCorruption for a status the release does not know.
+Result<RunRow> ReadRun(const Statement& stmt);
 
 inline constexpr const char* kOperationColumns =
     "operation_id, step_id, tool, side_effect, state, attempt, fingerprint, contract_hash, "
     "provider_ref, due_at_us, run_pk, updated_at_us";
-OperationRow ReadOperation(const Statement& stmt);
+Result<OperationRow> ReadOperation(const Statement& stmt);
 
 }  // namespace reckon::storage

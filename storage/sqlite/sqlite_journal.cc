@@ -246,7 +246,7 @@ Result<AppendAck> SqliteJournal::ApplyOne(const AppendRequest& request) {
   }
   s.update_run.Reset();
   s.update_run.Bind(1, run_pk).Bind(2, next_seq).Bind(5, request.now_us);
-  if (request.status) s.update_run.Bind(3, *request.status);
+  if (request.status) s.update_run.Bind(3, RunStatusName(*request.status));
   if (request.workflow_type) s.update_run.Bind(4, *request.workflow_type);
   RECKON_TRY(s.update_run.Run());
   RECKON_TRY(ApplyDerived(request, run_pk));
@@ -260,7 +260,7 @@ Result<void> SqliteJournal::ApplyDerived(const AppendRequest& request, std::int6
     s.upsert_operation.Bind(1, op.operation_id)
         .Bind(2, op.step_id)
         .Bind(3, op.tool)
-        .Bind(4, op.side_effect)
+        .Bind(4, SideEffectName(op.side_effect))
         .Bind(5, op.state)
         .Bind(6, op.attempt)
         .Bind(7, op.fingerprint)
@@ -287,7 +287,7 @@ Result<void> SqliteJournal::ApplyDerived(const AppendRequest& request, std::int6
         .Bind(2, approval.operation_id)
         .Bind(3, run_pk)
         .Bind(4, approval.intent_hash)
-        .Bind(5, approval.state)
+        .Bind(5, ApprovalStateName(approval.state))
         .Bind(6, approval.decided_by)
         .Bind(7, approval.expires_at_us)
         .Bind(8, request.now_us);

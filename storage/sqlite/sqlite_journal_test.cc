@@ -58,10 +58,10 @@ TEST_F(JournalTest, AppendsAndReadsBackInOrder) {
   next.run = {"wf-1", "r1"};
   next.expected_next_seq = 3;
   next.now_us = 2000;
-  next.events = {OperationPrepared{"s1", "op-1", "send_refund", "ch", "fp", "non_repeatable_write",
-                                   "{}"},
+  next.events = {OperationPrepared{"s1", "op-1", "send_refund", "ch", "fp",
+                                   SideEffect::kNonRepeatableWrite, "{}"},
                  AttemptStarted{"op-1", 1, "w", 5000, ""}};
-  next.operations = {OperationRow{"op-1", "s1", "send_refund", "non_repeatable_write",
+  next.operations = {OperationRow{"op-1", "s1", "send_refund", SideEffect::kNonRepeatableWrite,
                                   "in_flight", 1, "fp", "ch", "", 5000}};
   next.timers_cleared = {"t-wf-1"};
   ASSERT_TRUE(journal_->Append(next));
@@ -87,7 +87,7 @@ TEST_F(JournalTest, AppendsAndReadsBackInOrder) {
   ASSERT_TRUE(run && run.value());
   EXPECT_EQ(run.value()->next_seq, 5);
   EXPECT_EQ(run.value()->workflow_type, "refund");
-  EXPECT_EQ(run.value()->status, "running");
+  EXPECT_EQ(run.value()->status, RunStatus::kRunning);
 }
 
 TEST_F(JournalTest, ConditionalAppendRefusesAStaleSequence) {
@@ -145,8 +145,8 @@ TEST_F(JournalTest, ARequestWithoutEventsIsRefused) {
 TEST_F(JournalTest, DerivedTablesFollowTheirEvents) {
   AppendRequest start = StartRun("wf-1");
   start.timers_set = {TimerRow{"sleep-1", 5000}};
-  start.approvals = {ApprovalRow{"ap-1", "op-1", "ih", "requested"}};
-  start.status = "running";
+  start.approvals = {ApprovalRow{"ap-1", "op-1", "ih", ApprovalState::kRequested}};
+  start.status = RunStatus::kRunning;
   ASSERT_TRUE(journal_->Append(start));
   EXPECT_EQ(Count("SELECT count(*) FROM timers WHERE timer_id = 'sleep-1' AND fire_at_us = 5000"),
             1);
@@ -160,14 +160,14 @@ TEST_F(JournalTest, DerivedTablesFollowTheirEvents) {
   fire.now_us = 5000;
   fire.events = {TimerFired{"sleep-1"}, WorkflowCompleted{"{}"}};
   fire.timers_cleared = {"sleep-1"};
-  fire.approvals = {ApprovalRow{"ap-1", "op-1", "ih", "granted", "ana"}};
-  fire.status = "completed";
+  fire.approvals = {ApprovalRow{"ap-1", "op-1", "ih", ApprovalState::kGranted, "ana"}};
+  fire.status = RunStatus::kCompleted;
   ASSERT_TRUE(journal_->Append(fire));
   EXPECT_EQ(Count("SELECT count(*) FROM timers WHERE timer_id = 'sleep-1'"), 0);
   EXPECT_EQ(Count("SELECT count(*) FROM approvals WHERE approval_id = 'ap-1' AND "
                   "state = 'granted' AND decided_by = 'ana'"),
             1);
-  auto completed = journal_->ListRuns("completed");
+  auto completed = journal_->ListRuns(RunStatus::kCompleted);
   ASSERT_TRUE(completed);
   ASSERT_EQ(completed.value().size(), 1u);
 }

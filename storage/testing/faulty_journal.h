@@ -58,7 +58,7 @@ class FaultyJournal final : public Journal {
   Result<std::optional<RunRow>> FindLatestRun(const std::string& workflow_id) override {
     return inner_.FindLatestRun(workflow_id);
   }
-  Result<std::vector<RunRow>> ListRuns(std::optional<std::string> status) override {
+  Result<std::vector<RunRow>> ListRuns(std::optional<RunStatus> status) override {
     return inner_.ListRuns(std::move(status));
   }
   Result<std::vector<Event>> ReadEvents(const RunRef& run, std::int64_t from_seq) override {

@@ -91,7 +91,7 @@ bool EngineHarness::RunUntilSettled(const std::string& workflow_id,
       [this, workflow_id] {
         std::optional<RunSummary> run = Describe(workflow_id);
         if (!run) return false;
-        if (run->status != "running" || !run->stuck_reason.empty()) return true;
+        if (storage::IsTerminal(run->status) || !run->stuck_reason.empty()) return true;
         bool waits_for_person = false;
         for (const OperationView& op : run->operations) {
           if (op.state == OperationState::kAwaitingApproval ||
