@@ -38,10 +38,10 @@ AppendRequest Transition(int run, std::int64_t seq) {
                             std::string(180, 'r') + R"("})";
   request.events = {
       OperationPrepared{"refund", op, "send_refund", "ch-7f3a", "fp-" + op,
-                        "non_repeatable_write", input},
+                        reckon::SideEffect::kNonRepeatableWrite, input},
       OperationCommitted{op, 1, R"({"refund_id":"re_)" + op + R"(","status":"succeeded"})",
-                         "re_" + op, "attempt"}};
-  request.operations = {OperationRow{op, "refund", "send_refund", "non_repeatable_write",
+                         "re_" + op, CommitSource::kAttempt}};
+  request.operations = {OperationRow{op, "refund", "send_refund", reckon::SideEffect::kNonRepeatableWrite,
                                      "committed", 1, "fp-" + op, "ch-7f3a", "re_" + op, 0}};
   return request;
 }

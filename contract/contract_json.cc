@@ -5,7 +5,7 @@
 #include <initializer_list>
 #include <limits>
 
-#include "base/fingerprint.h"
+#include "base/intent_hash.h"
 
 namespace reckon {
 namespace {

@@ -29,7 +29,7 @@ boost::json::value ContractToJson(const ToolContract& contract);
 // a number". Does not call ValidateContract.
 Result<ToolContract> ContractFromJson(const boost::json::value& json);
 
-// IntentHash (base/fingerprint.h) of ContractToJson: 64 lowercase hex characters. Journaled in
+// IntentHash (base/intent_hash.h) of ContractToJson: 64 lowercase hex characters. Journaled in
 // OperationPrepared, so a replay can tell that a tool's contract changed under a run. Fails
 // only if the contract holds JSON that cannot be canonicalized (an integer beyond 2^53 in the
 // schema, say).

@@ -1,6 +1,6 @@
 #include "contract/contract_registry.h"
 
-#include "base/fingerprint.h"
+#include "base/intent_hash.h"
 #include "contract/contract_json.h"
 
 namespace reckon {

@@ -1,6 +1,6 @@
 // Dotted field paths name a member of a tool input from its root: "amount_cents",
 // "card.number". A path is one or more non-empty segments separated by '.'; it never descends
-// into arrays (the same rule base/fingerprint.h uses for secret fields). Contracts use them for
+// into arrays (the same rule base/intent_hash.h uses for secret fields). Contracts use them for
 // secret fields and approval conditions. Stateless and thread-safe.
 #pragma once
 

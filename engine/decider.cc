@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "base/fingerprint.h"
+#include "base/intent_hash.h"
 #include "base/jcs.h"
 #include "engine/approval.h"
 #include "contract/failure_policy.h"
@@ -193,15 +193,15 @@ Result<void> Decider::ReplayCall(ScheduleCall call) {
                "step '" + call.step_id + "' of run '" + state_.ref().workflow_id +
                    "' was called with other contract overrides than the history records");
   }
-  if (const RegisteredContract* contract = ContractOf(*op); contract && !op->fingerprint.empty()) {
+  if (const RegisteredContract* contract = ContractOf(*op); contract && !op->intent_hash.empty()) {
     // The recorded input passed the schema when it was prepared; a changed input shows as a
     // changed hash, so the schema is not checked again here.
-    auto fingerprint = IntentHash(call.input, contract->contract().secret_fields);
-    if (!fingerprint || fingerprint.value() != op->fingerprint) {
+    auto hash = IntentHash(call.input, contract->contract().secret_fields);
+    if (!hash || hash.value() != op->intent_hash) {
       return Err(Errc::kNondeterminism,
                  "step '" + call.step_id + "' of run '" + state_.ref().workflow_id +
                      "' was called with a different input than the history records (intent " +
-                     op->fingerprint.substr(0, 12) + "...); the workflow code is not deterministic");
+                     op->intent_hash.substr(0, 12) + "...); the workflow code is not deterministic");
     }
   }
   op->input = std::move(call.input);
@@ -217,7 +217,7 @@ Result<void> Decider::RequestApproval(OperationView& op) {
       contract && contract->contract().approval.wait_deadline) {
     deadline = now_ + *contract->contract().approval.wait_deadline;
   }
-  RECKON_TRY(Emit(ApprovalRequested{op.operation_id, approval_id, op.fingerprint,
+  RECKON_TRY(Emit(ApprovalRequested{op.operation_id, approval_id, op.intent_hash,
                                     deadline ? ToMicros(*deadline) : 0}));
   if (deadline) actions_.push_back(ArmDueAction{op.operation_id, ToMicros(*deadline)});
   return Ok();
@@ -237,7 +237,7 @@ Result<void> Decider::StartNextAttempt(OperationView& op) {
     if (op.approval_state != ApprovalState::kGranted) return RequestApproval(op);
     ApprovalGrant grant{op.approval_id, op.operation_id, op.approval_intent_hash, op.approved_by,
                         FromMicros(op.approval_expires_at_us)};
-    if (!CheckGrant(grant, op.operation_id, op.fingerprint, now_)) {
+    if (!CheckGrant(grant, op.operation_id, op.intent_hash, now_)) {
       return RequestApproval(op);  // expired or no longer bound: ask again
     }
     approval_id = op.approval_id;
@@ -495,9 +495,9 @@ Result<void> Decider::ApprovalDecided(const ApprovalDecision& decision) {
                    std::string(OperationStateName(op->state)) + ", not awaiting approval");
   }
   if (!decision.expected_intent_hash.empty() &&
-      decision.expected_intent_hash != op->fingerprint) {
+      decision.expected_intent_hash != op->intent_hash) {
     return Err(Errc::kPermissionDenied,
-               "the intent of operation '" + op->operation_id + "' is " + op->fingerprint +
+               "the intent of operation '" + op->operation_id + "' is " + op->intent_hash +
                    ", not the " + decision.expected_intent_hash +
                    " you reviewed; review it again before approving");
   }
@@ -508,7 +508,7 @@ Result<void> Decider::ApprovalDecided(const ApprovalDecision& decision) {
   const RegisteredContract* contract = ContractOf(*op);
   const std::chrono::seconds ttl =
       contract ? contract->contract().approval.grant_ttl : std::chrono::seconds(0);
-  RECKON_TRY(Emit(ApprovalGranted{op->operation_id, op->approval_id, op->fingerprint,
+  RECKON_TRY(Emit(ApprovalGranted{op->operation_id, op->approval_id, op->intent_hash,
                                   decision.decided_by, ToMicros(now_ + ttl)}));
   return StartNextAttempt(*op);
 }
@@ -612,7 +612,7 @@ AppendRequest Decider::BuildAppend() const {
     request.operations.push_back(OperationRow{op->operation_id, op->step_id, op->tool,
                                               op->side_effect,
                                               std::string(OperationStateName(op->state)),
-                                              op->attempt, op->fingerprint, op->contract_hash,
+                                              op->attempt, op->intent_hash, op->contract_hash,
                                               op->provider_ref, op->due_at_us});
     if (op->approval_state) {
       request.approvals.push_back(ApprovalRow{op->approval_id, op->operation_id,

@@ -473,10 +473,10 @@ class ApprovalTest : public DeciderTest {
 TEST_F(ApprovalTest, AGrantForTheReviewedIntentStartsTheAttempt) {
   EXPECT_EQ(Op().approval_state, ApprovalState::kRequested);
   now_ = kT0 + 5s;
-  Batch b = Approve(Op().fingerprint);
+  Batch b = Approve(Op().intent_hash);
   ASSERT_TRUE(b.ok);
   EXPECT_EQ(b.events, "ApprovalGranted AttemptStarted");
-  EXPECT_EQ(b.Only<ApprovalGranted>().intent_hash, Op().fingerprint);
+  EXPECT_EQ(b.Only<ApprovalGranted>().intent_hash, Op().intent_hash);
   EXPECT_EQ(FromMicros(b.Only<ApprovalGranted>().expires_at_us), now_ + 60s);
   EXPECT_EQ(b.Only<AttemptStarted>().approval_id, Op().approval_id);
   EXPECT_EQ(Op().approval_state, ApprovalState::kGranted);
@@ -491,7 +491,7 @@ TEST_F(ApprovalTest, AChangedIntentNeedsANewReview) {
 }
 
 TEST_F(ApprovalTest, ADenialRejectsTheOperation) {
-  Batch b = Approve(Op().fingerprint, /*granted=*/false);
+  Batch b = Approve(Op().intent_hash, /*granted=*/false);
   ASSERT_TRUE(b.ok);
   EXPECT_EQ(b.events, "ApprovalDenied");
   EXPECT_EQ(Op().state, OperationState::kRejected);
@@ -499,7 +499,7 @@ TEST_F(ApprovalTest, ADenialRejectsTheOperation) {
 }
 
 TEST_F(ApprovalTest, ARetryReusesALiveGrantAndAsksAgainOnceItExpired) {
-  ASSERT_TRUE(Approve(Op().fingerprint).ok);
+  ASSERT_TRUE(Approve(Op().intent_hash).ok);
   // Inside the grant's life: the retry consumes the same grant.
   now_ = kT0 + 100ms;
   ASSERT_EQ(Finish(1, Failed(kRet, "rate_limited")).events, "AttemptFailedRetryable");

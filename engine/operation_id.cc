@@ -1,6 +1,6 @@
 #include "engine/operation_id.h"
 
-#include "base/fingerprint.h"
+#include "base/intent_hash.h"
 
 namespace reckon {
 

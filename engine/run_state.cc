@@ -66,7 +66,7 @@ struct RunState::Fold {
     op.tool = e.tool;
     op.side_effect = e.side_effect;
     op.contract_hash = e.contract_hash;
-    op.fingerprint = e.fingerprint;
+    op.intent_hash = e.intent_hash;
     op.redacted_input_json = e.input_json;
     op.max_attempts_override = e.max_attempts;
     op.require_approval_override = e.require_approval;

@@ -32,7 +32,7 @@ struct OperationView {
   std::string tool;
   SideEffect side_effect = SideEffect::kNonRepeatableWrite;
   std::string contract_hash;
-  std::string fingerprint;
+  std::string intent_hash;
   std::string redacted_input_json;
   std::uint32_t max_attempts_override = 0;  // from OperationPrepared: 0 = the contract's
   bool require_approval_override = false;

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <set>
 
-#include "base/fingerprint.h"
+#include "base/intent_hash.h"
 #include "base/jcs.h"
 #include "base/json_schema.h"
 #include "contract/approval_rule.h"

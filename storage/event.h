@@ -67,7 +67,7 @@ struct OperationPrepared {
   std::string operation_id;
   std::string tool;
   std::string contract_hash;
-  std::string fingerprint;
+  std::string intent_hash;
   SideEffect side_effect = SideEffect::kNonRepeatableWrite;
   std::string input_json;
   std::uint32_t max_attempts = 0;  // tightening: 0 = the contract's

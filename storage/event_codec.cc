@@ -56,7 +56,7 @@ void Encode(EventPayload::Builder p, const OperationPrepared& e) {
   b.setOperationId(T(e.operation_id));
   b.setTool(T(e.tool));
   b.setContractHash(T(e.contract_hash));
-  b.setFingerprint(T(e.fingerprint));
+  b.setIntentHash(T(e.intent_hash));
   b.setSideEffect(N(SideEffectName(e.side_effect)));
   b.setInputJson(T(e.input_json));
   b.setMaxAttempts(e.max_attempts);
@@ -204,7 +204,7 @@ Result<EventBody> DecodeUnion(EventPayload::Reader p) {
                                                     "OperationPrepared.side_effect"));
       return OperationPrepared{S(r.getStepId()),       S(r.getOperationId()),
                                S(r.getTool()),         S(r.getContractHash()),
-                               S(r.getFingerprint()),  side_effect,
+                               S(r.getIntentHash()),  side_effect,
                                S(r.getInputJson()),    r.getMaxAttempts(),
                                r.getRequireApproval()};
     }

@@ -74,7 +74,7 @@ struct OperationPrepared {
   operationId @1 :Text;
   tool @2 :Text;
   contractHash @3 :Text;
-  fingerprint @4 :Text;      # intent hash of the input, secret fields removed
+  intentHash @4 :Text;      # intent hash of the input, secret fields removed
   sideEffect @5 :Text;       # read_only | idempotent_write | deduplicated_write | non_repeatable_write
   inputJson @6 :Text;        # the input with secret fields removed
   # Tightenings of the contract for this one call (an agent plan's per-step overrides); they

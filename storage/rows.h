@@ -51,7 +51,7 @@ struct OperationRow {
   SideEffect side_effect = SideEffect::kNonRepeatableWrite;
   std::string state;  // an operation state name (engine/operation_state.h)
   std::int64_t attempt = 0;
-  std::string fingerprint;
+  std::string intent_hash;
   std::string contract_hash;
   std::string provider_ref;
   std::int64_t due_at_us = 0;  // next deadline, retry or reconciliation; 0 when none

@@ -62,7 +62,7 @@ class LineBuilder {
     Line("operation.prepared");
     Op(e.operation_id);
     Add("class", std::string(SideEffectName(e.side_effect)));
-    Add("fingerprint", Short(e.fingerprint));
+    Add("intent_hash", Short(e.intent_hash));
     Add("contract", Short(e.contract_hash));
   }
   void On(const ApprovalRequested& e) {

@@ -163,7 +163,7 @@ TEST(PlanRunTest, OnAServerWithTwoWorkersAndApprovalsFromTheCli) {
     }
   }
   ASSERT_TRUE(run) << "the plan never started";
-  const std::regex approve("reckon approve (\\S+) --operation (\\S+) --fingerprint (\\S+)");
+  const std::regex approve("reckon approve (\\S+) --operation (\\S+) --intent-hash (\\S+)");
   std::set<std::string> approved;
   const auto deadline = std::chrono::steady_clock::now() + 60s;
   while (std::chrono::steady_clock::now() < deadline) {
@@ -176,7 +176,7 @@ TEST(PlanRunTest, OnAServerWithTwoWorkersAndApprovalsFromTheCli) {
     std::smatch m;
     if (std::regex_search(line.value(), m, approve) && !approved.count(m[2])) {
       approved.insert(m[2]);
-      auto [status, out] = Reckon(dir, {"approve", m[1], "--operation", m[2], "--fingerprint",
+      auto [status, out] = Reckon(dir, {"approve", m[1], "--operation", m[2], "--intent-hash",
                                         m[3], "--by", "test", "--server", address});
       EXPECT_TRUE(status.Succeeded()) << out;
     }

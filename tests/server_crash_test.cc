@@ -438,8 +438,8 @@ class Epoch {
                                std::string(op.at("failure_message").as_string()));
         } else if (state == "awaiting_approval") {
           Result<CliResult> approved =
-              Cli({"approve", id, "--operation", op_id, "--fingerprint",
-                   std::string(op.at("fingerprint").as_string()), "--by", "server-crash-test"});
+              Cli({"approve", id, "--operation", op_id, "--intent-hash",
+                   std::string(op.at("intent_hash").as_string()), "--by", "server-crash-test"});
           // A refusal (the server went away, or the decision already took effect) is retried by
           // the next sweep, which sees the operation's state afresh.
           if (approved && approved.value().status.Succeeded()) ++tally.approvals;

@@ -60,7 +60,7 @@ asio::awaitable<Result<int>> EmbeddedHost::ApprovePending(std::string decided_by
       if (op.state != OperationState::kAwaitingApproval) continue;
       ApprovalDecision decision;
       decision.approval_id = op.approval_id;
-      decision.expected_intent_hash = op.fingerprint;
+      decision.expected_intent_hash = op.intent_hash;
       decision.granted = true;
       decision.decided_by = decided_by;
       auto decide = engine_->DecideApproval(run.ref.workflow_id, std::move(decision));

@@ -50,7 +50,7 @@ class EmbeddedHostTest : public ::testing::Test {
     std::map<std::string, std::string> out;
     auto runs = journal.value()->ListRuns();
     EXPECT_TRUE(runs);
-    for (const auto& run : runs.value()) out[run.ref.workflow_id] = run.status;
+    for (const auto& run : runs.value()) out[run.ref.workflow_id] = storage::RunStatusName(run.status);
     return out;
   }
 
@@ -77,7 +77,7 @@ TEST_F(EmbeddedHostTest, UntilIdleCompletesOnceEverythingShownIsDurable) {
     RECKON_ASSERT_OK(ran);
     EXPECT_EQ(ran.value(), 0);
     EXPECT_EQ(host->engine().BusyRuns(), 0);
-    for (const RunSummary& run : host->engine().Runs()) EXPECT_EQ(run.status, "completed");
+    for (const RunSummary& run : host->engine().Runs()) EXPECT_EQ(run.status, storage::RunStatus::kCompleted);
   }  // the host is gone: what follows is what the disk holds
   auto statuses = DurableStatuses();
   ASSERT_EQ(statuses.size(), 3u);
@@ -103,7 +103,7 @@ TEST_F(EmbeddedHostTest, ARunWaitingForAPersonIsIdleAndSettleGrantsApprovals) {
     RECKON_ASSERT_OK(waiting);
     auto run = host->engine().Describe("pay");
     ASSERT_TRUE(run);
-    EXPECT_EQ(run->status, "running");
+    EXPECT_EQ(run->status, storage::RunStatus::kRunning);
     ASSERT_EQ(run->operations.size(), 1u);
     EXPECT_EQ(run->operations[0].state, OperationState::kAwaitingApproval);
     EXPECT_EQ(provider_.total_effects(), 0);
@@ -114,7 +114,7 @@ TEST_F(EmbeddedHostTest, ARunWaitingForAPersonIsIdleAndSettleGrantsApprovals) {
     auto done = host->Run(StartApprovedAndSettle(*host, /*approve=*/true));
     RECKON_ASSERT_OK(done);
     EXPECT_EQ(done.value(), 0);
-    EXPECT_EQ(host->engine().Describe("pay")->status, "completed");
+    EXPECT_EQ(host->engine().Describe("pay")->status, storage::RunStatus::kCompleted);
   }
   EXPECT_EQ(DurableStatuses()["pay"], "completed");
   EXPECT_EQ(provider_.total_effects(), 1);
@@ -160,7 +160,7 @@ TEST_F(EmbeddedHostTest, RunPlanRunsAPlanAndFollowsItsEvents) {
     auto ran = host->Run(RunPlanMain(*host, plan.value(), &lines, /*approve=*/true));
     RECKON_ASSERT_OK(ran);
     const PlanRunReport& report = ran.value();
-    EXPECT_EQ(report.progress.status(), "completed");
+    EXPECT_EQ(report.progress.status(), storage::RunStatus::kCompleted);
     EXPECT_EQ(report.states.at("pay"), "committed");
   }
   // The second life shows the first life's events again (from the journal), then its own.

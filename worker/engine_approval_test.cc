@@ -56,7 +56,7 @@ class ApprovalTest : public ::testing::Test {
     return h_.Operation(kRun, kStep)->state == OperationState::kAwaitingApproval;
   }
   static ApprovalDecision Decision(const OperationView& op, bool granted) {
-    return ApprovalDecision{op.approval_id, "", op.fingerprint, granted, "alice@example.com",
+    return ApprovalDecision{op.approval_id, "", op.intent_hash, granted, "alice@example.com",
                             granted ? "" : "not this customer"};
   }
   std::vector<Event> Finish() {
@@ -186,7 +186,7 @@ TEST_F(ApprovalTest, WaitingForApprovalSurvivesARestart) {
   RECKON_ASSERT_OK(h_.Recover());
   const OperationView after = PendingApproval();
   EXPECT_EQ(after.approval_id, before.approval_id);
-  EXPECT_EQ(after.fingerprint, before.fingerprint);
+  EXPECT_EQ(after.intent_hash, before.intent_hash);
   EXPECT_TRUE(StillAwaitingAfter(100ms));
   EXPECT_EQ(provider_.calls().size(), 0u);
 

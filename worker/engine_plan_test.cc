@@ -142,7 +142,7 @@ TEST_F(PlanRunTest, OverridesTightenTheContract) {
      "overrides": {"require_approval": true}}]})"));
   ASSERT_TRUE(h_.RunUntilState("tight-2", "charge", OperationState::kAwaitingApproval));
   auto op = h_.Operation("tight-2", "charge");
-  RECKON_ASSERT_OK(h_.Decide("tight-2", ApprovalDecision{"", op->operation_id, op->fingerprint,
+  RECKON_ASSERT_OK(h_.Decide("tight-2", ApprovalDecision{"", op->operation_id, op->intent_hash,
                                                          true, "alice", ""}));
   ASSERT_TRUE(h_.RunUntilSettled("tight-2"));
   EXPECT_EQ(h_.Describe("tight-2")->status, RunStatus::kCompleted);

@@ -128,7 +128,7 @@ class Life {
   // events into what Describe() shows before its commit returns.
   std::string Status(const std::string& workflow_id) const {
     auto run = engine->Describe(workflow_id);
-    return run ? run->status : "";
+    return run ? std::string(storage::RunStatusName(run->status)) : "";
   }
   bool Idle() const { return engine->BusyRuns() == 0; }
 
@@ -310,7 +310,7 @@ int RestartAndFinish(World& world) {
     if (!life.Idle()) return false;
     for (int i = 0; i < kRuns; ++i) {
       auto run = life.engine->Describe(RunId(i));  // none: it finished before this life
-      if (run && run->status == "running") return false;
+      if (run && run->status == storage::RunStatus::kRunning) return false;
     }
     return true;
   })) << "the runs did not finish after the restart";
@@ -324,7 +324,7 @@ void ExpectEachOperationCommittedOnce(World& world, std::int64_t n) {
   for (int i = 0; i < kRuns; ++i) {
     auto run = journal->FindLatestRun(RunId(i));
     ASSERT_TRUE(run && run.value()) << RunId(i);
-    EXPECT_EQ(run.value()->status, "completed") << RunId(i) << ", commit " << n;
+    EXPECT_EQ(run.value()->status, storage::RunStatus::kCompleted) << RunId(i) << ", commit " << n;
     auto events = journal->ReadEvents(run.value()->ref);
     ASSERT_TRUE(events) << events.error().ToString();
     const std::string names = EventNames(events.value());

@@ -79,7 +79,7 @@ TEST(EffectTraceTest, NoSecretReachesTheTraceOrTheJournal) {
   RECKON_ASSERT_OK(h.Start(kRun, "pay", json::object{{"customer", "c-17"}}));
   ASSERT_TRUE(h.RunUntilState(kRun, "send_payout#1", OperationState::kAwaitingApproval));
   const OperationView op = *h.Operation(kRun, "send_payout#1");
-  RECKON_ASSERT_OK(h.Decide(kRun, ApprovalDecision{op.approval_id, "", op.fingerprint, true,
+  RECKON_ASSERT_OK(h.Decide(kRun, ApprovalDecision{op.approval_id, "", op.intent_hash, true,
                                                    "alice@example.com", ""}));
   ASSERT_TRUE(h.RunUntilSettled(kRun));
   EXPECT_EQ(h.Describe(kRun)->status, RunStatus::kCompleted);

@@ -27,10 +27,10 @@ std::optional<std::string> PlanProgress::Line(const storage::Event& event) {
           steps_[e.operation_id] = e.step_id;
           return e.step_id + ": " + e.tool + " prepared (" +
                  std::string(SideEffectName(e.side_effect)) + ", intent " +
-                 e.fingerprint.substr(0, 12) + ")";
+                 e.intent_hash.substr(0, 12) + ")";
         } else if constexpr (std::is_same_v<T, ApprovalRequested>) {
           waiting_[e.operation_id] = "reckon approve " + workflow_id_ + " --operation " +
-                                     e.operation_id + " --fingerprint " + e.intent_hash;
+                                     e.operation_id + " --intent-hash " + e.intent_hash;
           return StepOf(e.operation_id) + ": waiting for approval";
         } else if constexpr (std::is_same_v<T, ApprovalGranted>) {
           waiting_.erase(e.operation_id);

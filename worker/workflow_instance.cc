@@ -5,7 +5,7 @@
 #include <exception>
 
 #include "base/jcs.h"
-#include "base/fingerprint.h"
+#include "base/intent_hash.h"
 
 namespace reckon {
 

@@ -16,7 +16,7 @@
 
 #include <boost/json.hpp>
 
-#include "base/fingerprint.h"
+#include "base/intent_hash.h"
 #include "base/jcs.h"
 
 namespace reckon {
@@ -110,14 +110,14 @@ TEST_F(CliTest, JcsRejectsMalformedJsonWithExitCode2AndTheByteOffset) {
 }
 
 TEST_F(CliTest, FingerprintPrintsTheIntentHash) {
-  const Outcome run = Reckon({"fingerprint"}, R"({"b":1.0,"a":"x"})");
+  const Outcome run = Reckon({"intent-hash"}, R"({"b":1.0,"a":"x"})");
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(run.out, ToHex(Sha256(R"({"a":"x","b":1})")) + "\n");
   EXPECT_EQ(run.err, "");
 }
 
 TEST_F(CliTest, FingerprintLeavesSecretsOut) {
-  const std::vector<std::string> args = {"fingerprint", "--secret", "card.number", "--secret",
+  const std::vector<std::string> args = {"intent-hash", "--secret", "card.number", "--secret",
                                          "token"};
   const Outcome a =
       Reckon(args, R"({"amount":5,"token":"t1","card":{"number":"4111","exp":"12/30"}})");
@@ -134,11 +134,11 @@ TEST_F(CliTest, FingerprintLeavesSecretsOut) {
 }
 
 TEST_F(CliTest, FingerprintRejectsBadInputWithExitCode2) {
-  const Outcome run = Reckon({"fingerprint"}, "{\"a\":1,}");
+  const Outcome run = Reckon({"intent-hash"}, "{\"a\":1,}");
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_EQ(run.out, "");
   EXPECT_EQ(run.err,
-            "reckon fingerprint: unexpected character '}' at byte 7, expected a member name\n");
+            "reckon intent-hash: unexpected character '}' at byte 7, expected a member name\n");
   const Outcome too_big = Reckon({"fingerprint"}, R"({"n":9007199254740993})");
   EXPECT_EQ(too_big.exit_code, 2);
   EXPECT_NE(too_big.err.find("/n"), std::string::npos) << too_big.err;
@@ -148,7 +148,7 @@ TEST_F(CliTest, HelpListsTheSubcommands) {
   const Outcome run = Reckon({"--help"});
   EXPECT_EQ(run.exit_code, 0);
   EXPECT_NE(run.out.find("jcs"), std::string::npos) << run.out;
-  EXPECT_NE(run.out.find("fingerprint"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("intent-hash"), std::string::npos) << run.out;
 }
 
 TEST_F(CliTest, UnknownSubcommandIsNamed) {
@@ -159,7 +159,7 @@ TEST_F(CliTest, UnknownSubcommandIsNamed) {
 
 TEST_F(CliTest, UsageErrorsExitNonZeroWithCli11sMessage) {
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-           {}, {"frobnicate"}, {"jcs", "--bogus"}, {"fingerprint", "--secret"}}) {
+           {}, {"frobnicate"}, {"jcs", "--bogus"}, {"intent-hash", "--secret"}}) {
     const Outcome run = Reckon(args, "{}");
     EXPECT_NE(run.exit_code, 0) << testing::PrintToString(args);
     EXPECT_NE(run.exit_code, 2) << "2 is reserved for bad input";

@@ -20,7 +20,7 @@ struct DecisionArgs {
   std::string workflow_id;
   std::string operation_id;
   std::string approval_id;
-  std::string fingerprint;
+  std::string intent_hash;
   std::string by = DefaultPerson();
   std::string reason;
 };
@@ -36,7 +36,7 @@ Result<void> Decide(CommandEnv& env, const DecisionArgs& args, bool granted) {
   d.setWorkflowId(args.workflow_id);
   d.setOperationId(args.operation_id);
   d.setApprovalId(args.approval_id);
-  d.setExpectedIntentHash(args.fingerprint);
+  d.setExpectedIntentHash(args.intent_hash);
   d.setGranted(granted);
   d.setDecidedBy(args.by);
   d.setReason(args.reason);
@@ -95,7 +95,7 @@ void AddDecision(CLI::App& app, CommandEnv& env, const char* name, const char* h
   c->add_option("workflow_id", args->workflow_id, "Workflow id")->required();
   c->add_option("--operation", args->operation_id, "Operation id (from `reckon show`)");
   c->add_option("--approval", args->approval_id, "Approval id, instead of --operation");
-  c->add_option("--fingerprint", args->fingerprint,
+  c->add_option("--intent-hash,--fingerprint", args->intent_hash,
                 "The intent hash you reviewed; refused if the operation's intent differs");
   c->add_option("--by", args->by, "Who decides (default $USER)");
   c->add_option("--reason", args->reason, "Why; recorded in the journal");

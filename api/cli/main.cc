@@ -7,7 +7,7 @@
 #include "api/cli/admin_commands.h"
 #include "api/cli/command.h"
 #include "api/cli/decision_commands.h"
-#include "api/cli/fingerprint_command.h"
+#include "api/cli/intent_hash_command.h"
 #include "api/cli/jcs_command.h"
 #include "api/cli/plan_commands.h"
 #include "api/cli/server_commands.h"
@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
   // "not expected: frobnicate" rather than "A subcommand is required".
   app.require_subcommand(0, 1);
   reckon::cli::AddJcsCommand(app, env);
-  reckon::cli::AddFingerprintCommand(app, env);
+  reckon::cli::AddIntentHashCommand(app, env);
   reckon::cli::AddServerCommands(app, env);
   reckon::cli::AddWorkflowCommands(app, env);
   reckon::cli::AddDecisionCommands(app, env);

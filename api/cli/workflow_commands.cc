@@ -146,7 +146,7 @@ Result<void> RunShow(CommandEnv& env, const IdArgs& args) {
                                  {"side_effect", Str(o.getSideEffect())},
                                  {"state", Str(o.getState())},
                                  {"attempt", o.getAttempt()},
-                                 {"fingerprint", Str(o.getFingerprint())},
+                                 {"intent_hash", Str(o.getIntentHash())},
                                  {"contract_hash", Str(o.getContractHash())},
                                  {"provider_ref", Str(o.getProviderRef())},
                                  {"approval_id", Str(o.getApprovalId())},
@@ -179,10 +179,10 @@ Result<void> RunShow(CommandEnv& env, const IdArgs& args) {
       detail_text = Str(o.getFailureCode()) + ": " + Str(o.getFailureMessage());
     }
     rows.push_back({Str(o.getStepId()), Str(o.getTool()), state, std::to_string(o.getAttempt()),
-                    Str(o.getOperationId()), Str(o.getFingerprint()).substr(0, 16), detail_text});
+                    Str(o.getOperationId()), Str(o.getIntentHash()).substr(0, 16), detail_text});
     if (state == "awaiting_approval") {
       waiting.push_back("  reckon approve " + Str(s.getWorkflowId()) + " --operation " +
-                        Str(o.getOperationId()) + " --fingerprint " + Str(o.getFingerprint()));
+                        Str(o.getOperationId()) + " --intent-hash " + Str(o.getIntentHash()));
     } else if (state == "needs_human") {
       waiting.push_back("  reckon resolve " + Str(s.getWorkflowId()) + " --operation " +
                         Str(o.getOperationId()) + " --committed --provider-ref REF   (or "

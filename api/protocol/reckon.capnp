@@ -129,7 +129,7 @@ struct OperationInfo {
   sideEffect @3 :Text;
   state @4 :Text;
   attempt @5 :UInt32;
-  fingerprint @6 :Text;    # the intent hash an approver must see
+  intentHash @6 :Text;    # the intent hash an approver must see
   contractHash @7 :Text;
   providerRef @8 :Text;
   approvalId @9 :Text;     # the pending approval, if any
@@ -166,7 +166,7 @@ struct DecideApproval {
   workflowId @0 :Text;
   operationId @1 :Text;           # or approvalId
   approvalId @2 :Text;
-  expectedIntentHash @3 :Text;    # the fingerprint the approver saw; empty: not checked
+  expectedIntentHash @3 :Text;    # the intent hash the approver saw; empty: not checked
   granted @4 :Bool;
   decidedBy @5 :Text;
   reason @6 :Text;

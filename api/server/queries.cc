@@ -86,7 +86,7 @@ Result<void> Queries::Describe(const std::string& workflow_id, wire::Response::B
     const auto state = OperationStateName(op.state);
     o.setState(kj::StringPtr(state.data(), state.size()));
     o.setAttempt(op.attempt);
-    o.setFingerprint(Text(op.fingerprint));
+    o.setIntentHash(Text(op.intent_hash));
     o.setContractHash(Text(op.contract_hash));
     o.setProviderRef(Text(op.provider_ref));
     if (op.state == OperationState::kAwaitingApproval) o.setApprovalId(Text(op.approval_id));

@@ -89,7 +89,7 @@ asio::awaitable<int> Run(EmbeddedHost& host, const Options& options) {
       spdlog::error("cannot read {} from the journal: {}", options.id, row.error().ToString());
       co_return 1;
     }
-    if (row.value() && row.value()->status != "running") {
+    if (row.value() && storage::IsTerminal(row.value()->status)) {
       std::printf("%s %s (finished earlier; `reckon history` shows it)\n", options.id.c_str(),
                   std::string(storage::RunStatusName(row.value()->status)).c_str());
       co_return row.value()->status == storage::RunStatus::kCompleted ? 0 : 1;

@@ -1,5 +1,5 @@
 // refund-contract-demo: registers the refund sample's tool contracts, prints their contract
-// cards, and shows what the intent hash (the fingerprint an approval is bound to) does and does
+// cards, and shows what the intent hash (what an approval is bound to) does and does
 // not notice in a refund's input. With --json it prints the contracts as published in
 // samples/refund/refund_contracts.json instead.
 #include <boost/json/parse.hpp>

@@ -150,11 +150,12 @@ asio::awaitable<int> RunPlanFile(EmbeddedHost& host, const Options& options, Pla
     std::printf("%-16s %-16s %s\n", step.id.c_str(), step.tool.c_str(),
                 it == report.states.end() ? "not run" : it->second.c_str());
   }
-  std::printf("plan %s: %s\n", plan.plan_id.c_str(), report.progress.status().c_str());
+  std::printf("plan %s: %s\n", plan.plan_id.c_str(),
+              std::string(storage::RunStatusName(report.progress.status())).c_str());
   if (!report.progress.result_json().empty()) {
     std::printf("result %s\n", report.progress.result_json().c_str());
   }
-  if (report.progress.status() == "completed") co_return 0;
+  if (report.progress.status() == storage::RunStatus::kCompleted) co_return 0;
   if (report.progress.finished()) co_return 1;
   std::printf("waiting for a person (run again with --approve-all):\n%s",
               report.progress.WaitingCommands().c_str());

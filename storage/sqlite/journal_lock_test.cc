@@ -30,7 +30,7 @@ void Fill(Journal& journal, int runs) {
     for (int e = 0; e < 20; ++e) {
       request.events.push_back(WorkflowStarted{"refund", std::string(300, 'a' + e % 26), ""});
     }
-    request.operations = {OperationRow{"op-" + std::to_string(i), "s", "noop", "read_only",
+    request.operations = {OperationRow{"op-" + std::to_string(i), "s", "noop", SideEffect::kReadOnly,
                                        "committed", 1, "fp", "ch", "ref", 0}};
     auto ack = journal.Append(request);
     ASSERT_TRUE(ack) << ack.error().ToString();

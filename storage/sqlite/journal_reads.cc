@@ -29,7 +29,7 @@ Result<OperationRow> ReadOperation(const Statement& stmt) {
              FromStored(ParseSideEffect(stmt.ColumnText(3)), "operations.side_effect"));
   row.state = stmt.ColumnText(4);
   row.attempt = stmt.ColumnInt(5);
-  row.fingerprint = stmt.ColumnText(6);
+  row.intent_hash = stmt.ColumnText(6);
   row.contract_hash = stmt.ColumnText(7);
   row.provider_ref = stmt.ColumnText(8);
   row.due_at_us = stmt.ColumnInt(9);

@@ -263,7 +263,7 @@ Result<void> SqliteJournal::ApplyDerived(const AppendRequest& request, std::int6
         .Bind(4, SideEffectName(op.side_effect))
         .Bind(5, op.state)
         .Bind(6, op.attempt)
-        .Bind(7, op.fingerprint)
+        .Bind(7, op.intent_hash)
         .Bind(8, op.contract_hash)
         .Bind(9, op.provider_ref)
         .Bind(10, op.due_at_us)

@@ -177,7 +177,7 @@ TEST_F(JournalTest, AFailingDerivedRowFailsTheWholeRequest) {
   // another run's operation id fails whole, its new run and events included.
   ASSERT_TRUE(journal_->Append(StartRun("wf-1")));
   AppendRequest other = StartRun("wf-2");
-  other.operations = {OperationRow{"op-1", "s1", "t", "read_only", "in_flight", 1, "fp", "ch"}};
+  other.operations = {OperationRow{"op-1", "s1", "t", SideEffect::kReadOnly, "in_flight", 1, "fp", "ch"}};
   ASSERT_TRUE(journal_->Append(other));
   AppendRequest clash = StartRun("wf-3");
   clash.operations = other.operations;

@@ -32,9 +32,11 @@ class FaultyJournalTest : public ::testing::Test {
     inner_ = std::move(opened).value();
   }
   std::string path() const { return dir_.File("journal.db"); }
-  // How many events of `workflow_id` a fresh connection finds in the file.
+  // How many events of `workflow_id` a fresh read-only connection finds in the file.
   std::size_t EventsOnDisk(const std::string& workflow_id) {
-    auto reopened = OpenSqliteJournal(path());
+    SqliteJournalOptions read_only;
+    read_only.mode = SqliteJournalOptions::Mode::kReadOnly;
+    auto reopened = OpenSqliteJournal(path(), read_only);
     EXPECT_TRUE(reopened) << reopened.error().ToString();
     if (!reopened) return 0;
     auto events = reopened.value()->ReadEvents({workflow_id, "r1"});

@@ -39,7 +39,8 @@ T Checked(Result<T> result, const std::string& what) {
 
 void Settle(EngineHarness& h, const std::string& id, const std::string& status) {
   Check(h.RunUntilSettled(id), id + " did not settle");
-  Check(h.Describe(id)->status == status, id + " is " + h.Describe(id)->status + ", not " + status);
+  const std::string actual(storage::RunStatusName(h.Describe(id)->status));
+  Check(actual == status, id + " is " + actual + ", not " + status);
 }
 
 void StartCallOnce(EngineHarness& h, const std::string& id, const std::string& tool,
@@ -53,7 +54,7 @@ void ApprovalRuns(EngineHarness& h) {
   Check(h.RunUntilState(kPayoutGranted, "payout", OperationState::kAwaitingApproval),
         "payout-granted never asked for approval");
   const OperationView op = *h.Operation(kPayoutGranted, "payout");
-  Checked(h.Decide(kPayoutGranted, ApprovalDecision{op.approval_id, "", op.fingerprint, true,
+  Checked(h.Decide(kPayoutGranted, ApprovalDecision{op.approval_id, "", op.intent_hash, true,
                                                     "alice@example.com", ""}),
           "grant payout-granted");
   Settle(h, kPayoutGranted, "completed");

@@ -123,7 +123,7 @@ void ExpectFoldsTo(const std::map<std::string, SavedRun>& runs,
     ASSERT_FALSE(events.empty());
     RunState state(run.ref);
     RECKON_ASSERT_OK(state.ApplyAll(events));
-    EXPECT_EQ(state.status(), expected.at(id).status);
+    EXPECT_EQ(storage::RunStatusName(state.status()), expected.at(id).status);
     std::vector<const OperationView*> ops;
     for (const auto& [op_id, op] : state.operations()) ops.push_back(&op);
     std::sort(ops.begin(), ops.end(), [](auto* a, auto* b) { return a->step_id < b->step_id; });
@@ -295,11 +295,11 @@ TEST_P(SavedJournalRecoveryTest, WaitingRunsWaitAndTheAttemptInFlightIsReconcile
   // left with something to wait for (the others wait for a person).
   ASSERT_TRUE(life.RunUntil([&life] {
     auto run = life.engine().Describe(kMidFlight);
-    return run && run->status == "completed" && life.engine().BusyRuns() == 2;
+    return run && run->status == storage::RunStatus::kCompleted && life.engine().BusyRuns() == 2;
   }));
   EXPECT_EQ(OnlyOperation(life, kPayoutWaiting)->state, OperationState::kAwaitingApproval);
   EXPECT_EQ(OnlyOperation(life, kTransferParked)->state, OperationState::kNeedsHuman);
-  for (const char* id : {kNapLong, kNapSignal}) EXPECT_EQ(life.engine().Describe(id)->status, "running");
+  for (const char* id : {kNapLong, kNapSignal}) EXPECT_EQ(life.engine().Describe(id)->status, storage::RunStatus::kRunning);
   const FakeProvider& provider = life.provider();
   const std::string charge = OperationIdOfStep(before.at(kMidFlight).events, "charge");
   ASSERT_EQ(provider.calls().size(), 1u);  // only mid-flight's charge, once
@@ -332,7 +332,7 @@ TEST_P(SavedJournalRecoveryTest, RecoveredRunsStillTakeTheirApprovalsSignalsAndR
   const OperationView payout = OnlyOperation(life, kPayoutWaiting).value_or(OperationView{});
   auto granted = life.Await(life.engine().DecideApproval(
       kPayoutWaiting,
-      ApprovalDecision{payout.approval_id, "", payout.fingerprint, true, "bob@example.com", ""}));
+      ApprovalDecision{payout.approval_id, "", payout.intent_hash, true, "bob@example.com", ""}));
   ASSERT_TRUE(granted);
   RECKON_EXPECT_OK(*granted);
   const OperationView transfer = OnlyOperation(life, kTransferParked).value_or(OperationView{});
@@ -347,11 +347,11 @@ TEST_P(SavedJournalRecoveryTest, RecoveredRunsStillTakeTheirApprovalsSignalsAndR
 
   ASSERT_TRUE(life.RunUntil([&life] {
     for (const char* id : {kPayoutWaiting, kTransferParked, kNapSignal, kMidFlight}) {
-      if (life.engine().Describe(id)->status != "completed") return false;
+      if (life.engine().Describe(id)->status != storage::RunStatus::kCompleted) return false;
     }
     return true;
   }));
-  EXPECT_EQ(life.engine().Describe(kNapLong)->status, "running");
+  EXPECT_EQ(life.engine().Describe(kNapLong)->status, storage::RunStatus::kRunning);
   EXPECT_EQ(life.provider().effects(payout.operation_id), 1);
   EXPECT_TRUE(life.provider().calls_to("transfer").empty());  // a person resolved it
 }

@@ -1,4 +1,4 @@
-#include "base/fingerprint.h"
+#include "base/intent_hash.h"
 
 #include <gtest/gtest.h>
 

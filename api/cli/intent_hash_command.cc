@@ -1,16 +1,16 @@
-#include "api/cli/fingerprint_command.h"
+#include "api/cli/intent_hash_command.h"
 
 #include <ostream>
 #include <string>
 #include <vector>
 
-#include "base/fingerprint.h"
+#include "base/intent_hash.h"
 #include "base/jcs.h"
 
 namespace reckon::cli {
 namespace {
 
-Result<void> RunFingerprint(CommandEnv& env, const std::vector<std::string>& secrets) {
+Result<void> RunIntentHash(CommandEnv& env, const std::vector<std::string>& secrets) {
   RECKON_TRY(const std::string input, ReadAll(env.in));
   RECKON_TRY(const boost::json::value value, ParseStrictJson(input));
   RECKON_TRY(const std::string hash, IntentHash(value, secrets));
@@ -22,9 +22,10 @@ Result<void> RunFingerprint(CommandEnv& env, const std::vector<std::string>& sec
 
 }  // namespace
 
-void AddFingerprintCommand(CLI::App& app, CommandEnv& env) {
+void AddIntentHashCommand(CLI::App& app, CommandEnv& env) {
   CLI::App* command = app.add_subcommand(
-      "fingerprint", "Print the intent hash (SHA-256 of the canonical JSON) of the JSON on stdin");
+      "intent-hash", "Print the intent hash (SHA-256 of the canonical JSON) of the JSON on stdin");
+  command->alias("fingerprint");  // its name before release 0.2
   // The option owns its values; the callback reads them after parsing. Both live in `command`.
   CLI::Option* secrets =
       command
@@ -33,8 +34,8 @@ void AddFingerprintCommand(CLI::App& app, CommandEnv& env) {
           ->type_name("FIELD")
           ->take_all();
   command->callback([&env, secrets] {
-    if (Result<void> result = RunFingerprint(env, secrets->results()); !result) {
-      ReportError(env, "fingerprint", result.error());
+    if (Result<void> result = RunIntentHash(env, secrets->results()); !result) {
+      ReportError(env, "intent-hash", result.error());
     }
   });
 }
