@@ -11,6 +11,7 @@
 
 #include "storage/sqlite/sqlite_journal.h"
 #include "plan/plan.h"
+#include "storage/testing/faulty_journal.h"
 #include "tests/support/temp_dir.h"
 #include "worker/plan_runner.h"
 #include "worker/plan_workflow.h"
@@ -117,6 +118,43 @@ TEST_F(EmbeddedHostTest, ARunWaitingForAPersonIsIdleAndSettleGrantsApprovals) {
     EXPECT_EQ(host->engine().Describe("pay")->status, storage::RunStatus::kCompleted);
   }
   EXPECT_EQ(DurableStatuses()["pay"], "completed");
+  EXPECT_EQ(provider_.total_effects(), 1);
+}
+
+asio::awaitable<int> StartOneAndWait(EmbeddedHost& host) {
+  (void)co_await host.Recover();
+  json::value input = CallOnceInput("reserve", FastInput("acct-f", 100));
+  auto start = host.engine().Start("faulty", kCallOnce, std::move(input));
+  if (!co_await std::move(start)) co_return -1;
+  auto idle = co_await host.UntilIdle();
+  co_return idle ? 0 : -2;
+}
+
+TEST_F(EmbeddedHostTest, RunEndsWithTheFailureWhenACommitFailsAndANewHostRecovers) {
+  {
+    // The host owns the fault-injecting wrapper; the test owns the file's journal beneath it.
+    auto sqlite = storage::OpenSqliteJournal(dir_.File("journal.db"));
+    RECKON_ASSERT_OK(sqlite);
+    auto faulty = std::make_unique<storage::FaultyJournal>(
+        *sqlite.value(), storage::FaultyJournal::Faults{.fail_commit = 2});
+    EmbeddedHost host(std::move(faulty));
+    RECKON_ASSERT_OK(host.tools().Register(
+        ProviderTool(FastContract("reserve", SideEffect::kIdempotentWrite), provider_)));
+    RECKON_ASSERT_OK(host.workflows().Register(kCallOnce, CallOnce));
+    auto ran = host.Run(StartOneAndWait(host));
+    ASSERT_FALSE(ran) << "the second commit failed; Run() must not report success";
+    EXPECT_EQ(ran.error().code(), Errc::kUnavailable);
+    EXPECT_NE(ran.error().message().find("restart the process"), std::string::npos)
+        << ran.error().ToString();
+    EXPECT_TRUE(host.engine().failed());
+  }
+  // The attempt ran before the failed commit; its result never became durable. A new process
+  // life recovers: the idempotent write is retried under the same key, one effect in all.
+  auto host = OpenHost();
+  auto ran = host->Run(StartOneAndWait(*host));
+  RECKON_ASSERT_OK(ran);
+  EXPECT_EQ(ran.value(), 0);
+  EXPECT_EQ(host->engine().Describe("faulty")->status, storage::RunStatus::kCompleted);
   EXPECT_EQ(provider_.total_effects(), 1);
 }
 
