@@ -63,10 +63,10 @@ Engine::Slot* Engine::FindSlot(const std::string& workflow_id) const {
 // --- the public face --------------------------------------------------------------------------
 
 asio::awaitable<Result<int>> Engine::Recover() {
-  RECKON_CO_TRY(auto runs, journal_.ListRuns(storage::RunStatus::kRunning));
+  RECKON_CO_TRY(auto runs, Read(journal_.ListRuns(storage::RunStatus::kRunning)));
   int resumed = 0;
   for (RunRow& row : runs) {
-    RECKON_CO_TRY(auto events, journal_.ReadEvents(row.ref));
+    RECKON_CO_TRY(auto events, Read(journal_.ReadEvents(row.ref)));
     auto slot = std::make_unique<Slot>(row.ref);
     Slot& s = *slot;
     slots_[row.ref.workflow_id] = std::move(slot);
@@ -100,9 +100,9 @@ asio::awaitable<Result<RunRef>> Engine::Start(std::string workflow_id, std::stri
     co_return existing->state.ref();
   }
   // A run that finished before this process started is only in the journal.
-  RECKON_CO_TRY(auto latest, journal_.FindLatestRun(workflow_id));
+  RECKON_CO_TRY(auto latest, Read(journal_.FindLatestRun(workflow_id)));
   if (latest) {
-    RECKON_CO_TRY(auto events, journal_.ReadEvents(latest->ref, 1));
+    RECKON_CO_TRY(auto events, Read(journal_.ReadEvents(latest->ref, 1)));
     if (!events.empty()) {
       if (auto* started = std::get_if<WorkflowStarted>(&events.front().body)) {
         RECKON_CO_TRY(same_start(started->workflow_type, started->input_json));

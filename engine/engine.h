@@ -10,7 +10,8 @@
 // form the next batch, while batches of different runs share commits.
 //
 // Failure: if a commit fails, what reached the disk is unknown, so the engine stops (failed()
-// turns true, every run stops) and the process must restart; recovery then resumes every run
+// turns true, every run stops) and the process must restart; a read that finds the journal
+// damaged (Errc::kCorruption) stops it too; recovery then resumes every run
 // from the journal. A bug (illegal transition) stops only the run it happened in.
 //
 // Observing: sinks (engine/trace_sink.h) hear of every committed batch and every stopped run;
@@ -171,6 +172,13 @@ class Engine {
   Slot* FindSlot(const std::string& workflow_id) const;
   // Completes the UntilIdle() waiters if the engine is idle (or failed).
   void WakeIdleWaiters();
+  // A read of the journal: a damaged file (kCorruption) stops the engine as a failed commit
+  // does, since nothing it decides on such a file can be trusted.
+  template <class T>
+  Result<T> Read(Result<T> read) {
+    if (!read && read.error().code() == Errc::kCorruption) Fail(read.error());
+    return read;
+  }
 
   boost::asio::any_io_executor executor_;
   storage::Journal& journal_;  // reads only; `reader` of the options when set

@@ -4,7 +4,9 @@
 #include <boost/json/serialize.hpp>
 
 #include <algorithm>
+#include <fstream>
 #include <set>
+#include <sstream>
 
 #include "base/intent_hash.h"
 #include "base/jcs.h"
@@ -576,6 +578,16 @@ std::string_view ConditionOpName(ConditionOp op) {
     case ConditionOp::kExists: return "exists";
   }
   return "?";
+}
+
+Result<Plan> ParsePlanFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Err(Errc::kInvalidArgument, "cannot read plan file '" + path + "'");
+  std::ostringstream text;
+  text << in.rdbuf();
+  auto plan = ParsePlan(text.str());
+  if (!plan) return plan.error().WithContext(path);
+  return plan;
 }
 
 Result<Plan> ParsePlan(std::string_view json_text) {

@@ -69,6 +69,8 @@ struct Plan {
 };
 
 Result<Plan> ParsePlan(std::string_view json_text);
+// Reads and parses the plan file at `path`; errors name the file (kInvalidArgument).
+Result<Plan> ParsePlanFile(const std::string& path);
 Result<Plan> ParsePlanJson(const boost::json::value& json);
 
 Result<void> ValidatePlan(const Plan& plan, const ContractRegistry& contracts);

@@ -34,22 +34,12 @@ struct PlanArgs {
   bool no_wait = false;
 };
 
-Result<Plan> LoadPlan(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) return Err(Errc::kInvalidArgument, "cannot read plan file '" + file + "'");
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto plan = ParsePlan(text.str());
-  if (!plan) return plan.error().WithContext(file);
-  return plan;
-}
-
 void Print(CommandEnv& env, const std::string& line) { env.out << line << "\n" << std::flush; }
 
 // --- validate -----------------------------------------------------------------------------
 
 Result<void> RunValidate(CommandEnv& env, const PlanArgs& args) {
-  RECKON_TRY(Plan plan, LoadPlan(args.file));
+  RECKON_TRY(Plan plan, ParsePlanFile(args.file));
   RECKON_TRY(ContractRegistry contracts, LoadContracts(args.contracts, args.remote));
   RECKON_TRY(ValidatePlan(plan, contracts));
   Print(env, "plan " + plan.plan_id + " is valid: " + std::to_string(plan.steps.size()) +
@@ -156,7 +146,7 @@ Result<void> RunOnServer(CommandEnv& env, const PlanArgs& args, const Plan& plan
 }
 
 Result<void> RunPlanCommand(CommandEnv& env, const PlanArgs& args) {
-  RECKON_TRY(Plan plan, LoadPlan(args.file));
+  RECKON_TRY(Plan plan, ParsePlanFile(args.file));
   RECKON_TRY(ContractRegistry contracts, LoadContracts(ContractSource{}, args.remote));
   RECKON_TRY(ValidatePlan(plan, contracts));
   Print(env, "plan " + plan.plan_id + " (" + std::to_string(plan.steps.size()) +

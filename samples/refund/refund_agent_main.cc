@@ -162,16 +162,6 @@ asio::awaitable<int> RunPlanFile(EmbeddedHost& host, const Options& options, Pla
   co_return 3;
 }
 
-Result<Plan> LoadPlan(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) return Err(Errc::kInvalidArgument, "cannot read plan file '" + file + "'");
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto plan = ParsePlan(text.str());
-  if (!plan) return plan.error().WithContext(file);
-  return plan;
-}
-
 void AddCommonOptions(CLI::App& app, Options& options) {
   app.add_option("--journal", options.journal, "SQLite journal file")->required();
   app.add_option("--provider", options.provider, "payments provider, http://127.0.0.1:PORT")->required();
@@ -204,7 +194,7 @@ int main(int argc, char** argv) {
   }
   std::optional<Plan> plan;
   if (!plan_file.empty()) {
-    auto loaded = LoadPlan(plan_file);
+    auto loaded = ParsePlanFile(plan_file);
     if (!loaded) {
       std::fprintf(stderr, "refund-agent: %s\n", loaded.error().ToString().c_str());
       return 2;
