@@ -64,7 +64,7 @@ bool Decider::HasWorkflowNews(std::size_t from) const {
   return false;
 }
 
-const RegisteredContract* Decider::ContractOf(const OperationView& op) const {
+const RegisteredContract* Decider::ContractOf(const OperationRecord& op) const {
   const RegisteredContract* registered = contracts_.FindRegistered(op.tool);
   if (registered == nullptr ||
       (op.max_attempts_override == 0 && !op.require_approval_override)) {
@@ -93,7 +93,7 @@ const RegisteredContract* Decider::ContractOf(const OperationView& op) const {
   return &tightened_.emplace(op.operation_id, std::move(created).value()).first->second;
 }
 
-Result<json::value> Decider::InputOf(const OperationView& op) const {
+Result<json::value> Decider::InputOf(const OperationRecord& op) const {
   if (op.input) return *op.input;
   return Err(Errc::kFailedPrecondition,
              "operation '" + op.operation_id + "' (step '" + op.step_id +
@@ -170,13 +170,13 @@ Result<void> Decider::ScheduleNewCall(ScheduleCall call) {
                                     ToHex(Sha256(redacted)), c.side_effect, redacted,
                                     call.overrides.max_attempts,
                                     call.overrides.require_approval}));
-  OperationView* op = state_.FindOperation(operation_id);
+  OperationRecord* op = state_.FindOperation(operation_id);
   op->input = std::move(call.input);
   return StartNextAttempt(*op);
 }
 
 Result<void> Decider::ReplayCall(ScheduleCall call) {
-  OperationView* op = state_.FindOperationByStep(call.step_id);
+  OperationRecord* op = state_.FindOperationByStep(call.step_id);
   if (op == nullptr) {
     return Err(Errc::kNondeterminism, "step '" + call.step_id + "' was replayed but run '" +
                                           state_.ref().workflow_id + "' has no such step");
@@ -210,7 +210,7 @@ Result<void> Decider::ReplayCall(ScheduleCall call) {
 
 // --- attempts ------------------------------------------------------------------------------
 
-Result<void> Decider::RequestApproval(OperationView& op) {
+Result<void> Decider::RequestApproval(OperationRecord& op) {
   const std::string approval_id = ApprovalIdFor(op.operation_id, int(op.approval_requests) + 1);
   std::optional<TimePoint> deadline;
   if (const RegisteredContract* contract = ContractOf(op);
@@ -223,7 +223,7 @@ Result<void> Decider::RequestApproval(OperationView& op) {
   return Ok();
 }
 
-Result<void> Decider::StartNextAttempt(OperationView& op) {
+Result<void> Decider::StartNextAttempt(OperationRecord& op) {
   const RegisteredContract* contract = ContractOf(op);
   if (contract == nullptr) {
     return Err(Errc::kInternal, "operation '" + op.operation_id + "' uses tool '" + op.tool +
@@ -253,7 +253,7 @@ Result<void> Decider::StartNextAttempt(OperationView& op) {
 
 Result<void> Decider::AttemptFinished(const std::string& operation_id, std::uint32_t attempt,
                                       const AttemptOutcome& outcome) {
-  OperationView* op = state_.FindOperation(operation_id);
+  OperationRecord* op = state_.FindOperation(operation_id);
   if (op == nullptr || IsTerminal(op->state)) return Ok();  // nothing left to learn
   const bool current = op->state == OperationState::kInFlight && op->attempt == attempt;
   if (outcome.success) {
@@ -269,7 +269,7 @@ Result<void> Decider::AttemptFinished(const std::string& operation_id, std::uint
   return HandleFailure(*op, outcome.kind, outcome.code, outcome.message);
 }
 
-Result<void> Decider::HandleFailure(OperationView& op, FailureKind reported,
+Result<void> Decider::HandleFailure(OperationRecord& op, FailureKind reported,
                                     const std::string& code, const std::string& message) {
   const RegisteredContract* contract = ContractOf(op);
   if (contract == nullptr) {
@@ -326,7 +326,7 @@ Result<void> Decider::HandleFailure(OperationView& op, FailureKind reported,
 }
 
 Result<void> Decider::Due(const std::string& operation_id) {
-  OperationView* op = state_.FindOperation(operation_id);
+  OperationRecord* op = state_.FindOperation(operation_id);
   if (op == nullptr || op->due_at_us == 0 || now_ < FromMicros(op->due_at_us)) {
     return Ok();  // stale: settled, or re-armed for later
   }
@@ -361,7 +361,7 @@ Result<void> Decider::Due(const std::string& operation_id) {
 
 Result<void> Decider::ReconcileFinished(const std::string& operation_id, std::uint32_t round,
                                         const ReconcileOutcome& outcome) {
-  OperationView* op = state_.FindOperation(operation_id);
+  OperationRecord* op = state_.FindOperation(operation_id);
   if (op == nullptr || op->state != OperationState::kReconciling ||
       op->reconcile_rounds != round) {
     return Ok();  // settled meanwhile (late evidence, a person): the lookup is moot
@@ -459,7 +459,7 @@ Result<void> Decider::Cancel(const std::string& reason) {
   }
   const std::string why = reason.empty() ? "the workflow was cancelled" : reason;
   for (const std::string& id : pending) {
-    OperationView* op = state_.FindOperation(id);
+    OperationRecord* op = state_.FindOperation(id);
     if (op->state == OperationState::kAwaitingApproval) {
       RECKON_TRY(Emit(ApprovalDenied{id, op->approval_id, "reckon", "workflow cancelled: " + why}));
     } else {
@@ -470,7 +470,7 @@ Result<void> Decider::Cancel(const std::string& reason) {
 }
 
 Result<void> Decider::ApprovalDecided(const ApprovalDecision& decision) {
-  OperationView* op = nullptr;
+  OperationRecord* op = nullptr;
   if (!decision.operation_id.empty()) {
     op = state_.FindOperation(decision.operation_id);
   } else {
@@ -514,7 +514,7 @@ Result<void> Decider::ApprovalDecided(const ApprovalDecision& decision) {
 }
 
 Result<void> Decider::Resolve(const HumanResolution& resolution) {
-  OperationView* op = state_.FindOperation(resolution.operation_id);
+  OperationRecord* op = state_.FindOperation(resolution.operation_id);
   if (op == nullptr) {
     return Err(Errc::kNotFound, "no operation '" + resolution.operation_id + "' in run '" +
                                     state_.ref().workflow_id + "'");
@@ -561,7 +561,7 @@ Result<void> Decider::Recover() {
     if (!IsTerminal(op.state) && !touched_operations_.count(id)) ids.push_back(id);
   }
   for (const std::string& id : ids) {
-    OperationView& op = *state_.FindOperation(id);
+    OperationRecord& op = *state_.FindOperation(id);
     switch (op.state) {
       case OperationState::kInFlight: {
         // The attempt may have landed: its outcome is unknown, never retried blindly.
@@ -607,7 +607,7 @@ AppendRequest Decider::BuildAppend() const {
   if (request.expected_next_seq == 1) request.workflow_type = state_.workflow_type();
   if (state_.status() != status_before_) request.status = state_.status();
   for (const std::string& id : touched_operations_) {
-    OperationView* op = state_.FindOperation(id);
+    OperationRecord* op = state_.FindOperation(id);
     if (op == nullptr) continue;
     request.operations.push_back(OperationRow{op->operation_id, op->step_id, op->tool,
                                               op->side_effect,

@@ -124,13 +124,13 @@ class Decider {
   Result<void> Emit(storage::EventBody body);
   Result<void> ScheduleNewCall(ScheduleCall call);
   Result<void> ReplayCall(ScheduleCall call);
-  Result<void> StartNextAttempt(OperationView& op);
-  Result<void> HandleFailure(OperationView& op, FailureKind reported, const std::string& code,
+  Result<void> StartNextAttempt(OperationRecord& op);
+  Result<void> HandleFailure(OperationRecord& op, FailureKind reported, const std::string& code,
                              const std::string& message);
-  Result<void> RequestApproval(OperationView& op);
+  Result<void> RequestApproval(OperationRecord& op);
   // The contract the operation runs under: its tool's, tightened by the call's overrides.
-  const RegisteredContract* ContractOf(const OperationView& op) const;
-  Result<boost::json::value> InputOf(const OperationView& op) const;
+  const RegisteredContract* ContractOf(const OperationRecord& op) const;
+  Result<boost::json::value> InputOf(const OperationRecord& op) const;
 
   RunState& state_;
   const ContractRegistry& contracts_;

@@ -155,7 +155,7 @@ class DeciderTest : public ::testing::Test {
     });
   }
 
-  OperationView& Op() { return *state_.FindOperationByStep(kStep); }
+  OperationRecord& Op() { return *state_.FindOperationByStep(kStep); }
   std::string OpId() { return Op().operation_id; }
 
   Batch Finish(std::uint32_t attempt, AttemptOutcome outcome) {
@@ -588,7 +588,7 @@ TEST_F(RestartTest, TheFoldedStateMatchesTheDecidedOne) {
   ASSERT_TRUE(StartWithOneCall().ok);
   now_ = kT0 + 100ms;
   ASSERT_TRUE(Finish(1, Failed(kUnk, "reply_lost")).ok);
-  const OperationView decided = Op();
+  const OperationRecord decided = Op();
   Restart();
   EXPECT_EQ(Op().state, decided.state);
   EXPECT_EQ(Op().due_at_us, decided.due_at_us);

@@ -336,7 +336,7 @@ void Engine::Perform(Slot& slot, const std::vector<Action>& actions) {
 }
 
 void Engine::StartAttempt(Slot& slot, const StartAttemptAction& action) {
-  OperationView* op = slot.state.FindOperation(action.operation_id);
+  OperationRecord* op = slot.state.FindOperation(action.operation_id);
   if (op == nullptr || !op->input) {
     Stop(slot, Err(Errc::kInternal, "attempt of '" + action.operation_id +
                                         "' has no input in memory"));
@@ -366,7 +366,7 @@ void Engine::StartAttempt(Slot& slot, const StartAttemptAction& action) {
 }
 
 void Engine::StartLookup(Slot& slot, const StartReconcileAction& action) {
-  OperationView* op = slot.state.FindOperation(action.operation_id);
+  OperationRecord* op = slot.state.FindOperation(action.operation_id);
   if (op == nullptr) return;
   ReconcileRequest request{slot.state.ref(), op->operation_id, op->tool,
                            op->input ? *op->input : json::value(), action.round,

@@ -71,7 +71,7 @@ struct RunSummary {
   std::string stuck_reason;  // non-empty when the engine stopped driving the run
   std::string result_json;
   int committed_operations = 0;
-  std::vector<OperationView> operations;
+  std::vector<OperationRecord> operations;
 };
 
 class Engine {

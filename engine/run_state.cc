@@ -12,8 +12,8 @@ struct RunState::Fold {
   std::int64_t at;  // when the event was recorded
 
   // The operation the event names, moved along the lifecycle table by the event.
-  Result<OperationView*> Advance(const std::string& operation_id) {
-    RECKON_TRY(OperationView * op, run.Operation(operation_id, EventTypeName(body)));
+  Result<OperationRecord*> Advance(const std::string& operation_id) {
+    RECKON_TRY(OperationRecord * op, run.Operation(operation_id, EventTypeName(body)));
     RECKON_TRY(run.Advance(*op, body));
     return op;
   }
@@ -60,7 +60,7 @@ struct RunState::Fold {
     if (run.operations_.count(e.operation_id)) {
       return Err(Errc::kInternal, "operation '" + e.operation_id + "' prepared twice");
     }
-    OperationView op;
+    OperationRecord op;
     op.operation_id = e.operation_id;
     op.step_id = e.step_id;
     op.tool = e.tool;
@@ -75,7 +75,7 @@ struct RunState::Fold {
     return Ok();
   }
   Result<void> operator()(const ApprovalRequested& e) {
-    RECKON_TRY(OperationView * op, Advance(e.operation_id));
+    RECKON_TRY(OperationRecord * op, Advance(e.operation_id));
     op->approval_id = e.approval_id;
     ++op->approval_requests;
     op->approval_state = ApprovalState::kRequested;
@@ -87,7 +87,7 @@ struct RunState::Fold {
     return Ok();
   }
   Result<void> operator()(const ApprovalGranted& e) {
-    RECKON_TRY(OperationView * op, Advance(e.operation_id));
+    RECKON_TRY(OperationRecord * op, Advance(e.operation_id));
     op->approval_id = e.approval_id;
     op->approval_state = ApprovalState::kGranted;
     op->approval_intent_hash = e.intent_hash;
@@ -96,14 +96,14 @@ struct RunState::Fold {
     return Ok();
   }
   Result<void> operator()(const ApprovalDenied& e) {
-    RECKON_TRY(OperationView * op, Advance(e.operation_id));
+    RECKON_TRY(OperationRecord * op, Advance(e.operation_id));
     op->approval_state = ApprovalState::kDenied;
     op->failure_code = "approval_denied";
     op->failure_message = e.reason;
     return Ok();
   }
   Result<void> operator()(const AttemptStarted& e) {
-    RECKON_TRY(OperationView * op, Advance(e.operation_id));
+    RECKON_TRY(OperationRecord * op, Advance(e.operation_id));
     op->attempt = e.attempt;
     op->deadline_us = e.deadline_us;
     op->due_at_us = e.deadline_us;
@@ -111,7 +111,7 @@ struct RunState::Fold {
     return Ok();
   }
   Result<void> operator()(const OperationCommitted& e) {
-    RECKON_TRY(OperationView * op, Advance(e.operation_id));
+    RECKON_TRY(OperationRecord * op, Advance(e.operation_id));
     op->provider_ref = e.provider_ref;
     op->result_json = e.result_json;
     op->due_at_us = 0;
@@ -119,25 +119,25 @@ struct RunState::Fold {
     return Ok();
   }
   Result<void> operator()(const OperationRejected& e) {
-    RECKON_TRY(OperationView * op, Advance(e.operation_id));
+    RECKON_TRY(OperationRecord * op, Advance(e.operation_id));
     op->failure_code = e.code;
     op->failure_message = e.message;
     op->due_at_us = 0;
     return Ok();
   }
   Result<void> operator()(const AttemptFailedRetryable& e) {
-    RECKON_TRY(OperationView * op, Advance(e.operation_id));
+    RECKON_TRY(OperationRecord * op, Advance(e.operation_id));
     op->due_at_us = e.retry_at_us;
     return Ok();
   }
   Result<void> operator()(const OutcomeUnknown& e) {
-    RECKON_TRY(OperationView * op, Advance(e.operation_id));
+    RECKON_TRY(OperationRecord * op, Advance(e.operation_id));
     op->earlier_outcome_unknown = true;
     op->due_at_us = e.reconcile_at_us;
     return Ok();
   }
   Result<void> operator()(const RetryScheduled& e) {
-    RECKON_TRY(OperationView * op, Advance(e.operation_id));
+    RECKON_TRY(OperationRecord * op, Advance(e.operation_id));
     op->due_at_us = e.retry_at_us;
     switch (e.reason) {
       case RetryReason::kReconciledNotFound:
@@ -150,18 +150,18 @@ struct RunState::Fold {
     return Ok();
   }
   Result<void> operator()(const ReconciliationStarted& e) {
-    RECKON_TRY(OperationView * op, Advance(e.operation_id));
+    RECKON_TRY(OperationRecord * op, Advance(e.operation_id));
     op->reconcile_rounds = e.round;
     op->due_at_us = 0;
     return Ok();
   }
   Result<void> operator()(const ReconciliationResult& e) {
-    RECKON_TRY(OperationView * op, Advance(e.operation_id));
+    RECKON_TRY(OperationRecord * op, Advance(e.operation_id));
     if (e.result == ReconcileVerdict::kStillUnknown) op->due_at_us = e.next_at_us;
     return Ok();
   }
   Result<void> operator()(const NeedsHuman& e) {
-    RECKON_TRY(OperationView * op, Advance(e.operation_id));
+    RECKON_TRY(OperationRecord * op, Advance(e.operation_id));
     op->due_at_us = 0;
     op->failure_message = e.reason;
     return Ok();
@@ -173,19 +173,19 @@ struct RunState::Fold {
   }
 };
 
-OperationView* RunState::FindOperation(const std::string& operation_id) {
+OperationRecord* RunState::FindOperation(const std::string& operation_id) {
   auto it = operations_.find(operation_id);
   return it == operations_.end() ? nullptr : &it->second;
 }
 
-OperationView* RunState::FindOperationByStep(const std::string& step_id) {
+OperationRecord* RunState::FindOperationByStep(const std::string& step_id) {
   auto it = step_to_operation_.find(step_id);
   return it == step_to_operation_.end() ? nullptr : FindOperation(it->second);
 }
 
-Result<OperationView*> RunState::Operation(const std::string& operation_id,
+Result<OperationRecord*> RunState::Operation(const std::string& operation_id,
                                            std::string_view event) {
-  OperationView* op = FindOperation(operation_id);
+  OperationRecord* op = FindOperation(operation_id);
   if (op == nullptr) {
     return Err(Errc::kInternal, std::string(event) + " names operation '" + operation_id +
                                     "' that run '" + ref_.workflow_id +
@@ -194,7 +194,7 @@ Result<OperationView*> RunState::Operation(const std::string& operation_id,
   return op;
 }
 
-Result<void> RunState::Advance(OperationView& op, const EventBody& body) {
+Result<void> RunState::Advance(OperationRecord& op, const EventBody& body) {
   auto input = InputOf(body);
   if (!input) return Ok();
   auto next = Transition(op.state, *input);

@@ -26,7 +26,10 @@
 
 namespace reckon {
 
-struct OperationView {
+// OperationRecord: what the run knows of one operation, folded from its events (plus the full
+// input, which only memory holds). A value; copies handed out by Engine::Describe are
+// snapshots.
+struct OperationRecord {
   std::string operation_id;
   std::string step_id;
   std::string tool;
@@ -79,16 +82,16 @@ class RunState {
   const std::string& result_json() const { return result_json_; }
   int committed_operations() const { return committed_operations_; }
 
-  OperationView* FindOperation(const std::string& operation_id);
-  OperationView* FindOperationByStep(const std::string& step_id);
-  const std::map<std::string, OperationView>& operations() const { return operations_; }
+  OperationRecord* FindOperation(const std::string& operation_id);
+  OperationRecord* FindOperationByStep(const std::string& step_id);
+  const std::map<std::string, OperationRecord>& operations() const { return operations_; }
   // Timers started and not yet fired: timer id -> fire time.
   const std::map<std::string, std::int64_t>& pending_timers() const { return pending_timers_; }
 
  private:
   struct Fold;
-  Result<OperationView*> Operation(const std::string& operation_id, std::string_view event);
-  Result<void> Advance(OperationView& op, const storage::EventBody& body);
+  Result<OperationRecord*> Operation(const std::string& operation_id, std::string_view event);
+  Result<void> Advance(OperationRecord& op, const storage::EventBody& body);
 
   storage::RunRef ref_;
   std::string workflow_type_;
@@ -97,7 +100,7 @@ class RunState {
   std::string result_json_;
   std::int64_t next_seq_ = 1;
   int committed_operations_ = 0;
-  std::map<std::string, OperationView> operations_;  // by operation id
+  std::map<std::string, OperationRecord> operations_;  // by operation id
   std::map<std::string, std::string> step_to_operation_;
   std::map<std::string, std::int64_t> pending_timers_;
 };

@@ -56,7 +56,7 @@ asio::awaitable<Result<int>> EmbeddedHost::ApprovePending(std::string decided_by
   int granted = 0;
   for (const RunSummary& run : engine_->Runs()) {
     if (!workflow_id.empty() && run.ref.workflow_id != workflow_id) continue;
-    for (const OperationView& op : run.operations) {
+    for (const OperationRecord& op : run.operations) {
       if (op.state != OperationState::kAwaitingApproval) continue;
       ApprovalDecision decision;
       decision.approval_id = op.approval_id;

@@ -40,13 +40,13 @@ class ApprovalTest : public ::testing::Test {
     RECKON_ASSERT_OK(h_.Start(kRun, kCallOnce, std::move(input)));
   }
   // Runs until the `request`-th approval request of the payout is pending, and returns it.
-  OperationView PendingApproval(std::uint32_t request = 1) {
+  OperationRecord PendingApproval(std::uint32_t request = 1) {
     EXPECT_TRUE(h_.RunUntil([&] {
       auto op = h_.Operation(kRun, kStep);
       return op && op->state == OperationState::kAwaitingApproval &&
              op->approval_requests == request;
     }));
-    return h_.Operation(kRun, kStep).value_or(OperationView{});
+    return h_.Operation(kRun, kStep).value_or(OperationRecord{});
   }
   // True if the payout is still awaiting approval after `window` (nothing decided it).
   bool StillAwaitingAfter(std::chrono::milliseconds window) {
@@ -55,7 +55,7 @@ class ApprovalTest : public ::testing::Test {
         window);
     return h_.Operation(kRun, kStep)->state == OperationState::kAwaitingApproval;
   }
-  static ApprovalDecision Decision(const OperationView& op, bool granted) {
+  static ApprovalDecision Decision(const OperationRecord& op, bool granted) {
     return ApprovalDecision{op.approval_id, "", op.intent_hash, granted, "alice@example.com",
                             granted ? "" : "not this customer"};
   }
@@ -81,7 +81,7 @@ TEST_F(ApprovalTest, BelowTheThresholdNoApprovalIsNeeded) {
 
 TEST_F(ApprovalTest, NothingRunsUntilApprovedAndMismatchedDecisionsAreRefused) {
   Boot();
-  const OperationView op = PendingApproval();
+  const OperationRecord op = PendingApproval();
   EXPECT_EQ(provider_.calls().size(), 0u);
   EXPECT_EQ(h_.engine().BusyRuns(), 0);  // waiting for a person
 
@@ -121,7 +121,7 @@ TEST_F(ApprovalTest, NothingRunsUntilApprovedAndMismatchedDecisionsAreRefused) {
 TEST_F(ApprovalTest, ARetryOfTheSameOperationReusesTheGrant) {
   provider_.Script(kTool, {Step{Behaviour::kRefuse}});
   Boot();
-  const OperationView op = PendingApproval();
+  const OperationRecord op = PendingApproval();
   RECKON_ASSERT_OK(h_.Decide(kRun, Decision(op, true)));
   const auto events = Finish();
   EXPECT_EQ(status_, RunStatus::kCompleted);
@@ -147,9 +147,9 @@ ToolContract ShortGrantPayout() {
 TEST_F(ApprovalTest, AnExpiredGrantLeadsToANewApprovalRequest) {
   provider_.Script(kTool, {Step{Behaviour::kRefuse}});
   Boot(ShortGrantPayout());
-  const OperationView first = PendingApproval(1);
+  const OperationRecord first = PendingApproval(1);
   RECKON_ASSERT_OK(h_.Decide(kRun, Decision(first, true)));
-  const OperationView second = PendingApproval(2);
+  const OperationRecord second = PendingApproval(2);
   EXPECT_NE(second.approval_id, first.approval_id);
   EXPECT_EQ(provider_.calls().size(), 1u);
   // The first attempt's stale deadline is no approval deadline: the request keeps waiting.
@@ -169,7 +169,7 @@ TEST_F(ApprovalTest, AnExpiredGrantLeadsToANewApprovalRequest) {
 
 TEST_F(ApprovalTest, ADenialFailsTheStepWithoutAnAttempt) {
   Boot();
-  const OperationView op = PendingApproval();
+  const OperationRecord op = PendingApproval();
   RECKON_ASSERT_OK(h_.Decide(kRun, Decision(op, false)));
   const auto events = Finish();
   EXPECT_EQ(status_, RunStatus::kFailed);
@@ -181,10 +181,10 @@ TEST_F(ApprovalTest, ADenialFailsTheStepWithoutAnAttempt) {
 
 TEST_F(ApprovalTest, WaitingForApprovalSurvivesARestart) {
   Boot();
-  const OperationView before = PendingApproval();
+  const OperationRecord before = PendingApproval();
   h_.Restart();
   RECKON_ASSERT_OK(h_.Recover());
-  const OperationView after = PendingApproval();
+  const OperationRecord after = PendingApproval();
   EXPECT_EQ(after.approval_id, before.approval_id);
   EXPECT_EQ(after.intent_hash, before.intent_hash);
   EXPECT_TRUE(StillAwaitingAfter(100ms));
@@ -201,7 +201,7 @@ TEST_F(ApprovalTest, ARenewedApprovalRequestSurvivesARestart) {
   provider_.Script(kTool, {Step{Behaviour::kRefuse}});
   Boot(ShortGrantPayout());
   RECKON_ASSERT_OK(h_.Decide(kRun, Decision(PendingApproval(1), true)));
-  const OperationView second = PendingApproval(2);
+  const OperationRecord second = PendingApproval(2);
   h_.Restart();
   RECKON_ASSERT_OK(h_.Recover());
   EXPECT_TRUE(StillAwaitingAfter(200ms));

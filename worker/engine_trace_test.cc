@@ -78,7 +78,7 @@ TEST(EffectTraceTest, NoSecretReachesTheTraceOrTheJournal) {
   h.Boot();
   RECKON_ASSERT_OK(h.Start(kRun, "pay", json::object{{"customer", "c-17"}}));
   ASSERT_TRUE(h.RunUntilState(kRun, "send_payout#1", OperationState::kAwaitingApproval));
-  const OperationView op = *h.Operation(kRun, "send_payout#1");
+  const OperationRecord op = *h.Operation(kRun, "send_payout#1");
   RECKON_ASSERT_OK(h.Decide(kRun, ApprovalDecision{op.approval_id, "", op.intent_hash, true,
                                                    "alice@example.com", ""}));
   ASSERT_TRUE(h.RunUntilSettled(kRun));

@@ -47,7 +47,7 @@ Result<std::map<std::string, std::string>> StepStates(EmbeddedHost& host,
                                                      const std::string& plan_id) {
   std::map<std::string, std::string> states;
   if (auto run = host.engine().Describe(plan_id)) {
-    for (const OperationView& op : run->operations) {
+    for (const OperationRecord& op : run->operations) {
       states[op.step_id] = std::string(OperationStateName(op.state));
     }
     return states;

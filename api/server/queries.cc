@@ -65,19 +65,19 @@ Result<void> Queries::Describe(const std::string& workflow_id, wire::Response::B
   detail.setInputJson(Text(run.state.input_json()));
   detail.setResultJson(Text(run.state.result_json()));
   // Journal order of the steps (the map is by operation id).
-  std::vector<const OperationView*> views;
+  std::vector<const OperationRecord*> views;
   for (const auto& [id, op] : run.state.operations()) views.push_back(&op);
-  std::vector<const OperationView*> ordered;
+  std::vector<const OperationRecord*> ordered;
   for (const storage::Event& event : run.events) {
     if (const auto* prepared = std::get_if<storage::OperationPrepared>(&event.body)) {
-      for (const OperationView* view : views) {
+      for (const OperationRecord* view : views) {
         if (view->operation_id == prepared->operation_id) ordered.push_back(view);
       }
     }
   }
   auto list = detail.initOperations(static_cast<unsigned>(ordered.size()));
   for (unsigned i = 0; i < ordered.size(); ++i) {
-    const OperationView& op = *ordered[i];
+    const OperationRecord& op = *ordered[i];
     auto o = list[i];
     o.setOperationId(Text(op.operation_id));
     o.setStepId(Text(op.step_id));

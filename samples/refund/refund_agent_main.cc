@@ -98,7 +98,7 @@ asio::awaitable<int> RunAgent(EmbeddedHost& host, const Options& options) {
       continue;
     }
     ++waiting;
-    for (const OperationView& op : run.operations) {
+    for (const OperationRecord& op : run.operations) {
       if (IsTerminal(op.state)) continue;
       std::printf("%-12s waiting    %s %s (%s)\n", run.ref.workflow_id.c_str(),
                   op.operation_id.c_str(), std::string(OperationStateName(op.state)).c_str(),

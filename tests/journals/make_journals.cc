@@ -53,7 +53,7 @@ void ApprovalRuns(EngineHarness& h) {
   StartCallOnce(h, kPayoutGranted, "payout", 25000);
   Check(h.RunUntilState(kPayoutGranted, "payout", OperationState::kAwaitingApproval),
         "payout-granted never asked for approval");
-  const OperationView op = *h.Operation(kPayoutGranted, "payout");
+  const OperationRecord op = *h.Operation(kPayoutGranted, "payout");
   Checked(h.Decide(kPayoutGranted, ApprovalDecision{op.approval_id, "", op.intent_hash, true,
                                                     "alice@example.com", ""}),
           "grant payout-granted");

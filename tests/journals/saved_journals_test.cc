@@ -124,11 +124,11 @@ void ExpectFoldsTo(const std::map<std::string, SavedRun>& runs,
     RunState state(run.ref);
     RECKON_ASSERT_OK(state.ApplyAll(events));
     EXPECT_EQ(storage::RunStatusName(state.status()), expected.at(id).status);
-    std::vector<const OperationView*> ops;
+    std::vector<const OperationRecord*> ops;
     for (const auto& [op_id, op] : state.operations()) ops.push_back(&op);
     std::sort(ops.begin(), ops.end(), [](auto* a, auto* b) { return a->step_id < b->step_id; });
     std::vector<OperationState> states;
-    for (const OperationView* op : ops) states.push_back(op->state);
+    for (const OperationRecord* op : ops) states.push_back(op->state);
     EXPECT_EQ(states, expected.at(id).operations) << EventNames(events);
   }
 }
@@ -263,7 +263,7 @@ class Life {
   std::unique_ptr<storage::Journal> journal_;   // for reads, after Stop()
 };
 
-std::optional<OperationView> OnlyOperation(Life& life, const std::string& id) {
+std::optional<OperationRecord> OnlyOperation(Life& life, const std::string& id) {
   std::optional<RunSummary> run = life.engine().Describe(id);
   if (!run || run->operations.size() != 1) return std::nullopt;
   return run->operations.front();
@@ -329,13 +329,13 @@ TEST_P(SavedJournalRecoveryTest, RecoveredRunsStillTakeTheirApprovalsSignalsAndR
   ASSERT_TRUE(recovered);
   RECKON_ASSERT_OK(*recovered);
 
-  const OperationView payout = OnlyOperation(life, kPayoutWaiting).value_or(OperationView{});
+  const OperationRecord payout = OnlyOperation(life, kPayoutWaiting).value_or(OperationRecord{});
   auto granted = life.Await(life.engine().DecideApproval(
       kPayoutWaiting,
       ApprovalDecision{payout.approval_id, "", payout.intent_hash, true, "bob@example.com", ""}));
   ASSERT_TRUE(granted);
   RECKON_EXPECT_OK(*granted);
-  const OperationView transfer = OnlyOperation(life, kTransferParked).value_or(OperationView{});
+  const OperationRecord transfer = OnlyOperation(life, kTransferParked).value_or(OperationRecord{});
   auto resolved = life.Await(life.engine().Resolve(
       kTransferParked,
       HumanResolution{transfer.operation_id, true, "tr_manual_1", "carol@example.com", ""}));

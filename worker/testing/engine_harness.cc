@@ -93,7 +93,7 @@ bool EngineHarness::RunUntilSettled(const std::string& workflow_id,
         if (!run) return false;
         if (storage::IsTerminal(run->status) || !run->stuck_reason.empty()) return true;
         bool waits_for_person = false;
-        for (const OperationView& op : run->operations) {
+        for (const OperationRecord& op : run->operations) {
           if (op.state == OperationState::kAwaitingApproval ||
               op.state == OperationState::kNeedsHuman) {
             waits_for_person = true;
@@ -110,7 +110,7 @@ bool EngineHarness::RunUntilState(const std::string& workflow_id, const std::str
                                   OperationState state, std::chrono::milliseconds timeout) {
   return RunUntil(
       [this, workflow_id, step_id, state] {
-        std::optional<OperationView> op = Operation(workflow_id, step_id);
+        std::optional<OperationRecord> op = Operation(workflow_id, step_id);
         return op && op->state == state;
       },
       timeout);
@@ -147,11 +147,11 @@ std::optional<RunSummary> EngineHarness::Describe(const std::string& workflow_id
   return host_->engine().Describe(workflow_id);
 }
 
-std::optional<OperationView> EngineHarness::Operation(const std::string& workflow_id,
+std::optional<OperationRecord> EngineHarness::Operation(const std::string& workflow_id,
                                                       const std::string& step_id) const {
   std::optional<RunSummary> run = Describe(workflow_id);
   if (!run) return std::nullopt;
-  for (OperationView& op : run->operations) {
+  for (OperationRecord& op : run->operations) {
     if (op.step_id == step_id) return std::move(op);
   }
   return std::nullopt;

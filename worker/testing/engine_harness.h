@@ -89,7 +89,7 @@ class EngineHarness {
 
   std::optional<RunSummary> Describe(const std::string& workflow_id) const;
   // The operation of `step_id`, as the engine sees it now; nullopt if there is none.
-  std::optional<OperationView> Operation(const std::string& workflow_id,
+  std::optional<OperationRecord> Operation(const std::string& workflow_id,
                                          const std::string& step_id) const;
 
   // The journal, for reads: only while no engine is booted (the engine's group committer owns
