@@ -2,6 +2,7 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -70,6 +71,12 @@ ServerHost::ServerHost(const ServerConfig& config, std::unique_ptr<storage::Jour
       reader_(std::move(reader)),
       trace_file_(std::move(trace_file)),
       trace_log_(std::move(trace_logger)) {
+  auto damaged = [this](const Error& error) {
+    spdlog::critical("{}; stopping: nothing read from a damaged journal can be trusted",
+                     error.ToString());
+    asio::post(io_, [this] { StopServing(1); });
+  };
+  guarded_reader_ = std::make_unique<storage::CorruptionGuard>(*reader_, std::move(damaged));
   // Reports that arrive after their attempt stopped waiting go to the engine as evidence. The
   // engine exists before the loop runs, so before any report can arrive.
   auto late = [this](const ToolReport& report) {
@@ -77,18 +84,18 @@ ServerHost::ServerHost(const ServerConfig& config, std::unique_ptr<storage::Jour
     engine_->ReportLateAttempt(report.workflow_id, report.operation_id, report.attempt,
                                *report.attempt_outcome);
   };
-  auto durable = [this](const storage::RunRef& run) { return reader_->ReadEvents(run); };
+  auto durable = [this](const storage::RunRef& run) { return guarded_reader_->ReadEvents(run); };
   tasks_ = std::make_unique<TaskQueues>(io_.get_executor(), config_.tasks, std::move(late),
                                         std::move(durable));
   EngineOptions engine_options;
   engine_options.decider.worker_name = "server";
   if (!config_.inline_commit) {
     engine_options.commit_executor = commit_thread_.get_executor();
-    engine_options.reader = reader_.get();
+    engine_options.reader = guarded_reader_.get();
   }
   engine_ = std::make_unique<Engine>(io_.get_executor(), *journal_, contracts_, *tasks_, *tasks_,
                                      clock_, std::move(engine_options));
-  service_ = std::make_unique<Service>(*reader_, contracts_, *engine_, *tasks_,
+  service_ = std::make_unique<Service>(*guarded_reader_, contracts_, *engine_, *tasks_,
                                        config_.server.limits.max_message_bytes);
   server_ = std::make_unique<Server>(io_.get_executor(), *service_, config_.server);
   engine_->AddSink(trace_log_);

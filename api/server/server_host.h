@@ -12,7 +12,7 @@
 // Run() recovers every running workflow, listens, and serves until SIGTERM/SIGINT (graceful:
 // stops accepting, closes connections, returns 0) or until the engine fails (a commit failed:
 // Engine::OnFailed stops the loop at once and Run() returns 1; a restart recovers from the
-// journal). Not thread-safe: one thread calls Run().
+// journal), or a read finds the journal damaged (Run() returns 1, the file named in the log). Not thread-safe: one thread calls Run().
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -30,6 +30,7 @@
 #include "contract/contract_registry.h"
 #include "engine/clock.h"
 #include "engine/engine.h"
+#include "storage/corruption_guard.h"
 #include "storage/journal.h"
 #include "telemetry/jsonl_trace_sink.h"
 #include "telemetry/log_trace_sink.h"
@@ -58,6 +59,9 @@ class ServerHost {
   const ServerConfig config_;
   std::unique_ptr<storage::Journal> journal_;  // the commit thread's connection
   std::unique_ptr<storage::Journal> reader_;   // everything else reads through this one
+  // reader_ as the engine, the task queues and the service use it: a damaged file found by any
+  // read stops the server (storage/corruption_guard.h).
+  std::unique_ptr<storage::CorruptionGuard> guarded_reader_;
   ContractRegistry contracts_;
   std::unique_ptr<JsonlTraceSink> trace_file_;
   LogTraceSink trace_log_;

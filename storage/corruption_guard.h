@@ -1,0 +1,83 @@
+// CorruptionGuard: a Journal that forwards every call to another one and, when a call reports
+// Errc::kCorruption (a damaged file), tells its owner once, through a callback, before handing
+// the error back. A process wraps the connections it serves queries from, so that a damaged
+// journal found by any read stops it, as a failed commit stops the engine: nothing read from
+// such a file can be trusted.
+//
+// Ownership: does not own the wrapped journal, which must outlive it. Threading: as the wrapped
+// journal; the callback runs on the caller's thread, inside the failing call, and must not call
+// back into this journal.
+#pragma once
+
+#include <functional>
+#include <utility>
+
+#include "storage/journal.h"
+
+namespace reckon::storage {
+
+class CorruptionGuard final : public Journal {
+ public:
+  using OnCorruption = std::function<void(const Error& error)>;
+  CorruptionGuard(Journal& inner, OnCorruption on_corruption)
+      : inner_(inner), on_corruption_(std::move(on_corruption)) {}
+  using Journal::ListRuns;
+  using Journal::ReadEvents;
+
+  Result<AppendAck> Append(const AppendRequest& request) override {
+    return Check(inner_.Append(request));
+  }
+  std::vector<Result<AppendAck>> AppendGroup(
+      std::span<const AppendRequest* const> requests) override {
+    auto results = inner_.AppendGroup(requests);
+    for (const auto& result : results) Note(result);
+    return results;
+  }
+  Result<std::optional<RunRow>> FindRun(const RunRef& run) override {
+    return Check(inner_.FindRun(run));
+  }
+  Result<std::optional<RunRow>> FindLatestRun(const std::string& workflow_id) override {
+    return Check(inner_.FindLatestRun(workflow_id));
+  }
+  Result<std::vector<RunRow>> ListRuns(std::optional<RunStatus> status) override {
+    return Check(inner_.ListRuns(status));
+  }
+  Result<std::vector<Event>> ReadEvents(const RunRef& run, std::int64_t from_seq) override {
+    return Check(inner_.ReadEvents(run, from_seq));
+  }
+  Result<std::optional<OperationRow>> FindOperation(const std::string& operation_id) override {
+    return Check(inner_.FindOperation(operation_id));
+  }
+  Result<std::vector<OperationRow>> ListOperations(std::int64_t run_pk) override {
+    return Check(inner_.ListOperations(run_pk));
+  }
+  Result<std::string> IntegrityCheck() override { return Check(inner_.IntegrityCheck()); }
+  Result<void> PutContract(const ContractRow& row) override {
+    return Check(inner_.PutContract(row));
+  }
+  Result<std::vector<ContractRow>> ListContracts() override {
+    return Check(inner_.ListContracts());
+  }
+  int schema_version() const override { return inner_.schema_version(); }
+  const std::string& path() const override { return inner_.path(); }
+
+ private:
+  template <class R>
+  void Note(const R& result) {
+    if (!result && result.error().code() == Errc::kCorruption && !reported_) {
+      reported_ = true;
+      if (on_corruption_) on_corruption_(result.error());
+    }
+  }
+  template <class R>
+  R Check(R result) {
+    Note(result);
+    return result;
+  }
+
+  Journal& inner_;
+  OnCorruption on_corruption_;
+  bool reported_ = false;
+};
+
+}  // namespace reckon::storage
