@@ -40,7 +40,6 @@ class TraceFanOut final : public TraceSink {
  public:
   void Add(TraceSink& sink) { sinks_.push_back(&sink); }
   void Remove(TraceSink& sink) { std::erase(sinks_, &sink); }
-  bool empty() const { return sinks_.empty(); }
 
   void OnCommitted(const RunState& run, std::span<const storage::Event> events) override {
     for (TraceSink* sink : sinks_) sink->OnCommitted(run, events);

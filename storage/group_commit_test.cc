@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "storage/sqlite/sqlite_journal.h"
+#include "storage/testing/journal_requests.h"
 #include "tests/support/temp_dir.h"
 
 namespace reckon::storage {
@@ -18,20 +19,12 @@ namespace {
 
 namespace asio = boost::asio;
 
-AppendRequest Step(const std::string& workflow_id, std::int64_t seq) {
-  AppendRequest request;
-  request.run = {workflow_id, "r1"};
-  request.expected_next_seq = seq;
-  request.now_us = seq;
-  request.events = {MarkerRecorded{"m" + std::to_string(seq), "now", std::to_string(seq)}};
-  return request;
-}
 
 asio::awaitable<void> AppendMany(GroupCommitter& committer, std::string workflow_id, int count,
                                  int& acked) {
   for (int i = 1; i <= count; ++i) {
     Result<AppendAck> ack =
-        co_await committer.AsyncAppend(Step(workflow_id, i), asio::use_awaitable);
+        co_await committer.AsyncAppend(MarkerStep(workflow_id, i), asio::use_awaitable);
     EXPECT_TRUE(ack) << ack.error().ToString();
     if (ack) ++acked;
   }
@@ -73,7 +66,7 @@ TEST(GroupCommitTest, BlockingAppendsFromThreads) {
     for (int t = 0; t < 4; ++t) {
       threads.emplace_back([&committer, t] {
         for (int i = 1; i <= 25; ++i) {
-          auto ack = committer.Append(Step("t" + std::to_string(t), i));
+          auto ack = committer.Append(MarkerStep("t" + std::to_string(t), i));
           ASSERT_TRUE(ack) << ack.error().ToString();
         }
       });
@@ -81,10 +74,10 @@ TEST(GroupCommitTest, BlockingAppendsFromThreads) {
     for (auto& thread : threads) thread.join();
     EXPECT_EQ(committer.stats().appends, 100u);
     // A conflict is reported to its own caller only.
-    auto stale = committer.Append(Step("t0", 3));
+    auto stale = committer.Append(MarkerStep("t0", 3));
     ASSERT_FALSE(stale);
     EXPECT_EQ(stale.error().code(), Errc::kConflict);
-    EXPECT_TRUE(committer.Append(Step("t0", 26)));
+    EXPECT_TRUE(committer.Append(MarkerStep("t0", 26)));
   }
   commit_thread.join();
 }

@@ -66,8 +66,9 @@ boost::asio::awaitable<Result<PlanRunReport>> RunPlan(EmbeddedHost& host, const 
   RECKON_CO_TRY(ValidatePlan(plan, host.tools().contracts()));
   PlanRunReport report{PlanProgress(plan.plan_id), {}};
   ProgressSink sink(plan.plan_id, report.progress, std::move(options.on_line));
-  // Events committed before this call (resumed by Recover()) are read from the journal; later
-  // ones arrive through the sink. Between batches the journal is free to read (inline commit).
+  // Events committed before this call (a run resumed by Recover(), or one that finished in an
+  // earlier life) are read from the journal once; later ones arrive through the sink. Between
+  // batches the journal is free to read (inline commit).
   RECKON_CO_TRY(ShowJournal(host.journal(), plan.plan_id, sink));
   host.AddSink(sink);
   struct Unsubscribe {
@@ -83,7 +84,6 @@ boost::asio::awaitable<Result<PlanRunReport>> RunPlan(EmbeddedHost& host, const 
                   "one hashes to " + PlanHash(plan) + "); give the new plan a new plan_id");
   }
   if (!started) co_return started.error();
-  RECKON_CO_TRY(ShowJournal(host.journal(), plan.plan_id, sink));  // a run finished earlier
   RECKON_CO_TRY(co_await host.Settle(options.approve_as));
   RECKON_CO_TRY(report.states, StepStates(host, plan.plan_id));
   co_return report;

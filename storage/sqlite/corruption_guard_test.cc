@@ -5,24 +5,13 @@
 #include <gtest/gtest.h>
 
 #include "storage/sqlite/sqlite_journal.h"
+#include "storage/testing/journal_requests.h"
 #include "tests/support/file_damage.h"
 #include "tests/support/temp_dir.h"
 
 namespace reckon::storage {
 namespace {
 
-void Fill(Journal& journal, int runs) {
-  for (int i = 0; i < runs; ++i) {
-    AppendRequest request;
-    request.run = {"wf-" + std::to_string(i), "r1"};
-    request.now_us = 1000 + i;
-    request.workflow_type = "refund";
-    for (int e = 0; e < 20; ++e) {
-      request.events.push_back(WorkflowStarted{"refund", std::string(300, 'a' + e % 26), ""});
-    }
-    ASSERT_TRUE(journal.Append(request));
-  }
-}
 
 TEST(CorruptionGuardTest, ADamagedReadIsReportedOnceAndPassedOnUnchanged) {
   testing::TempDir dir;
@@ -32,7 +21,7 @@ TEST(CorruptionGuardTest, ADamagedReadIsReportedOnceAndPassedOnUnchanged) {
   {
     auto journal = OpenSqliteJournal(path, options);
     ASSERT_TRUE(journal) << journal.error().ToString();
-    Fill(*journal.value(), 100);
+    ASSERT_TRUE(FillRuns(*journal.value(), 100));
   }
   ASSERT_TRUE(testing::FlipMiddle(path));
   options.check_at_open = false;  // open it anyway, as a file damaged after the open would be
@@ -63,7 +52,7 @@ TEST(CorruptionGuardTest, ASoundJournalIsNeverReported) {
   ASSERT_TRUE(journal) << journal.error().ToString();
   int reported = 0;
   CorruptionGuard guarded(*journal.value(), [&reported](const Error&) { ++reported; });
-  Fill(guarded, 3);
+  ASSERT_TRUE(FillRuns(guarded, 3));
   auto runs = guarded.ListRuns(std::nullopt);
   ASSERT_TRUE(runs) << runs.error().ToString();
   EXPECT_EQ(runs.value().size(), 3u);

@@ -7,6 +7,7 @@
 
 #include "storage/sqlite/sqlite_journal.h"
 #include "storage/sqlite/journal_check.h"
+#include "storage/testing/journal_requests.h"
 #include "tests/support/file_damage.h"
 #include "tests/support/temp_dir.h"
 
@@ -20,22 +21,6 @@ SqliteJournalOptions WithMode(SqliteJournalOptions::Mode mode) {
   return options;
 }
 
-// `runs` runs of 20 events each, with payloads big enough to fill a few hundred pages.
-void Fill(Journal& journal, int runs) {
-  for (int i = 0; i < runs; ++i) {
-    AppendRequest request;
-    request.run = {"wf-" + std::to_string(i), "r1"};
-    request.now_us = 1000 + i;
-    request.workflow_type = "refund";
-    for (int e = 0; e < 20; ++e) {
-      request.events.push_back(WorkflowStarted{"refund", std::string(300, 'a' + e % 26), ""});
-    }
-    request.operations = {OperationRow{"op-" + std::to_string(i), "s", "noop", SideEffect::kReadOnly,
-                                       "committed", 1, "fp", "ch", "ref", 0}};
-    auto ack = journal.Append(request);
-    ASSERT_TRUE(ack) << ack.error().ToString();
-  }
-}
 
 TEST(JournalLockTest, ASecondOwnerIsRefusedNamingTheHolder) {
   testing::TempDir dir;
@@ -69,7 +54,7 @@ TEST(JournalLockTest, CompanionAndReadOnlyConnectionsWorkBesideTheOwner) {
   auto reader = SqliteJournal::Open(dir.File("j.db"), WithMode(SqliteJournalOptions::Mode::kReadOnly));
   ASSERT_TRUE(reader) << reader.error().ToString();
 
-  Fill(*owner.value(), 3);
+  ASSERT_TRUE(FillRuns(*owner.value(), 3));
   auto runs = reader.value()->ListRuns();
   ASSERT_TRUE(runs) << runs.error().ToString();
   EXPECT_EQ(runs.value().size(), 3u);
@@ -94,7 +79,7 @@ TEST(JournalLockTest, AnOwnerRefusesADamagedJournalAndTheCheckNamesTheProblems) 
   {
     auto journal = SqliteJournal::Open(path, WithMode(SqliteJournalOptions::Mode::kOwner));
     ASSERT_TRUE(journal) << journal.error().ToString();
-    Fill(*journal.value(), 100);
+    ASSERT_TRUE(FillRuns(*journal.value(), 100));
   }  // closing the last connection checkpoints the WAL into the file
   auto sound = CheckJournal(path);
   ASSERT_TRUE(sound) << sound.error().ToString();

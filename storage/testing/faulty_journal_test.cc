@@ -1,4 +1,5 @@
 #include "storage/testing/faulty_journal.h"
+#include "storage/testing/journal_requests.h"
 
 #include <gtest/gtest.h>
 
@@ -15,14 +16,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-AppendRequest Step(const std::string& workflow_id, std::int64_t seq) {
-  AppendRequest request;
-  request.run = {workflow_id, "r1"};
-  request.expected_next_seq = seq;
-  request.now_us = seq;
-  request.events = {MarkerRecorded{"m" + std::to_string(seq), "now", std::to_string(seq)}};
-  return request;
-}
 
 class FaultyJournalTest : public ::testing::Test {
  protected:
@@ -50,12 +43,12 @@ class FaultyJournalTest : public ::testing::Test {
 
 TEST_F(FaultyJournalTest, WithoutFaultsItIsTheInnerJournal) {
   FaultyJournal journal(*inner_);
-  ASSERT_TRUE(journal.Append(Step("wf", 1)));
-  auto stale = journal.Append(Step("wf", 1));
+  ASSERT_TRUE(journal.Append(MarkerStep("wf", 1)));
+  auto stale = journal.Append(MarkerStep("wf", 1));
   ASSERT_FALSE(stale);
   EXPECT_EQ(stale.error().code(), Errc::kConflict);
   EXPECT_FALSE(journal.poisoned()) << "a conflict is not a failed commit";
-  ASSERT_TRUE(journal.Append(Step("wf", 2)));
+  ASSERT_TRUE(journal.Append(MarkerStep("wf", 2)));
   EXPECT_EQ(journal.commits(), 3);
   EXPECT_EQ(journal.ReadEvents({"wf", "r1"}).value().size(), 2u);
   EXPECT_EQ(journal.path(), inner_->path());
@@ -64,8 +57,8 @@ TEST_F(FaultyJournalTest, WithoutFaultsItIsTheInnerJournal) {
 
 TEST_F(FaultyJournalTest, TheNthCommitFailsUnwrittenAndPoisonsTheJournal) {
   FaultyJournal journal(*inner_, {.fail_commit = 2});
-  ASSERT_TRUE(journal.Append(Step("wf", 1)));
-  AppendRequest a = Step("wf", 2), b = Step("other", 1);
+  ASSERT_TRUE(journal.Append(MarkerStep("wf", 1)));
+  AppendRequest a = MarkerStep("wf", 2), b = MarkerStep("other", 1);
   const AppendRequest* group[] = {&a, &b};
   auto failed = journal.AppendGroup(group);
   ASSERT_EQ(failed.size(), 2u);
@@ -76,7 +69,7 @@ TEST_F(FaultyJournalTest, TheNthCommitFailsUnwrittenAndPoisonsTheJournal) {
   }
   EXPECT_TRUE(journal.poisoned());
   // Refused from now on, although the inner journal would take it.
-  auto refused = journal.Append(Step("wf", 2));
+  auto refused = journal.Append(MarkerStep("wf", 2));
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code(), Errc::kUnavailable);
   EXPECT_NE(refused.error().message().find("reopen"), std::string::npos);
@@ -87,9 +80,9 @@ TEST_F(FaultyJournalTest, TheNthCommitFailsUnwrittenAndPoisonsTheJournal) {
 }
 
 TEST_F(FaultyJournalTest, AFailedSyncWritesButReportsUnavailable) {
-  ASSERT_TRUE(inner_->Append(Step("wf", 1)));
+  ASSERT_TRUE(inner_->Append(MarkerStep("wf", 1)));
   FaultyJournal journal(*inner_, {.fail_sync = 1});
-  AppendRequest ok = Step("other", 1), stale = Step("wf", 1);
+  AppendRequest ok = MarkerStep("other", 1), stale = MarkerStep("wf", 1);
   const AppendRequest* group[] = {&ok, &stale};
   auto results = journal.AppendGroup(group);
   ASSERT_EQ(results.size(), 2u);
@@ -99,7 +92,7 @@ TEST_F(FaultyJournalTest, AFailedSyncWritesButReportsUnavailable) {
   ASSERT_FALSE(results[1]);
   EXPECT_EQ(results[1].error().code(), Errc::kConflict) << "a refused request keeps its error";
   EXPECT_TRUE(journal.poisoned());
-  EXPECT_FALSE(journal.Append(Step("wf", 2)));
+  EXPECT_FALSE(journal.Append(MarkerStep("wf", 2)));
   // The request reported as failed is durable all the same.
   EXPECT_EQ(EventsOnDisk("other"), 1u);
   EXPECT_EQ(EventsOnDisk("wf"), 1u);
@@ -109,9 +102,9 @@ TEST_F(FaultyJournalTest, FaultsCanBeArmedLater) {
   FaultyJournal journal(*inner_);
   std::vector<std::int64_t> seen;
   journal.OnCommit([&seen](std::int64_t commit) { seen.push_back(commit); });
-  for (int seq = 1; seq <= 3; ++seq) ASSERT_TRUE(journal.Append(Step("wf", seq)));
+  for (int seq = 1; seq <= 3; ++seq) ASSERT_TRUE(journal.Append(MarkerStep("wf", seq)));
   journal.set_faults({.fail_commit = journal.commits() + 1});
-  EXPECT_FALSE(journal.Append(Step("wf", 4)));
+  EXPECT_FALSE(journal.Append(MarkerStep("wf", 4)));
   EXPECT_EQ(EventsOnDisk("wf"), 3u);
   EXPECT_EQ(seen, (std::vector<std::int64_t>{1, 2, 3, 4})) << "the hook sees every commit";
 }
@@ -124,9 +117,9 @@ TEST_F(FaultyJournalTest, GroupCommitReportsAFailedCommitToEveryRequestOfItsGrou
   GroupCommitter committer(journal, io.get_executor());
   std::vector<Result<AppendAck>> results;
   auto record = [&results](Result<AppendAck> result) { results.push_back(std::move(result)); };
-  committer.AsyncAppend(Step("first", 1), record);
+  committer.AsyncAppend(MarkerStep("first", 1), record);
   io.run_one();  // the first flush: commit 1, alone
-  for (int r = 0; r < 5; ++r) committer.AsyncAppend(Step("wf-" + std::to_string(r), 1), record);
+  for (int r = 0; r < 5; ++r) committer.AsyncAppend(MarkerStep("wf-" + std::to_string(r), 1), record);
   io.restart();  // run_one ran out of work, which stops the io_context
   io.run();
   ASSERT_EQ(results.size(), 6u);
