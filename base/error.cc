@@ -1,4 +1,4 @@
-#include "base/error.h"
+#include "reckon/base/error.h"
 
 namespace reckon {
 

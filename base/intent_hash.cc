@@ -1,10 +1,10 @@
-#include "base/intent_hash.h"
+#include "reckon/base/intent_hash.h"
 
 #include <openssl/evp.h>
 
 #include <stdexcept>
 
-#include "base/jcs.h"
+#include "reckon/base/jcs.h"
 
 namespace reckon {
 namespace {

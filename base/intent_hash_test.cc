@@ -1,4 +1,4 @@
-#include "base/intent_hash.h"
+#include "reckon/base/intent_hash.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 
 #include <boost/json.hpp>
 
-#include "base/jcs.h"
+#include "reckon/base/jcs.h"
 
 namespace reckon {
 namespace {

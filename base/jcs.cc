@@ -1,4 +1,4 @@
-#include "base/jcs.h"
+#include "reckon/base/jcs.h"
 
 #include <boost/json/serialize.hpp>
 
@@ -12,7 +12,7 @@
 #include <system_error>
 #include <vector>
 
-#include "base/utf8.h"
+#include "reckon/base/utf8.h"
 
 // Text is first parsed strictly into a boost::json::value (Parser, which owns every byte-offset
 // message), then written canonically by the value path (AppendValue), which CanonicalizeJson

@@ -1,4 +1,4 @@
-#include "base/jcs.h"
+#include "reckon/base/jcs.h"
 
 #include <gtest/gtest.h>
 

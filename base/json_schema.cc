@@ -5,7 +5,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
-#include "base/json_schema.h"
+#include "reckon/base/json_schema.h"
 
 #include <boost/json/serialize.hpp>
 

@@ -33,7 +33,7 @@
 #include <string>
 #include <vector>
 
-#include "base/error.h"
+#include "reckon/base/error.h"
 
 namespace reckon {
 

@@ -1,4 +1,4 @@
-#include "base/json_schema.h"
+#include "reckon/base/json_schema.h"
 
 #include <boost/json/parse.hpp>
 #include <gmock/gmock.h>

@@ -1,8 +1,8 @@
-#include "base/side_effect.h"
+#include "reckon/base/side_effect.h"
 
 #include <array>
 
-#include "base/enum_names.h"
+#include "reckon/base/enum_names.h"
 
 namespace reckon {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <string_view>
 
-#include "base/error.h"
+#include "reckon/base/error.h"
 
 namespace reckon {
 

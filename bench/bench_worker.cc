@@ -10,7 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "bench/ten_calls.h"
-#include "worker/remote_worker.h"
+#include "reckon/worker/remote_worker.h"
 
 namespace {
 

@@ -26,10 +26,10 @@
 
 #include "bench/fsync_floor.h"
 #include "bench/machine.h"
-#include "engine/engine.h"
-#include "storage/sqlite/sqlite_journal.h"
+#include "reckon/engine/engine.h"
+#include "reckon/storage/sqlite/sqlite_journal.h"
 #include "bench/ten_calls.h"
-#include "worker/embedded_host.h"
+#include "reckon/worker/embedded_host.h"
 
 namespace {
 

@@ -22,8 +22,8 @@
 
 #include "bench/fsync_floor.h"
 #include "bench/machine.h"
-#include "storage/group_commit.h"
-#include "storage/sqlite/sqlite_journal.h"
+#include "reckon/storage/group_commit.h"
+#include "reckon/storage/sqlite/sqlite_journal.h"
 
 namespace {
 

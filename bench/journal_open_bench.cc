@@ -19,8 +19,8 @@
 
 #include "bench/fsync_floor.h"
 #include "bench/machine.h"
-#include "storage/sqlite/sqlite_journal.h"
-#include "storage/sqlite/journal_check.h"
+#include "reckon/storage/sqlite/sqlite_journal.h"
+#include "reckon/storage/sqlite/journal_check.h"
 
 namespace {
 

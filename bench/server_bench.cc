@@ -21,7 +21,7 @@
 #include <fstream>
 #include <thread>
 
-#include "api/protocol/client.h"
+#include "reckon/api/protocol/client.h"
 #include "bench/fsync_floor.h"
 #include "bench/machine.h"
 #include "tests/support/subprocess.h"

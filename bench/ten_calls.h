@@ -7,8 +7,8 @@
 
 #include <chrono>
 
-#include "worker/tool.h"
-#include "worker/workflow_context.h"
+#include "reckon/worker/tool.h"
+#include "reckon/worker/workflow_context.h"
 
 namespace reckon::bench {
 

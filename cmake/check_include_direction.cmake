@@ -3,7 +3,9 @@ cmake_minimum_required(VERSION 3.25)
 # (docs/ARCHITECTURE.md, "Map"). Run as: cmake -DROOT=<source dir> -P check_include_direction.cmake
 # Built as part of every build (target `include_direction`) and registered as a ctest test.
 #
-# Each part may include itself and the parts listed for it. Test files (*_test.cc) and test
+# Product headers are included with the `reckon/` prefix ("reckon/engine/engine.h"); an include
+# of a product folder without it ("engine/engine.h") is refused, since it would collide with a
+# user's own folders once installed. Each part may include itself and the parts listed for it. Test files (*_test.cc) and test
 # support (a `testing/` folder) may also include tests/support and other parts' testing/.
 set(allowed_base "")
 set(allowed_storage "base")
@@ -44,6 +46,12 @@ foreach(part IN LISTS parts)
     file(STRINGS "${ROOT}/${file}" includes REGEX "^#include \"[^\"]+\"")
     foreach(line IN LISTS includes)
       string(REGEX REPLACE "^#include \"([^\"]+)\".*" "\\1" target "${line}")
+      part_of("${target}" unprefixed)
+      if(NOT unprefixed STREQUAL "")
+        list(APPEND problems "${file}: includes ${target}: write \"reckon/${target}\"")
+        continue()
+      endif()
+      string(REGEX REPLACE "^reckon/" "" target "${target}")
       if(target MATCHES "^(samples|bench)/")
         list(APPEND problems "${file}: includes ${target}: the product never depends on ${CMAKE_MATCH_1}/")
         continue()

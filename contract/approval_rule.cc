@@ -1,9 +1,9 @@
-#include "contract/approval_rule.h"
+#include "reckon/contract/approval_rule.h"
 
 #include <boost/json/serialize.hpp>
 
-#include "base/json_schema.h"
-#include "contract/field_path.h"
+#include "reckon/base/json_schema.h"
+#include "reckon/contract/field_path.h"
 
 namespace reckon {
 namespace {

@@ -1,4 +1,4 @@
-#include "contract/approval_rule.h"
+#include "reckon/contract/approval_rule.h"
 
 #include <boost/json/parse.hpp>
 #include <gmock/gmock.h>

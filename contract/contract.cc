@@ -1,4 +1,4 @@
-#include "contract/contract.h"
+#include "reckon/contract/contract.h"
 
 #include <cmath>
 #include <utility>

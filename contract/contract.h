@@ -19,9 +19,9 @@
 #include <string_view>
 #include <vector>
 
-#include "base/error.h"
-#include "base/side_effect.h"
-#include "contract/approval_rule.h"
+#include "reckon/base/error.h"
+#include "reckon/base/side_effect.h"
+#include "reckon/contract/approval_rule.h"
 
 namespace reckon {
 

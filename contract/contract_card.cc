@@ -1,9 +1,9 @@
-#include "contract/contract_card.h"
+#include "reckon/contract/contract_card.h"
 
 #include <string_view>
 
-#include "contract/contract_card_answers.h"
-#include "contract/contract_json.h"
+#include "reckon/contract/contract_card_answers.h"
+#include "reckon/contract/contract_json.h"
 
 namespace reckon {
 namespace {

@@ -18,7 +18,7 @@
 
 #include <string>
 
-#include "contract/contract.h"
+#include "reckon/contract/contract.h"
 
 namespace reckon {
 

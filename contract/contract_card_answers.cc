@@ -1,10 +1,10 @@
-#include "contract/contract_card_answers.h"
+#include "reckon/contract/contract_card_answers.h"
 
 #include <cstdio>
 #include <string>
 #include <vector>
 
-#include "contract/field_path.h"
+#include "reckon/contract/field_path.h"
 
 namespace reckon {
 namespace {

@@ -7,7 +7,7 @@
 #include <chrono>
 #include <string>
 
-#include "contract/contract.h"
+#include "reckon/contract/contract.h"
 
 namespace reckon {
 

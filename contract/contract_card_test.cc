@@ -1,10 +1,10 @@
-#include "contract/contract_card.h"
+#include "reckon/contract/contract_card.h"
 
 #include <boost/json/parse.hpp>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "contract/test_contracts.h"
+#include "reckon/contract/test_contracts.h"
 
 namespace reckon {
 namespace {

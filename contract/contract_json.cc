@@ -1,11 +1,11 @@
-#include "contract/contract_json.h"
+#include "reckon/contract/contract_json.h"
 
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
 
-#include "base/intent_hash.h"
+#include "reckon/base/intent_hash.h"
 
 namespace reckon {
 namespace {

@@ -18,8 +18,8 @@
 
 #include <string>
 
-#include "base/error.h"
-#include "contract/contract.h"
+#include "reckon/base/error.h"
+#include "reckon/contract/contract.h"
 
 namespace reckon {
 

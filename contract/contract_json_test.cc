@@ -1,11 +1,11 @@
-#include "contract/contract_json.h"
+#include "reckon/contract/contract_json.h"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "contract/test_contracts.h"
+#include "reckon/contract/test_contracts.h"
 
 namespace reckon {
 namespace {

@@ -1,7 +1,7 @@
-#include "contract/contract_registry.h"
+#include "reckon/contract/contract_registry.h"
 
-#include "base/intent_hash.h"
-#include "contract/contract_json.h"
+#include "reckon/base/intent_hash.h"
+#include "reckon/contract/contract_json.h"
 
 namespace reckon {
 

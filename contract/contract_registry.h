@@ -15,9 +15,9 @@
 #include <string_view>
 #include <vector>
 
-#include "base/error.h"
-#include "base/json_schema.h"
-#include "contract/contract.h"
+#include "reckon/base/error.h"
+#include "reckon/base/json_schema.h"
+#include "reckon/contract/contract.h"
 
 namespace reckon {
 

@@ -1,11 +1,11 @@
-#include "contract/contract_registry.h"
+#include "reckon/contract/contract_registry.h"
 
 #include <boost/json/parse.hpp>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "contract/contract_json.h"
-#include "contract/test_contracts.h"
+#include "reckon/contract/contract_json.h"
+#include "reckon/contract/test_contracts.h"
 
 namespace reckon {
 namespace {

@@ -1,10 +1,10 @@
-#include "contract/contract.h"
+#include "reckon/contract/contract.h"
 
 #include <boost/json/parse.hpp>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "contract/test_contracts.h"
+#include "reckon/contract/test_contracts.h"
 
 namespace reckon {
 namespace {

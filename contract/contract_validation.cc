@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "base/json_schema.h"
-#include "contract/contract.h"
-#include "contract/field_path.h"
+#include "reckon/base/json_schema.h"
+#include "reckon/contract/contract.h"
+#include "reckon/contract/field_path.h"
 
 namespace reckon {
 namespace {

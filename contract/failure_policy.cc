@@ -1,4 +1,4 @@
-#include "contract/failure_policy.h"
+#include "reckon/contract/failure_policy.h"
 
 #include <algorithm>
 #include <vector>

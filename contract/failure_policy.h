@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "contract/contract.h"
+#include "reckon/contract/contract.h"
 
 namespace reckon {
 

@@ -1,9 +1,9 @@
-#include "contract/failure_policy.h"
+#include "reckon/contract/failure_policy.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "contract/test_contracts.h"
+#include "reckon/contract/test_contracts.h"
 
 namespace reckon {
 namespace {

@@ -1,4 +1,4 @@
-#include "contract/field_path.h"
+#include "reckon/contract/field_path.h"
 
 #include <boost/json/parse.hpp>
 #include <gmock/gmock.h>

@@ -3,7 +3,7 @@
 
 #include <boost/json/parse.hpp>
 
-#include "contract/contract.h"
+#include "reckon/contract/contract.h"
 
 namespace reckon::testing_contracts {
 

@@ -1,4 +1,4 @@
-#include "engine/approval.h"
+#include "reckon/engine/approval.h"
 
 #include <string>
 

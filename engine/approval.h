@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
-#include "base/error.h"
-#include "engine/clock.h"
+#include "reckon/base/error.h"
+#include "reckon/engine/clock.h"
 
 namespace reckon {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <variant>
 
-#include "contract/call_overrides.h"
+#include "reckon/contract/call_overrides.h"
 
 namespace reckon {
 

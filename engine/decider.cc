@@ -1,4 +1,4 @@
-#include "engine/decider.h"
+#include "reckon/engine/decider.h"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -8,11 +8,11 @@
 #include <algorithm>
 #include <chrono>
 
-#include "base/intent_hash.h"
-#include "base/jcs.h"
-#include "engine/approval.h"
-#include "contract/failure_policy.h"
-#include "engine/operation_id.h"
+#include "reckon/base/intent_hash.h"
+#include "reckon/base/jcs.h"
+#include "reckon/engine/approval.h"
+#include "reckon/contract/failure_policy.h"
+#include "reckon/engine/operation_id.h"
 
 namespace reckon {
 

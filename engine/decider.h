@@ -21,13 +21,13 @@
 #include <variant>
 #include <vector>
 
-#include "base/error.h"
-#include "engine/clock.h"
-#include "engine/command.h"
-#include "contract/contract_registry.h"
-#include "engine/run_state.h"
-#include "engine/tool_dispatcher.h"
-#include "storage/journal.h"
+#include "reckon/base/error.h"
+#include "reckon/engine/clock.h"
+#include "reckon/engine/command.h"
+#include "reckon/contract/contract_registry.h"
+#include "reckon/engine/run_state.h"
+#include "reckon/engine/tool_dispatcher.h"
+#include "reckon/storage/journal.h"
 
 namespace reckon {
 

@@ -4,7 +4,7 @@
 // one batch. The class-by-failure table (contract/failure_policy.h) is walked for every
 // side-effect class; end-to-end versions of the same table, through a real engine and journal,
 // are worker/engine_failure_test.cc and worker/engine_reconcile_test.cc.
-#include "engine/decider.h"
+#include "reckon/engine/decider.h"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/approval.h"
+#include "reckon/engine/approval.h"
 
 namespace reckon {
 namespace {

@@ -1,4 +1,4 @@
-#include "engine/engine.h"
+#include "reckon/engine/engine.h"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -8,7 +8,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <spdlog/spdlog.h>
 
-#include "base/jcs.h"
+#include "reckon/base/jcs.h"
 
 namespace reckon {
 

@@ -36,17 +36,17 @@
 #include <variant>
 #include <vector>
 
-#include "base/error.h"
-#include "engine/clock.h"
-#include "contract/contract_registry.h"
-#include "engine/decider.h"
-#include "engine/run_state.h"
-#include "engine/timer_queue.h"
-#include "engine/tool_dispatcher.h"
-#include "engine/trace_sink.h"
-#include "engine/workflow_host.h"
-#include "storage/group_commit.h"
-#include "storage/journal.h"
+#include "reckon/base/error.h"
+#include "reckon/engine/clock.h"
+#include "reckon/contract/contract_registry.h"
+#include "reckon/engine/decider.h"
+#include "reckon/engine/run_state.h"
+#include "reckon/engine/timer_queue.h"
+#include "reckon/engine/tool_dispatcher.h"
+#include "reckon/engine/trace_sink.h"
+#include "reckon/engine/workflow_host.h"
+#include "reckon/storage/group_commit.h"
+#include "reckon/storage/journal.h"
 
 namespace reckon {
 

@@ -1,6 +1,6 @@
-#include "engine/operation_id.h"
+#include "reckon/engine/operation_id.h"
 
-#include "base/intent_hash.h"
+#include "reckon/base/intent_hash.h"
 
 namespace reckon {
 

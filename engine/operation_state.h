@@ -19,8 +19,8 @@
 #include <optional>
 #include <string_view>
 
-#include "base/error.h"
-#include "storage/event.h"
+#include "reckon/base/error.h"
+#include "reckon/storage/event.h"
 
 namespace reckon {
 

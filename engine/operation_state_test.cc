@@ -1,4 +1,4 @@
-#include "engine/operation_state.h"
+#include "reckon/engine/operation_state.h"
 
 #include <gtest/gtest.h>
 

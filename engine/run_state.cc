@@ -1,4 +1,4 @@
-#include "engine/run_state.h"
+#include "reckon/engine/run_state.h"
 
 namespace reckon {
 

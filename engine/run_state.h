@@ -19,10 +19,10 @@
 #include <string>
 #include <vector>
 
-#include "base/error.h"
-#include "engine/operation_state.h"
-#include "storage/event.h"
-#include "storage/rows.h"
+#include "reckon/base/error.h"
+#include "reckon/engine/operation_state.h"
+#include "reckon/storage/event.h"
+#include "reckon/storage/rows.h"
 
 namespace reckon {
 

@@ -1,4 +1,4 @@
-#include "engine/timer_queue.h"
+#include "reckon/engine/timer_queue.h"
 
 #include <chrono>
 

@@ -11,7 +11,7 @@
 #include <functional>
 #include <map>
 
-#include "engine/clock.h"
+#include "reckon/engine/clock.h"
 
 namespace reckon {
 

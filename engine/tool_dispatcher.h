@@ -14,9 +14,9 @@
 #include <cstdint>
 #include <string>
 
-#include "contract/failure_policy.h"
-#include "storage/event.h"
-#include "storage/rows.h"
+#include "reckon/contract/failure_policy.h"
+#include "reckon/storage/event.h"
+#include "reckon/storage/rows.h"
 
 namespace reckon {
 

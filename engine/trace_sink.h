@@ -16,8 +16,8 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/run_state.h"
-#include "storage/event.h"
+#include "reckon/engine/run_state.h"
+#include "reckon/storage/event.h"
 
 namespace reckon {
 

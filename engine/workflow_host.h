@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "base/error.h"
-#include "engine/command.h"
-#include "storage/event.h"
-#include "storage/rows.h"
+#include "reckon/base/error.h"
+#include "reckon/engine/command.h"
+#include "reckon/storage/event.h"
+#include "reckon/storage/rows.h"
 
 namespace reckon {
 

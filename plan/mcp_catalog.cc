@@ -1,4 +1,4 @@
-#include "plan/mcp_catalog.h"
+#include "reckon/plan/mcp_catalog.h"
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
@@ -8,8 +8,8 @@
 #include <cstddef>
 #include <map>
 
-#include "base/json_schema.h"
-#include "contract/approval_rule.h"
+#include "reckon/base/json_schema.h"
+#include "reckon/contract/approval_rule.h"
 
 namespace reckon {
 namespace {

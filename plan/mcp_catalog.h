@@ -50,9 +50,9 @@
 #include <string_view>
 #include <vector>
 
-#include "base/error.h"
-#include "contract/contract.h"
-#include "contract/contract_registry.h"
+#include "reckon/base/error.h"
+#include "reckon/contract/contract.h"
+#include "reckon/contract/contract_registry.h"
 
 namespace reckon {
 

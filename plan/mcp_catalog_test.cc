@@ -1,4 +1,4 @@
-#include "plan/mcp_catalog.h"
+#include "reckon/plan/mcp_catalog.h"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "contract/test_contracts.h"
+#include "reckon/contract/test_contracts.h"
 
 namespace reckon {
 namespace {

@@ -1,4 +1,4 @@
-#include "plan/plan.h"
+#include "reckon/plan/plan.h"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -8,10 +8,10 @@
 #include <set>
 #include <sstream>
 
-#include "base/intent_hash.h"
-#include "base/jcs.h"
-#include "base/json_schema.h"
-#include "contract/approval_rule.h"
+#include "reckon/base/intent_hash.h"
+#include "reckon/base/jcs.h"
+#include "reckon/base/json_schema.h"
+#include "reckon/contract/approval_rule.h"
 
 namespace reckon {
 namespace json = boost::json;

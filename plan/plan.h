@@ -30,9 +30,9 @@
 #include <string_view>
 #include <vector>
 
-#include "base/error.h"
-#include "contract/call_overrides.h"
-#include "contract/contract_registry.h"
+#include "reckon/base/error.h"
+#include "reckon/contract/call_overrides.h"
+#include "reckon/contract/contract_registry.h"
 
 namespace reckon {
 

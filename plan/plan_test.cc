@@ -1,6 +1,6 @@
 // Agent plans: every kind of bad plan gets an error naming the step and the field; a fuzz of
 // random malformed plans never crashes the parser or the validator.
-#include "plan/plan.h"
+#include "reckon/plan/plan.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <random>
 
-#include "contract/test_contracts.h"
+#include "reckon/contract/test_contracts.h"
 
 namespace reckon {
 namespace {

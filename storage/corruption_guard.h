@@ -12,7 +12,7 @@
 #include <functional>
 #include <utility>
 
-#include "storage/journal.h"
+#include "reckon/storage/journal.h"
 
 namespace reckon::storage {
 

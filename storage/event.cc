@@ -1,8 +1,8 @@
-#include "storage/event.h"
+#include "reckon/storage/event.h"
 
 #include <array>
 
-#include "base/enum_names.h"
+#include "reckon/base/enum_names.h"
 
 namespace reckon::storage {
 namespace {

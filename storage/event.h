@@ -16,8 +16,8 @@
 #include <string_view>
 #include <variant>
 
-#include "base/error.h"
-#include "base/side_effect.h"
+#include "reckon/base/error.h"
+#include "reckon/base/side_effect.h"
 
 namespace reckon::storage {
 

@@ -1,4 +1,4 @@
-#include "storage/event_codec.h"
+#include "reckon/storage/event_codec.h"
 
 #include <capnp/message.h>
 #include <capnp/serialize.h>
@@ -7,8 +7,8 @@
 #include <cstring>
 #include <type_traits>
 
-#include "base/enum_names.h"
-#include "storage/events.capnp.h"
+#include "reckon/base/enum_names.h"
+#include "reckon/storage/events.capnp.h"
 
 namespace reckon::storage {
 namespace {

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "base/error.h"
-#include "storage/event.h"
+#include "reckon/base/error.h"
+#include "reckon/storage/event.h"
 
 namespace reckon::storage {
 

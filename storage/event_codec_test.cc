@@ -1,11 +1,11 @@
-#include "storage/event_codec.h"
+#include "reckon/storage/event_codec.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "storage/rows.h"
+#include "reckon/storage/rows.h"
 
 namespace reckon::storage {
 namespace {

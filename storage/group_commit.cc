@@ -1,4 +1,4 @@
-#include "storage/group_commit.h"
+#include "reckon/storage/group_commit.h"
 
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/dispatch.hpp>

@@ -28,8 +28,8 @@
 #include <mutex>
 #include <vector>
 
-#include "base/error.h"
-#include "storage/journal.h"
+#include "reckon/base/error.h"
+#include "reckon/storage/journal.h"
 
 namespace reckon::storage {
 

@@ -1,4 +1,4 @@
-#include "storage/group_commit.h"
+#include "reckon/storage/group_commit.h"
 
 #include <gtest/gtest.h>
 
@@ -10,8 +10,8 @@
 
 #include <thread>
 
-#include "storage/sqlite/sqlite_journal.h"
-#include "storage/testing/journal_requests.h"
+#include "reckon/storage/sqlite/sqlite_journal.h"
+#include "reckon/storage/testing/journal_requests.h"
 #include "tests/support/temp_dir.h"
 
 namespace reckon::storage {

@@ -36,9 +36,9 @@
 #include <string>
 #include <vector>
 
-#include "base/error.h"
-#include "storage/event.h"
-#include "storage/rows.h"
+#include "reckon/base/error.h"
+#include "reckon/storage/event.h"
+#include "reckon/storage/rows.h"
 
 namespace reckon::storage {
 

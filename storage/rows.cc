@@ -1,8 +1,8 @@
-#include "storage/rows.h"
+#include "reckon/storage/rows.h"
 
 #include <array>
 
-#include "base/enum_names.h"
+#include "reckon/base/enum_names.h"
 
 namespace reckon::storage {
 namespace {

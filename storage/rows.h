@@ -11,8 +11,8 @@
 #include <string>
 #include <string_view>
 
-#include "base/error.h"
-#include "base/side_effect.h"
+#include "reckon/base/error.h"
+#include "reckon/base/side_effect.h"
 
 namespace reckon::storage {
 

@@ -1,6 +1,6 @@
-#include "telemetry/jsonl_trace_sink.h"
+#include "reckon/telemetry/jsonl_trace_sink.h"
 
-#include "telemetry/trace_lines.h"
+#include "reckon/telemetry/trace_lines.h"
 
 namespace reckon {
 

@@ -11,8 +11,8 @@
 #include <memory>
 #include <string>
 
-#include "base/error.h"
-#include "engine/trace_sink.h"
+#include "reckon/base/error.h"
+#include "reckon/engine/trace_sink.h"
 
 namespace reckon {
 

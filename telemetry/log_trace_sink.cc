@@ -1,6 +1,6 @@
-#include "telemetry/log_trace_sink.h"
+#include "reckon/telemetry/log_trace_sink.h"
 
-#include "telemetry/trace_lines.h"
+#include "reckon/telemetry/trace_lines.h"
 
 namespace reckon {
 

@@ -9,7 +9,7 @@
 
 #include <memory>
 
-#include "engine/trace_sink.h"
+#include "reckon/engine/trace_sink.h"
 
 namespace reckon {
 

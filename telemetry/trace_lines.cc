@@ -1,4 +1,4 @@
-#include "telemetry/trace_lines.h"
+#include "reckon/telemetry/trace_lines.h"
 
 #include <boost/json/serialize.hpp>
 #include <boost/json/object.hpp>

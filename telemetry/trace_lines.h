@@ -15,8 +15,8 @@
 #include <utility>
 #include <vector>
 
-#include "engine/run_state.h"
-#include "storage/event.h"
+#include "reckon/engine/run_state.h"
+#include "reckon/storage/event.h"
 
 namespace reckon {
 

@@ -23,7 +23,7 @@
 #include <thread>
 
 #include "samples/agent/default_script.h"
-#include "storage/sqlite/sqlite_journal.h"
+#include "reckon/storage/sqlite/sqlite_journal.h"
 #include "tests/refund_crash_audit.h"
 #include "tests/support/crash_support.h"
 #include "tests/support/subprocess.h"

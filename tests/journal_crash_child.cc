@@ -18,8 +18,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "storage/group_commit.h"
-#include "storage/sqlite/sqlite_journal.h"
+#include "reckon/storage/group_commit.h"
+#include "reckon/storage/sqlite/sqlite_journal.h"
 
 namespace {
 

@@ -21,8 +21,8 @@
 #include <string>
 #include <thread>
 
-#include "storage/sqlite/sqlite_journal.h"
-#include "storage/sqlite/sqlite.h"
+#include "reckon/storage/sqlite/sqlite_journal.h"
+#include "reckon/storage/sqlite/sqlite.h"
 #include "tests/support/temp_dir.h"
 
 namespace reckon {

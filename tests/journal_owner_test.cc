@@ -17,8 +17,8 @@
 #include <string>
 #include <thread>
 
-#include "storage/sqlite/sqlite_journal.h"
-#include "storage/sqlite/journal_lock.h"
+#include "reckon/storage/sqlite/sqlite_journal.h"
+#include "reckon/storage/sqlite/journal_lock.h"
 #include "tests/refund_crash_audit.h"
 #include "tests/support/crash_support.h"
 #include "tests/support/file_damage.h"

@@ -10,8 +10,8 @@
 #include <regex>
 #include <thread>
 
-#include "storage/sqlite/sqlite_journal.h"
-#include "storage/journal.h"
+#include "reckon/storage/sqlite/sqlite_journal.h"
+#include "reckon/storage/journal.h"
 #include "tests/refund_crash_audit.h"
 #include "tests/support/crash_support.h"
 #include "tests/support/subprocess.h"

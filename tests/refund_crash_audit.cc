@@ -16,8 +16,8 @@
 #include <set>
 #include <sstream>
 
-#include "engine/operation_state.h"
-#include "storage/sqlite/sqlite_journal.h"
+#include "reckon/engine/operation_state.h"
+#include "reckon/storage/sqlite/sqlite_journal.h"
 
 namespace reckon::testing {
 namespace {

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "base/error.h"
+#include "reckon/base/error.h"
 
 namespace reckon::testing {
 

@@ -1,8 +1,8 @@
-#include "worker/embedded_host.h"
+#include "reckon/worker/embedded_host.h"
 
 #include <boost/asio/use_awaitable.hpp>
 
-#include "storage/sqlite/sqlite_journal.h"
+#include "reckon/storage/sqlite/sqlite_journal.h"
 
 namespace reckon {
 

@@ -26,13 +26,13 @@
 #include <optional>
 #include <string>
 
-#include "base/error.h"
-#include "engine/clock.h"
-#include "engine/engine.h"
-#include "storage/journal.h"
-#include "worker/local_worker.h"
-#include "worker/tool.h"
-#include "worker/workflow_registry.h"
+#include "reckon/base/error.h"
+#include "reckon/engine/clock.h"
+#include "reckon/engine/engine.h"
+#include "reckon/storage/journal.h"
+#include "reckon/worker/local_worker.h"
+#include "reckon/worker/tool.h"
+#include "reckon/worker/workflow_registry.h"
 
 namespace reckon {
 

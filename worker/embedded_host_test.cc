@@ -2,23 +2,23 @@
 // completes only once everything shown is durable (a reopened journal holds it), a run that
 // waits for a person is idle, Settle() grants approvals as a person would, and RunPlan runs an
 // agent plan as one library call (progress lines, step states, refusals that journal nothing).
-#include "worker/embedded_host.h"
+#include "reckon/worker/embedded_host.h"
 
 #include <gtest/gtest.h>
 
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 
-#include "storage/sqlite/sqlite_journal.h"
-#include "plan/plan.h"
-#include "storage/testing/faulty_journal.h"
+#include "reckon/storage/sqlite/sqlite_journal.h"
+#include "reckon/plan/plan.h"
+#include "reckon/storage/testing/faulty_journal.h"
 #include "tests/support/temp_dir.h"
-#include "worker/plan_runner.h"
-#include "worker/plan_workflow.h"
-#include "worker/testing/expect_ok.h"
-#include "worker/testing/fake_provider.h"
-#include "worker/testing/fast_contracts.h"
-#include "worker/testing/test_workflows.h"
+#include "reckon/worker/plan_runner.h"
+#include "reckon/worker/plan_workflow.h"
+#include "reckon/worker/testing/expect_ok.h"
+#include "reckon/worker/testing/fake_provider.h"
+#include "reckon/worker/testing/fast_contracts.h"
+#include "reckon/worker/testing/test_workflows.h"
 
 namespace reckon {
 namespace {

@@ -4,11 +4,11 @@
 
 #include <boost/json/object.hpp>
 
-#include "worker/testing/engine_harness.h"
-#include "worker/testing/expect_ok.h"
-#include "worker/testing/fake_provider.h"
-#include "worker/testing/fast_contracts.h"
-#include "worker/testing/journal_view.h"
+#include "reckon/worker/testing/engine_harness.h"
+#include "reckon/worker/testing/expect_ok.h"
+#include "reckon/worker/testing/fake_provider.h"
+#include "reckon/worker/testing/fast_contracts.h"
+#include "reckon/worker/testing/journal_view.h"
 
 namespace reckon {
 namespace {

@@ -26,16 +26,16 @@
 #include <string>
 #include <vector>
 
-#include "engine/clock.h"
-#include "engine/engine.h"
-#include "storage/sqlite/sqlite_journal.h"
-#include "storage/testing/faulty_journal.h"
+#include "reckon/engine/clock.h"
+#include "reckon/engine/engine.h"
+#include "reckon/storage/sqlite/sqlite_journal.h"
+#include "reckon/storage/testing/faulty_journal.h"
 #include "tests/support/temp_dir.h"
-#include "worker/local_worker.h"
-#include "worker/testing/fake_provider.h"
-#include "worker/testing/fast_contracts.h"
-#include "worker/testing/journal_view.h"
-#include "worker/testing/test_workflows.h"
+#include "reckon/worker/local_worker.h"
+#include "reckon/worker/testing/fake_provider.h"
+#include "reckon/worker/testing/fast_contracts.h"
+#include "reckon/worker/testing/journal_view.h"
+#include "reckon/worker/testing/test_workflows.h"
 
 namespace reckon {
 namespace {

@@ -10,15 +10,15 @@
 #include <fstream>
 #include <sstream>
 
-#include "telemetry/jsonl_trace_sink.h"
-#include "telemetry/log_trace_sink.h"
-#include "telemetry/trace_lines.h"
-#include "engine/run_state.h"
-#include "worker/testing/engine_harness.h"
-#include "worker/testing/expect_ok.h"
-#include "worker/testing/fake_provider.h"
-#include "worker/testing/fast_contracts.h"
-#include "worker/testing/journal_view.h"
+#include "reckon/telemetry/jsonl_trace_sink.h"
+#include "reckon/telemetry/log_trace_sink.h"
+#include "reckon/telemetry/trace_lines.h"
+#include "reckon/engine/run_state.h"
+#include "reckon/worker/testing/engine_harness.h"
+#include "reckon/worker/testing/expect_ok.h"
+#include "reckon/worker/testing/fake_provider.h"
+#include "reckon/worker/testing/fast_contracts.h"
+#include "reckon/worker/testing/journal_view.h"
 
 namespace reckon {
 namespace {

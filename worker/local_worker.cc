@@ -1,4 +1,4 @@
-#include "worker/local_worker.h"
+#include "reckon/worker/local_worker.h"
 
 #include <chrono>
 

@@ -9,10 +9,10 @@
 #include <memory>
 #include <string>
 
-#include "engine/tool_dispatcher.h"
-#include "engine/workflow_host.h"
-#include "worker/tool.h"
-#include "worker/workflow_registry.h"
+#include "reckon/engine/tool_dispatcher.h"
+#include "reckon/engine/workflow_host.h"
+#include "reckon/worker/tool.h"
+#include "reckon/worker/workflow_registry.h"
 
 namespace reckon {
 

@@ -1,4 +1,4 @@
-#include "worker/plan_progress.h"
+#include "reckon/worker/plan_progress.h"
 
 #include <type_traits>
 #include <variant>

@@ -9,8 +9,8 @@
 #include <optional>
 #include <string>
 
-#include "storage/event.h"
-#include "storage/rows.h"
+#include "reckon/storage/event.h"
+#include "reckon/storage/rows.h"
 
 namespace reckon {
 

@@ -1,6 +1,6 @@
-#include "worker/plan_runner.h"
+#include "reckon/worker/plan_runner.h"
 
-#include "worker/plan_workflow.h"
+#include "reckon/worker/plan_workflow.h"
 
 namespace reckon {
 

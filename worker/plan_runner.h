@@ -20,10 +20,10 @@
 #include <optional>
 #include <string>
 
-#include "base/error.h"
-#include "plan/plan.h"
-#include "worker/embedded_host.h"
-#include "worker/plan_progress.h"
+#include "reckon/base/error.h"
+#include "reckon/plan/plan.h"
+#include "reckon/worker/embedded_host.h"
+#include "reckon/worker/plan_progress.h"
 
 namespace reckon {
 

@@ -1,11 +1,11 @@
-#include "worker/plan_workflow.h"
+#include "reckon/worker/plan_workflow.h"
 
 #include <boost/json/serialize.hpp>
 
 #include <map>
 #include <vector>
 
-#include "plan/plan.h"
+#include "reckon/plan/plan.h"
 
 namespace reckon {
 namespace json = boost::json;

@@ -21,11 +21,11 @@
 #include <string>
 #include <vector>
 
-#include "plan/plan.h"
+#include "reckon/plan/plan.h"
 
-#include "worker/task.h"
-#include "worker/workflow_context.h"
-#include "worker/workflow_registry.h"
+#include "reckon/worker/task.h"
+#include "reckon/worker/workflow_context.h"
+#include "reckon/worker/workflow_registry.h"
 
 namespace reckon {
 

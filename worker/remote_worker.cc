@@ -1,4 +1,4 @@
-#include "worker/remote_worker.h"
+#include "reckon/worker/remote_worker.h"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -9,8 +9,8 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
-#include "api/protocol/wire_convert.h"
-#include "contract/contract_json.h"
+#include "reckon/api/protocol/wire_convert.h"
+#include "reckon/contract/contract_json.h"
 
 namespace reckon {
 namespace asio = boost::asio;

@@ -30,10 +30,10 @@
 #include <memory>
 #include <string>
 
-#include "api/protocol/client.h"
-#include "storage/event_codec.h"
-#include "worker/tool.h"
-#include "worker/workflow_registry.h"
+#include "reckon/api/protocol/client.h"
+#include "reckon/storage/event_codec.h"
+#include "reckon/worker/tool.h"
+#include "reckon/worker/workflow_registry.h"
 
 namespace reckon {
 

@@ -1,4 +1,4 @@
-#include "worker/tool.h"
+#include "reckon/worker/tool.h"
 
 namespace reckon {
 

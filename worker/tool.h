@@ -20,10 +20,10 @@
 #include <string>
 #include <vector>
 
-#include "base/error.h"
-#include "contract/contract.h"
-#include "contract/contract_registry.h"
-#include "engine/tool_dispatcher.h"
+#include "reckon/base/error.h"
+#include "reckon/contract/contract.h"
+#include "reckon/contract/contract_registry.h"
+#include "reckon/engine/tool_dispatcher.h"
 
 namespace reckon {
 

@@ -1,9 +1,9 @@
-#include "worker/workflow_context.h"
+#include "reckon/worker/workflow_context.h"
 
 #include <boost/json/serialize.hpp>
 
-#include "base/jcs.h"
-#include "engine/operation_id.h"
+#include "reckon/base/jcs.h"
+#include "reckon/engine/operation_id.h"
 
 namespace reckon {
 

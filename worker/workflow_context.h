@@ -35,10 +35,10 @@
 #include <string>
 #include <vector>
 
-#include "base/error.h"
-#include "engine/command.h"
-#include "storage/event.h"
-#include "worker/task.h"
+#include "reckon/base/error.h"
+#include "reckon/engine/command.h"
+#include "reckon/storage/event.h"
+#include "reckon/worker/task.h"
 
 namespace reckon {
 

@@ -1,11 +1,11 @@
-#include "worker/workflow_instance.h"
+#include "reckon/worker/workflow_instance.h"
 
 #include <boost/json/serialize.hpp>
 
 #include <exception>
 
-#include "base/jcs.h"
-#include "base/intent_hash.h"
+#include "reckon/base/jcs.h"
+#include "reckon/base/intent_hash.h"
 
 namespace reckon {
 

@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "base/error.h"
-#include "engine/command.h"
-#include "storage/event.h"
-#include "worker/task.h"
-#include "worker/workflow_context.h"
+#include "reckon/base/error.h"
+#include "reckon/engine/command.h"
+#include "reckon/storage/event.h"
+#include "reckon/worker/task.h"
+#include "reckon/worker/workflow_context.h"
 
 namespace reckon {
 

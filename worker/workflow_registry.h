@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "base/error.h"
-#include "worker/workflow_instance.h"
+#include "reckon/base/error.h"
+#include "reckon/worker/workflow_instance.h"
 
 namespace reckon {
 

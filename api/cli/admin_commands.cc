@@ -1,11 +1,11 @@
-#include "api/cli/admin_commands.h"
+#include "reckon/api/cli/admin_commands.h"
 
 #include <boost/json.hpp>
 
 #include <memory>
 #include <ostream>
 
-#include "storage/sqlite/journal_check.h"
+#include "reckon/storage/sqlite/journal_check.h"
 
 namespace reckon::cli {
 namespace {

@@ -12,7 +12,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "api/cli/command.h"
+#include "reckon/api/cli/command.h"
 
 namespace reckon::cli {
 

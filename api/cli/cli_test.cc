@@ -16,8 +16,8 @@
 
 #include <boost/json.hpp>
 
-#include "base/intent_hash.h"
-#include "base/jcs.h"
+#include "reckon/base/intent_hash.h"
+#include "reckon/base/jcs.h"
 
 namespace reckon {
 namespace {

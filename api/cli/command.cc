@@ -1,4 +1,4 @@
-#include "api/cli/command.h"
+#include "reckon/api/cli/command.h"
 
 #include <istream>
 #include <ostream>

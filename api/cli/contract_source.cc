@@ -1,13 +1,13 @@
-#include "api/cli/contract_source.h"
+#include "reckon/api/cli/contract_source.h"
 
 #include <boost/json.hpp>
 
 #include <fstream>
 #include <sstream>
 
-#include "api/protocol/wire_convert.h"
-#include "base/jcs.h"
-#include "contract/contract_json.h"
+#include "reckon/api/protocol/wire_convert.h"
+#include "reckon/base/jcs.h"
+#include "reckon/contract/contract_json.h"
 
 namespace reckon::cli {
 

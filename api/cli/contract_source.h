@@ -9,9 +9,9 @@
 
 #include <string>
 
-#include "api/cli/remote.h"
-#include "base/error.h"
-#include "contract/contract_registry.h"
+#include "reckon/api/cli/remote.h"
+#include "reckon/base/error.h"
+#include "reckon/contract/contract_registry.h"
 
 namespace reckon::cli {
 

@@ -1,9 +1,9 @@
-#include "api/cli/decision_commands.h"
+#include "reckon/api/cli/decision_commands.h"
 
 #include <cstdlib>
 #include <memory>
 
-#include "api/cli/remote.h"
+#include "reckon/api/cli/remote.h"
 
 namespace reckon::cli {
 namespace {

@@ -1,11 +1,11 @@
-#include "api/cli/intent_hash_command.h"
+#include "reckon/api/cli/intent_hash_command.h"
 
 #include <ostream>
 #include <string>
 #include <vector>
 
-#include "base/intent_hash.h"
-#include "base/jcs.h"
+#include "reckon/base/intent_hash.h"
+#include "reckon/base/jcs.h"
 
 namespace reckon::cli {
 namespace {

@@ -1,8 +1,8 @@
-#include "api/cli/jcs_command.h"
+#include "reckon/api/cli/jcs_command.h"
 
 #include <ostream>
 
-#include "base/jcs.h"
+#include "reckon/base/jcs.h"
 
 namespace reckon::cli {
 namespace {

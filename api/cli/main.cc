@@ -4,14 +4,14 @@
 #include <exception>
 #include <iostream>
 
-#include "api/cli/admin_commands.h"
-#include "api/cli/command.h"
-#include "api/cli/decision_commands.h"
-#include "api/cli/intent_hash_command.h"
-#include "api/cli/jcs_command.h"
-#include "api/cli/plan_commands.h"
-#include "api/cli/server_commands.h"
-#include "api/cli/workflow_commands.h"
+#include "reckon/api/cli/admin_commands.h"
+#include "reckon/api/cli/command.h"
+#include "reckon/api/cli/decision_commands.h"
+#include "reckon/api/cli/intent_hash_command.h"
+#include "reckon/api/cli/jcs_command.h"
+#include "reckon/api/cli/plan_commands.h"
+#include "reckon/api/cli/server_commands.h"
+#include "reckon/api/cli/workflow_commands.h"
 
 int main(int argc, char** argv) {
   reckon::cli::CommandEnv env{std::cin, std::cout, std::cerr};

@@ -1,4 +1,4 @@
-#include "api/cli/plan_commands.h"
+#include "reckon/api/cli/plan_commands.h"
 
 #include <boost/json.hpp>
 #include <spdlog/spdlog.h>
@@ -7,14 +7,14 @@
 #include <memory>
 #include <sstream>
 
-#include "api/cli/contract_source.h"
-#include "worker/plan_progress.h"
-#include "api/cli/remote.h"
-#include "api/protocol/wire_convert.h"
-#include "contract/contract_json.h"
-#include "plan/plan.h"
-#include "storage/event_codec.h"
-#include "worker/plan_workflow.h"
+#include "reckon/api/cli/contract_source.h"
+#include "reckon/worker/plan_progress.h"
+#include "reckon/api/cli/remote.h"
+#include "reckon/api/protocol/wire_convert.h"
+#include "reckon/contract/contract_json.h"
+#include "reckon/plan/plan.h"
+#include "reckon/storage/event_codec.h"
+#include "reckon/worker/plan_workflow.h"
 
 namespace reckon::cli {
 namespace {

@@ -1,4 +1,4 @@
-#include "api/cli/remote.h"
+#include "reckon/api/cli/remote.h"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>

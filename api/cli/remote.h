@@ -12,9 +12,9 @@
 #include <memory>
 #include <string>
 
-#include "api/protocol/client.h"
-#include "api/protocol/reckon.capnp.h"
-#include "base/error.h"
+#include "reckon/api/protocol/client.h"
+#include "reckon/api/protocol/reckon.capnp.h"
+#include "reckon/base/error.h"
 
 namespace reckon::cli {
 

@@ -1,4 +1,4 @@
-#include "api/cli/server_commands.h"
+#include "reckon/api/cli/server_commands.h"
 
 #include <boost/json.hpp>
 
@@ -6,13 +6,13 @@
 #include <memory>
 #include <sstream>
 
-#include "api/cli/remote.h"
-#include "api/protocol/wire_convert.h"
-#include "api/cli/contract_source.h"
-#include "api/server/run_server.h"
-#include "base/jcs.h"
-#include "contract/contract_json.h"
-#include "plan/mcp_catalog.h"
+#include "reckon/api/cli/remote.h"
+#include "reckon/api/protocol/wire_convert.h"
+#include "reckon/api/cli/contract_source.h"
+#include "reckon/api/server/run_server.h"
+#include "reckon/base/jcs.h"
+#include "reckon/contract/contract_json.h"
+#include "reckon/plan/mcp_catalog.h"
 
 namespace reckon::cli {
 namespace {

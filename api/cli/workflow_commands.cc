@@ -1,4 +1,4 @@
-#include "api/cli/workflow_commands.h"
+#include "reckon/api/cli/workflow_commands.h"
 
 #include <boost/json.hpp>
 #include <capnp/compat/json.h>
@@ -8,9 +8,9 @@
 #include <memory>
 #include <sstream>
 
-#include "api/cli/remote.h"
-#include "api/protocol/wire_convert.h"
-#include "storage/events.capnp.h"
+#include "reckon/api/cli/remote.h"
+#include "reckon/api/protocol/wire_convert.h"
+#include "reckon/storage/events.capnp.h"
 
 namespace reckon::cli {
 namespace {

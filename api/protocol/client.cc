@@ -1,4 +1,4 @@
-#include "api/protocol/client.h"
+#include "reckon/api/protocol/client.h"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/async_result.hpp>

@@ -23,9 +23,9 @@
 #include <memory>
 #include <string>
 
-#include "api/protocol/frame_stream.h"
-#include "api/protocol/reckon.capnp.h"
-#include "base/error.h"
+#include "reckon/api/protocol/frame_stream.h"
+#include "reckon/api/protocol/reckon.capnp.h"
+#include "reckon/base/error.h"
 
 namespace reckon::api {
 

@@ -1,4 +1,4 @@
-#include "api/protocol/frame.h"
+#include "reckon/api/protocol/frame.h"
 
 #include <capnp/serialize.h>
 

@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <span>
 
-#include "base/error.h"
+#include "reckon/base/error.h"
 
 namespace reckon::api {
 

@@ -1,4 +1,4 @@
-#include "api/protocol/frame_stream.h"
+#include "reckon/api/protocol/frame_stream.h"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>

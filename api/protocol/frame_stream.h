@@ -21,8 +21,8 @@
 #include <string_view>
 #include <vector>
 
-#include "api/protocol/frame.h"
-#include "base/error.h"
+#include "reckon/api/protocol/frame.h"
+#include "reckon/base/error.h"
 
 namespace reckon::api {
 

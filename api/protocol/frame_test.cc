@@ -7,8 +7,8 @@
 #include <cstring>
 #include <vector>
 
-#include "api/protocol/frame.h"
-#include "api/protocol/reckon.capnp.h"
+#include "reckon/api/protocol/frame.h"
+#include "reckon/api/protocol/reckon.capnp.h"
 
 namespace reckon::api {
 namespace {

@@ -1,4 +1,4 @@
-#include "api/protocol/wire_convert.h"
+#include "reckon/api/protocol/wire_convert.h"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>

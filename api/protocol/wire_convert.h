@@ -12,12 +12,12 @@
 #include <string>
 #include <vector>
 
-#include "api/protocol/reckon.capnp.h"
-#include "base/error.h"
-#include "engine/command.h"
-#include "engine/tool_dispatcher.h"
-#include "storage/event.h"
-#include "storage/event_codec.h"
+#include "reckon/api/protocol/reckon.capnp.h"
+#include "reckon/base/error.h"
+#include "reckon/engine/command.h"
+#include "reckon/engine/tool_dispatcher.h"
+#include "reckon/storage/event.h"
+#include "reckon/storage/event_codec.h"
 
 namespace reckon::api {
 

@@ -1,12 +1,12 @@
-#include "api/server/client_api.h"
+#include "reckon/api/server/client_api.h"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "api/protocol/wire_convert.h"
-#include "api/server/request_fields.h"
-#include "plan/plan.h"
+#include "reckon/api/protocol/wire_convert.h"
+#include "reckon/api/server/request_fields.h"
+#include "reckon/plan/plan.h"
 
 namespace reckon::api {
 namespace asio = boost::asio;

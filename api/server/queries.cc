@@ -1,12 +1,12 @@
-#include "api/server/queries.h"
+#include "reckon/api/server/queries.h"
 
 #include <boost/json/serialize.hpp>
 
-#include "api/protocol/wire_convert.h"
-#include "contract/contract_card.h"
-#include "contract/contract_json.h"
-#include "telemetry/trace_lines.h"
-#include "engine/operation_state.h"
+#include "reckon/api/protocol/wire_convert.h"
+#include "reckon/contract/contract_card.h"
+#include "reckon/contract/contract_json.h"
+#include "reckon/telemetry/trace_lines.h"
+#include "reckon/engine/operation_state.h"
 
 namespace reckon::api {
 

@@ -6,11 +6,11 @@
 // id; journal read errors as the journal reports them. Runs on the engine's executor.
 #pragma once
 
-#include "api/protocol/reckon.capnp.h"
-#include "base/error.h"
-#include "contract/contract_registry.h"
-#include "engine/engine.h"
-#include "storage/journal.h"
+#include "reckon/api/protocol/reckon.capnp.h"
+#include "reckon/base/error.h"
+#include "reckon/contract/contract_registry.h"
+#include "reckon/engine/engine.h"
+#include "reckon/storage/journal.h"
 
 namespace reckon::api {
 

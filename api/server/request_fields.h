@@ -5,8 +5,8 @@
 #include <string>
 #include <string_view>
 
-#include "api/protocol/wire_convert.h"
-#include "base/error.h"
+#include "reckon/api/protocol/wire_convert.h"
+#include "reckon/base/error.h"
 
 namespace reckon::api {
 

@@ -1,9 +1,9 @@
-#include "api/server/run_server.h"
+#include "reckon/api/server/run_server.h"
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include "api/server/server_host.h"
+#include "reckon/api/server/server_host.h"
 
 namespace reckon::api {
 

@@ -8,9 +8,9 @@
 #include <functional>
 #include <string>
 
-#include "api/server/server.h"
-#include "api/server/task_queues.h"
-#include "storage/sqlite/sqlite_journal.h"
+#include "reckon/api/server/server.h"
+#include "reckon/api/server/task_queues.h"
+#include "reckon/storage/sqlite/sqlite_journal.h"
 
 namespace reckon::api {
 

@@ -1,4 +1,4 @@
-#include "api/server/server.h"
+#include "reckon/api/server/server.h"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -9,7 +9,7 @@
 #include <kj/exception.h>
 #include <spdlog/spdlog.h>
 
-#include "api/protocol/client.h"
+#include "reckon/api/protocol/client.h"
 
 namespace reckon::api {
 namespace asio = boost::asio;

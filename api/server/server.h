@@ -20,8 +20,8 @@
 #include <memory>
 #include <string>
 
-#include "api/protocol/frame_stream.h"
-#include "api/server/service.h"
+#include "reckon/api/protocol/frame_stream.h"
+#include "reckon/api/server/service.h"
 
 namespace reckon::api {
 

@@ -22,18 +22,18 @@
 #include <memory>
 #include <optional>
 
-#include "api/server/run_server.h"
-#include "api/server/server.h"
-#include "api/server/service.h"
-#include "api/server/task_queues.h"
-#include "base/error.h"
-#include "contract/contract_registry.h"
-#include "engine/clock.h"
-#include "engine/engine.h"
-#include "storage/corruption_guard.h"
-#include "storage/journal.h"
-#include "telemetry/jsonl_trace_sink.h"
-#include "telemetry/log_trace_sink.h"
+#include "reckon/api/server/run_server.h"
+#include "reckon/api/server/server.h"
+#include "reckon/api/server/service.h"
+#include "reckon/api/server/task_queues.h"
+#include "reckon/base/error.h"
+#include "reckon/contract/contract_registry.h"
+#include "reckon/engine/clock.h"
+#include "reckon/engine/engine.h"
+#include "reckon/storage/corruption_guard.h"
+#include "reckon/storage/journal.h"
+#include "reckon/telemetry/jsonl_trace_sink.h"
+#include "reckon/telemetry/log_trace_sink.h"
 
 namespace reckon::api {
 

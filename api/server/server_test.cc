@@ -17,9 +17,9 @@
 #include <fstream>
 #include <thread>
 
-#include "api/protocol/client.h"
-#include "contract/contract_json.h"
-#include "contract/test_contracts.h"
+#include "reckon/api/protocol/client.h"
+#include "reckon/contract/contract_json.h"
+#include "reckon/contract/test_contracts.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 

@@ -1,8 +1,8 @@
-#include "api/server/service.h"
+#include "reckon/api/server/service.h"
 
 #include <kj/exception.h>
 
-#include "api/protocol/client.h"
+#include "reckon/api/protocol/client.h"
 
 namespace reckon::api {
 namespace asio = boost::asio;

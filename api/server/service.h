@@ -16,14 +16,14 @@
 #include <cstddef>
 #include <string>
 
-#include "api/protocol/reckon.capnp.h"
-#include "api/server/client_api.h"
-#include "api/server/task_queues.h"
-#include "api/server/worker_api.h"
-#include "base/error.h"
-#include "contract/contract_registry.h"
-#include "engine/engine.h"
-#include "storage/journal.h"
+#include "reckon/api/protocol/reckon.capnp.h"
+#include "reckon/api/server/client_api.h"
+#include "reckon/api/server/task_queues.h"
+#include "reckon/api/server/worker_api.h"
+#include "reckon/base/error.h"
+#include "reckon/contract/contract_registry.h"
+#include "reckon/engine/engine.h"
+#include "reckon/storage/journal.h"
 
 namespace reckon::api {
 

@@ -1,4 +1,4 @@
-#include "api/server/task_queues.h"
+#include "reckon/api/server/task_queues.h"
 
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/async_result.hpp>

@@ -43,8 +43,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/tool_dispatcher.h"
-#include "engine/workflow_host.h"
+#include "reckon/engine/tool_dispatcher.h"
+#include "reckon/engine/workflow_host.h"
 
 namespace reckon::api {
 

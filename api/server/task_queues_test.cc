@@ -1,6 +1,6 @@
 // TaskQueues on a real event loop, without sockets: leases, fencing, stale completions,
 // heartbeats, stickiness and the full-history fallback.
-#include "api/server/task_queues.h"
+#include "reckon/api/server/task_queues.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "api/server/worker_api.h"
+#include "reckon/api/server/worker_api.h"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -8,10 +8,10 @@
 #include <set>
 #include <vector>
 
-#include "api/protocol/client.h"
-#include "api/protocol/wire_convert.h"
-#include "api/server/request_fields.h"
-#include "contract/contract_json.h"
+#include "reckon/api/protocol/client.h"
+#include "reckon/api/protocol/wire_convert.h"
+#include "reckon/api/server/request_fields.h"
+#include "reckon/contract/contract_json.h"
 
 namespace reckon::api {
 namespace asio = boost::asio;

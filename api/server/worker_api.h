@@ -27,11 +27,11 @@
 #include <optional>
 #include <string>
 
-#include "api/protocol/reckon.capnp.h"
-#include "api/server/task_queues.h"
-#include "base/error.h"
-#include "contract/contract_registry.h"
-#include "storage/journal.h"
+#include "reckon/api/protocol/reckon.capnp.h"
+#include "reckon/api/server/task_queues.h"
+#include "reckon/base/error.h"
+#include "reckon/contract/contract_registry.h"
+#include "reckon/storage/journal.h"
 
 namespace reckon::api {
 

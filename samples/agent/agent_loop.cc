@@ -2,10 +2,10 @@
 
 #include <boost/json.hpp>
 
-#include "base/jcs.h"
-#include "plan/plan.h"
+#include "reckon/base/jcs.h"
+#include "reckon/plan/plan.h"
 #include "samples/agent/propose_tool.h"
-#include "worker/plan_workflow.h"
+#include "reckon/worker/plan_workflow.h"
 
 namespace reckon::agent {
 namespace json = boost::json;

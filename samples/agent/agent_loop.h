@@ -19,8 +19,8 @@
 
 #include <string>
 
-#include "worker/task.h"
-#include "worker/workflow_context.h"
+#include "reckon/worker/task.h"
+#include "reckon/worker/workflow_context.h"
 
 namespace reckon::agent {
 

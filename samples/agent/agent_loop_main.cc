@@ -32,9 +32,9 @@
 #include "samples/agent/scripted_model.h"
 #include "samples/common/http_url.h"
 #include "samples/refund/refund_tools.h"
-#include "telemetry/jsonl_trace_sink.h"
-#include "telemetry/log_trace_sink.h"
-#include "worker/embedded_host.h"
+#include "reckon/telemetry/jsonl_trace_sink.h"
+#include "reckon/telemetry/log_trace_sink.h"
+#include "reckon/worker/embedded_host.h"
 
 namespace {
 

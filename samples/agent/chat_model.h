@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "base/error.h"
+#include "reckon/base/error.h"
 
 namespace reckon::agent {
 

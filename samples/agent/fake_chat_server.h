@@ -27,7 +27,7 @@
 #include <string_view>
 #include <vector>
 
-#include "base/error.h"
+#include "reckon/base/error.h"
 
 namespace reckon::agent {
 

@@ -9,7 +9,7 @@
 #pragma once
 
 #include "samples/agent/chat_model.h"
-#include "worker/tool.h"
+#include "reckon/worker/tool.h"
 
 namespace reckon::agent {
 

@@ -53,7 +53,7 @@
 #include <string_view>
 #include <vector>
 
-#include "base/error.h"
+#include "reckon/base/error.h"
 
 namespace reckon::samples {
 

@@ -19,8 +19,8 @@
 #include <string_view>
 #include <vector>
 
-#include "base/error.h"
-#include "storage/sqlite/sqlite.h"
+#include "reckon/base/error.h"
+#include "reckon/storage/sqlite/sqlite.h"
 
 namespace reckon::samples::provider {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "base/error.h"
+#include "reckon/base/error.h"
 #include "samples/common/http_client.h"
 #include "tests/support/subprocess.h"
 

@@ -8,8 +8,8 @@
 #include <iostream>
 #include <string>
 
-#include "contract/contract_card.h"
-#include "contract/contract_registry.h"
+#include "reckon/contract/contract_card.h"
+#include "reckon/contract/contract_registry.h"
 #include "samples/refund/refund_contracts.h"
 
 namespace {

@@ -28,15 +28,15 @@
 #include <optional>
 #include <sstream>
 
-#include "plan/plan.h"
+#include "reckon/plan/plan.h"
 #include "samples/common/http_url.h"
 #include "samples/refund/refund_tools.h"
 #include "samples/refund/refund_workflow.h"
-#include "telemetry/jsonl_trace_sink.h"
-#include "telemetry/log_trace_sink.h"
-#include "worker/embedded_host.h"
-#include "worker/plan_runner.h"
-#include "worker/plan_workflow.h"
+#include "reckon/telemetry/jsonl_trace_sink.h"
+#include "reckon/telemetry/log_trace_sink.h"
+#include "reckon/worker/embedded_host.h"
+#include "reckon/worker/plan_runner.h"
+#include "reckon/worker/plan_workflow.h"
 
 namespace {
 

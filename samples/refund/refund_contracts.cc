@@ -2,7 +2,7 @@
 
 #include <boost/json/serialize.hpp>
 
-#include "contract/contract_json.h"
+#include "reckon/contract/contract_json.h"
 
 #include <boost/json/parse.hpp>
 

@@ -5,9 +5,9 @@
 
 #include <string>
 
-#include "base/error.h"
-#include "contract/contract.h"
-#include "contract/contract_registry.h"
+#include "reckon/base/error.h"
+#include "reckon/contract/contract.h"
+#include "reckon/contract/contract_registry.h"
 
 namespace reckon::refund {
 

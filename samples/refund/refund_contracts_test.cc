@@ -7,8 +7,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "contract/contract_card.h"
-#include "contract/failure_policy.h"
+#include "reckon/contract/contract_card.h"
+#include "reckon/contract/failure_policy.h"
 
 namespace reckon::refund {
 namespace {

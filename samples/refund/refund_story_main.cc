@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "base/jcs.h"
+#include "reckon/base/jcs.h"
 #include "samples/common/http_client.h"
 #include "samples/common/http_url.h"
 

@@ -14,10 +14,10 @@
 //   400/404/422 -> definitive
 #pragma once
 
-#include "base/error.h"
+#include "reckon/base/error.h"
 #include "samples/common/http_url.h"
 #include "samples/refund/card_vault.h"
-#include "worker/tool.h"
+#include "reckon/worker/tool.h"
 
 namespace reckon::refund {
 

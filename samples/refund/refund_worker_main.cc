@@ -18,8 +18,8 @@
 #include "samples/common/http_url.h"
 #include "samples/refund/refund_tools.h"
 #include "samples/refund/refund_workflow.h"
-#include "worker/plan_workflow.h"
-#include "worker/remote_worker.h"
+#include "reckon/worker/plan_workflow.h"
+#include "reckon/worker/remote_worker.h"
 
 int main(int argc, char** argv) {
   using namespace reckon;

@@ -10,8 +10,8 @@
 
 #include <boost/json/value.hpp>
 
-#include "worker/task.h"
-#include "worker/workflow_context.h"
+#include "reckon/worker/task.h"
+#include "reckon/worker/workflow_context.h"
 
 namespace reckon::refund {
 

@@ -1,11 +1,11 @@
 // CorruptionGuard over a real SQLite journal with one page flipped: the reads that hit the
 // damage come back as kCorruption naming the file, unchanged, and the owner hears of it once.
-#include "storage/corruption_guard.h"
+#include "reckon/storage/corruption_guard.h"
 
 #include <gtest/gtest.h>
 
-#include "storage/sqlite/sqlite_journal.h"
-#include "storage/testing/journal_requests.h"
+#include "reckon/storage/sqlite/sqlite_journal.h"
+#include "reckon/storage/testing/journal_requests.h"
 #include "tests/support/file_damage.h"
 #include "tests/support/temp_dir.h"
 

@@ -1,12 +1,12 @@
-#include "storage/sqlite/journal_check.h"
+#include "reckon/storage/sqlite/journal_check.h"
 
 #include <algorithm>
 #include <filesystem>
 #include <string_view>
 
-#include "storage/sqlite/journal_lock.h"
-#include "storage/sqlite/schema.h"
-#include "storage/sqlite/sqlite.h"
+#include "reckon/storage/sqlite/journal_lock.h"
+#include "reckon/storage/sqlite/schema.h"
+#include "reckon/storage/sqlite/sqlite.h"
 
 namespace reckon::storage {
 namespace {

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "base/error.h"
-#include "storage/sqlite/sqlite.h"
+#include "reckon/base/error.h"
+#include "reckon/storage/sqlite/sqlite.h"
 
 namespace reckon::storage {
 

@@ -1,4 +1,4 @@
-#include "storage/sqlite/journal_lock.h"
+#include "reckon/storage/sqlite/journal_lock.h"
 
 #include <fcntl.h>
 #include <sys/file.h>

@@ -26,7 +26,7 @@
 
 #include <string>
 
-#include "base/error.h"
+#include "reckon/base/error.h"
 
 namespace reckon::storage {
 

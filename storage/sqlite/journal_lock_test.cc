@@ -1,13 +1,13 @@
 // One owner per journal, within a process (the multi-process cases are in
 // tests/journal_owner_test.cc), the modes beside an owner, and refusing a damaged file.
-#include "storage/sqlite/journal_lock.h"
+#include "reckon/storage/sqlite/journal_lock.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include "storage/sqlite/sqlite_journal.h"
-#include "storage/sqlite/journal_check.h"
-#include "storage/testing/journal_requests.h"
+#include "reckon/storage/sqlite/sqlite_journal.h"
+#include "reckon/storage/sqlite/journal_check.h"
+#include "reckon/storage/testing/journal_requests.h"
 #include "tests/support/file_damage.h"
 #include "tests/support/temp_dir.h"
 

@@ -1,9 +1,9 @@
 // SqliteJournal reads. Same threading rule as the rest of the Journal: one owner at a time.
 #include <utility>
 
-#include "base/enum_names.h"
-#include "storage/sqlite/journal_statements.h"
-#include "storage/sqlite/sqlite_journal.h"
+#include "reckon/base/enum_names.h"
+#include "reckon/storage/sqlite/journal_statements.h"
+#include "reckon/storage/sqlite/sqlite_journal.h"
 
 namespace reckon::storage {
 

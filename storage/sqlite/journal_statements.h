@@ -1,7 +1,7 @@
 // Private to the SQLite journal: its prepared statements, made once per connection.
 #pragma once
 
-#include "storage/sqlite/sqlite_journal.h"
+#include "reckon/storage/sqlite/sqlite_journal.h"
 
 namespace reckon::storage {
 

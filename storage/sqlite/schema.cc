@@ -1,4 +1,4 @@
-#include "storage/sqlite/schema.h"
+#include "reckon/storage/sqlite/schema.h"
 
 #include <string>
 

@@ -10,8 +10,8 @@
 #include <span>
 #include <string_view>
 
-#include "base/error.h"
-#include "storage/sqlite/sqlite.h"
+#include "reckon/base/error.h"
+#include "reckon/storage/sqlite/sqlite.h"
 
 namespace reckon::storage {
 

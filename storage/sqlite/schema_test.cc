@@ -1,8 +1,8 @@
-#include "storage/sqlite/schema.h"
+#include "reckon/storage/sqlite/schema.h"
 
 #include <gtest/gtest.h>
 
-#include "storage/sqlite/sqlite_journal.h"
+#include "reckon/storage/sqlite/sqlite_journal.h"
 #include "tests/support/temp_dir.h"
 
 namespace reckon::storage {

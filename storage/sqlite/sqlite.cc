@@ -1,4 +1,4 @@
-#include "storage/sqlite/sqlite.h"
+#include "reckon/storage/sqlite/sqlite.h"
 
 #include <string>
 

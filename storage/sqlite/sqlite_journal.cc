@@ -1,12 +1,12 @@
-#include "storage/sqlite/sqlite_journal.h"
+#include "reckon/storage/sqlite/sqlite_journal.h"
 
 #include <cstring>
 #include <filesystem>
 #include <utility>
 
-#include "storage/sqlite/journal_check.h"
-#include "storage/sqlite/journal_statements.h"
-#include "storage/sqlite/schema.h"
+#include "reckon/storage/sqlite/journal_check.h"
+#include "reckon/storage/sqlite/journal_statements.h"
+#include "reckon/storage/sqlite/schema.h"
 
 namespace reckon::storage {
 namespace {

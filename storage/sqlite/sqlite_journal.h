@@ -13,11 +13,11 @@
 #include <optional>
 #include <string>
 
-#include "base/error.h"
-#include "storage/event_codec.h"
-#include "storage/journal.h"
-#include "storage/sqlite/journal_lock.h"
-#include "storage/sqlite/sqlite.h"
+#include "reckon/base/error.h"
+#include "reckon/storage/event_codec.h"
+#include "reckon/storage/journal.h"
+#include "reckon/storage/sqlite/journal_lock.h"
+#include "reckon/storage/sqlite/sqlite.h"
 
 namespace reckon::storage {
 

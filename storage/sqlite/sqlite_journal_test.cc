@@ -1,8 +1,8 @@
-#include "storage/sqlite/sqlite_journal.h"
+#include "reckon/storage/sqlite/sqlite_journal.h"
 
 #include <gtest/gtest.h>
 
-#include "storage/sqlite/sqlite.h"
+#include "reckon/storage/sqlite/sqlite.h"
 
 #include "tests/support/temp_dir.h"
 

@@ -1,4 +1,4 @@
-#include "storage/testing/faulty_journal.h"
+#include "reckon/storage/testing/faulty_journal.h"
 
 #include <thread>
 #include <utility>

@@ -25,7 +25,7 @@
 #include <functional>
 #include <string>
 
-#include "storage/journal.h"
+#include "reckon/storage/journal.h"
 
 namespace reckon::storage {
 

@@ -1,5 +1,5 @@
-#include "storage/testing/faulty_journal.h"
-#include "storage/testing/journal_requests.h"
+#include "reckon/storage/testing/faulty_journal.h"
+#include "reckon/storage/testing/journal_requests.h"
 
 #include <gtest/gtest.h>
 
@@ -7,8 +7,8 @@
 
 #include <chrono>
 
-#include "storage/group_commit.h"
-#include "storage/sqlite/sqlite_journal.h"
+#include "reckon/storage/group_commit.h"
+#include "reckon/storage/sqlite/sqlite_journal.h"
 #include "tests/support/temp_dir.h"
 
 namespace reckon::storage {

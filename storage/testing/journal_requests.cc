@@ -1,4 +1,4 @@
-#include "storage/testing/journal_requests.h"
+#include "reckon/storage/testing/journal_requests.h"
 
 namespace reckon::storage {
 

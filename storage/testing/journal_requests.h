@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "base/error.h"
-#include "storage/journal.h"
+#include "reckon/base/error.h"
+#include "reckon/storage/journal.h"
 
 namespace reckon::storage {
 

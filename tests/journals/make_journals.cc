@@ -12,15 +12,15 @@
 #include <stdexcept>
 #include <string>
 
-#include "contract/contract_json.h"
-#include "plan/plan.h"
-#include "storage/sqlite/sqlite.h"
+#include "reckon/contract/contract_json.h"
+#include "reckon/plan/plan.h"
+#include "reckon/storage/sqlite/sqlite.h"
 #include "tests/journals/saved_workload.h"
-#include "worker/plan_workflow.h"
-#include "worker/testing/engine_harness.h"
-#include "worker/testing/fast_contracts.h"
-#include "worker/testing/journal_view.h"
-#include "worker/testing/test_workflows.h"
+#include "reckon/worker/plan_workflow.h"
+#include "reckon/worker/testing/engine_harness.h"
+#include "reckon/worker/testing/fast_contracts.h"
+#include "reckon/worker/testing/journal_view.h"
+#include "reckon/worker/testing/test_workflows.h"
 
 namespace reckon::testing::saved {
 namespace {

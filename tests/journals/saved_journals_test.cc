@@ -19,22 +19,22 @@
 #include <map>
 #include <memory>
 
-#include "storage/sqlite/sqlite_journal.h"
-#include "api/server/service.h"
-#include "contract/contract_json.h"
-#include "engine/engine.h"
-#include "plan/plan.h"
-#include "engine/run_state.h"
-#include "storage/journal.h"
-#include "storage/sqlite/schema.h"
-#include "storage/sqlite/sqlite.h"
+#include "reckon/storage/sqlite/sqlite_journal.h"
+#include "reckon/api/server/service.h"
+#include "reckon/contract/contract_json.h"
+#include "reckon/engine/engine.h"
+#include "reckon/plan/plan.h"
+#include "reckon/engine/run_state.h"
+#include "reckon/storage/journal.h"
+#include "reckon/storage/sqlite/schema.h"
+#include "reckon/storage/sqlite/sqlite.h"
 #include "tests/journals/saved_workload.h"
 #include "tests/support/temp_dir.h"
-#include "worker/embedded_host.h"
-#include "worker/testing/expect_ok.h"
-#include "worker/testing/fake_provider.h"
-#include "worker/testing/journal_view.h"
-#include "worker/testing/test_workflows.h"
+#include "reckon/worker/embedded_host.h"
+#include "reckon/worker/testing/expect_ok.h"
+#include "reckon/worker/testing/fake_provider.h"
+#include "reckon/worker/testing/journal_view.h"
+#include "reckon/worker/testing/test_workflows.h"
 
 namespace reckon::testing::saved {
 namespace {

@@ -5,8 +5,8 @@
 
 #include <chrono>
 
-#include "worker/plan_workflow.h"
-#include "worker/testing/fast_contracts.h"
+#include "reckon/worker/plan_workflow.h"
+#include "reckon/worker/testing/fast_contracts.h"
 
 namespace reckon::testing::saved {
 

@@ -16,12 +16,12 @@
 #include <string>
 #include <vector>
 
-#include "base/error.h"
-#include "contract/contract.h"
-#include "engine/operation_state.h"
-#include "worker/testing/fake_provider.h"
-#include "worker/tool.h"
-#include "worker/workflow_registry.h"
+#include "reckon/base/error.h"
+#include "reckon/contract/contract.h"
+#include "reckon/engine/operation_state.h"
+#include "reckon/worker/testing/fake_provider.h"
+#include "reckon/worker/tool.h"
+#include "reckon/worker/workflow_registry.h"
 
 namespace reckon::testing::saved {
 

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-#include "base/error.h"
+#include "reckon/base/error.h"
 #include "tests/support/subprocess.h"
 
 namespace reckon::testing {

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "base/error.h"
+#include "reckon/base/error.h"
 
 namespace reckon::testing {
 

@@ -26,7 +26,7 @@
 #include <utility>
 #include <vector>
 
-#include "base/error.h"
+#include "reckon/base/error.h"
 
 namespace reckon::testing {
 

@@ -1,9 +1,9 @@
-#include "worker/testing/engine_harness.h"
+#include "reckon/worker/testing/engine_harness.h"
 
 #include <stdexcept>
 
-#include "storage/sqlite/sqlite_journal.h"
-#include "worker/testing/test_workflows.h"
+#include "reckon/storage/sqlite/sqlite_journal.h"
+#include "reckon/worker/testing/test_workflows.h"
 
 namespace reckon::testing {
 

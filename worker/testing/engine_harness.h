@@ -24,12 +24,12 @@
 #include <string>
 #include <vector>
 
-#include "engine/engine.h"
-#include "storage/journal.h"
+#include "reckon/engine/engine.h"
+#include "reckon/storage/journal.h"
 #include "tests/support/temp_dir.h"
-#include "worker/embedded_host.h"
-#include "worker/tool.h"
-#include "worker/workflow_registry.h"
+#include "reckon/worker/embedded_host.h"
+#include "reckon/worker/tool.h"
+#include "reckon/worker/workflow_registry.h"
 
 namespace reckon::testing {
 

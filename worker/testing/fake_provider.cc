@@ -1,4 +1,4 @@
-#include "worker/testing/fake_provider.h"
+#include "reckon/worker/testing/fake_provider.h"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>

@@ -27,9 +27,9 @@
 #include <string>
 #include <vector>
 
-#include "contract/contract.h"
-#include "engine/tool_dispatcher.h"
-#include "worker/tool.h"
+#include "reckon/contract/contract.h"
+#include "reckon/engine/tool_dispatcher.h"
+#include "reckon/worker/tool.h"
 
 namespace reckon::testing {
 

@@ -1,4 +1,4 @@
-#include "worker/testing/fast_contracts.h"
+#include "reckon/worker/testing/fast_contracts.h"
 
 #include <boost/json/object.hpp>
 #include <boost/json/parse.hpp>

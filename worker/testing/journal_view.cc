@@ -1,4 +1,4 @@
-#include "worker/testing/journal_view.h"
+#include "reckon/worker/testing/journal_view.h"
 
 namespace reckon::testing {
 

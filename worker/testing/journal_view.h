@@ -6,7 +6,7 @@
 #include <variant>
 #include <vector>
 
-#include "storage/event.h"
+#include "reckon/storage/event.h"
 
 namespace reckon::testing {
 

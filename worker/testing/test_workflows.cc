@@ -1,4 +1,4 @@
-#include "worker/testing/test_workflows.h"
+#include "reckon/worker/testing/test_workflows.h"
 
 #include <boost/json/object.hpp>
 
