@@ -61,7 +61,7 @@ class ReckonServer {
   const TempDir& dir() const { return dir_; }
 
  private:
-  ReckonServer(std::string reckon_path) : reckon_path_(std::move(reckon_path)) {}
+  explicit ReckonServer(std::string reckon_path) : reckon_path_(std::move(reckon_path)) {}
 
   std::string reckon_path_;
   TempDir dir_;
