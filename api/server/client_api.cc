@@ -91,6 +91,9 @@ asio::awaitable<Result<void>> ClientApi::Start(wire::StartWorkflow::Reader in,
                                                 plan.value().plan_id + "'), not '" + id + "'");
     }
     definition_hash = hash;
+    // Journal the plan in its normal form, as the CLI and RunPlan send it: a start is the same
+    // start when its plan is the same (same hash), however the client spelled the JSON.
+    input = PlanToJson(plan.value());
   }
   RECKON_CO_TRY(auto existing, journal_.FindLatestRun(id));
   if (!existing && !tasks_.Hosts(type)) {

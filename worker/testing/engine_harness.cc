@@ -24,7 +24,7 @@ EngineHarness::EngineHarness(EngineOptions options)
       journal_(OpenJournal(journal_path())),
       tools_(std::make_unique<ToolRegistry>()),
       workflows_(std::make_unique<WorkflowRegistry>()) {
-  (void)workflows_->Register(kCallOnce, CallOnce);
+  (void)RegisterTestWorkflows(*workflows_);
 }
 
 EngineHarness::~EngineHarness() { Shutdown(); }
@@ -41,6 +41,7 @@ void EngineHarness::Boot() {
   journal_.reset();  // the host's journal is the only one open while it lives
   EmbeddedHostOptions options;
   options.engine = options_;
+  options.clock = clock_;
   host_ = std::make_unique<EmbeddedHost>(OpenJournal(journal_path()), *tools_, *workflows_,
                                          std::move(options));
   if (trace_ != nullptr) host_->AddSink(*trace_);

@@ -37,7 +37,7 @@ inline constexpr std::chrono::milliseconds kDefaultWait{5000};
 
 class EngineHarness {
  public:
-  // Opens the journal; registers the CallOnce workflow (worker/testing/test_workflows.h).
+  // Opens the journal; registers the test workflows (worker/testing/test_workflows.h).
   explicit EngineHarness(EngineOptions options = {});
   ~EngineHarness();
   EngineHarness(const EngineHarness&) = delete;
@@ -50,6 +50,8 @@ class EngineHarness {
   WorkflowRegistry& ReplaceWorkflows();
   // A trace sink for the engines booted from now on (not owned; may be null).
   void set_trace(TraceSink* trace) { trace_ = trace; }
+  // The clock of the engines booted from now on (not owned; null: the system clock).
+  void set_clock(Clock* clock) { clock_ = clock; }
 
   // Starts a process life: a fresh io_context, worker and engine over the journal.
   void Boot();
@@ -141,6 +143,7 @@ class EngineHarness {
   std::unique_ptr<ToolRegistry> tools_;
   std::unique_ptr<WorkflowRegistry> workflows_;
   TraceSink* trace_ = nullptr;
+  Clock* clock_ = nullptr;
   PokeSink poke_{*this};
   std::unique_ptr<EmbeddedHost> host_;  // one process life
   const std::function<bool()>* done_ = nullptr;  // the running RunUntil's condition

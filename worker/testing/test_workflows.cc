@@ -26,4 +26,46 @@ json::value CallOnceInput(const std::string& tool, json::value tool_input,
   return input;
 }
 
+Task<WorkflowOutcome> SleepThenCall(WorkflowContext& ctx, json::value input) {
+  const json::object& in = input.as_object();
+  auto nap = ctx.Sleep(std::chrono::milliseconds(in.at("sleep_ms").to_number<std::int64_t>()));
+  co_await nap;
+  std::string tool(in.at("tool").as_string());
+  auto call = ctx.Call(std::move(tool), in.at("input"));
+  CallResult result = co_await call;
+  if (!result) co_return result.error();
+  co_return json::object{{"ref", result.value().provider_ref}, {"output", result.value().output}};
+}
+
+json::value SleepThenCallInput(std::chrono::milliseconds sleep, const std::string& tool,
+                               json::value tool_input) {
+  return json::object{
+      {"sleep_ms", sleep.count()}, {"tool", tool}, {"input", std::move(tool_input)}};
+}
+
+Task<WorkflowOutcome> SignalThenCall(WorkflowContext& ctx, json::value input) {
+  const json::object& in = input.as_object();
+  std::string name(in.at("signal").as_string());
+  auto signal = ctx.WaitSignal(std::move(name));
+  std::string payload = co_await signal;
+  std::string tool(in.at("tool").as_string());
+  auto call = ctx.Call(std::move(tool), in.at("input"));
+  CallResult result = co_await call;
+  if (!result) co_return result.error();
+  co_return json::object{{"signal", payload},
+                         {"ref", result.value().provider_ref},
+                         {"output", result.value().output}};
+}
+
+json::value SignalThenCallInput(const std::string& signal, const std::string& tool,
+                                json::value tool_input) {
+  return json::object{{"signal", signal}, {"tool", tool}, {"input", std::move(tool_input)}};
+}
+
+Result<void> RegisterTestWorkflows(WorkflowRegistry& workflows) {
+  RECKON_TRY(workflows.Register(kCallOnce, CallOnce));
+  RECKON_TRY(workflows.Register(kSleepThenCall, SleepThenCall));
+  return workflows.Register(kSignalThenCall, SignalThenCall);
+}
+
 }  // namespace reckon::testing

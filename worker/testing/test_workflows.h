@@ -1,16 +1,21 @@
-// Small workflows that engine tests share.
+// Small workflows that engine tests (and the test worker, reckon-test-worker) share.
 #pragma once
 
 #include <boost/json/value.hpp>
 
+#include <chrono>
 #include <string>
 
+#include "reckon/base/error.h"
 #include "reckon/worker/task.h"
 #include "reckon/worker/workflow_context.h"
+#include "reckon/worker/workflow_registry.h"
 
 namespace reckon::testing {
 
 inline constexpr char kCallOnce[] = "call_once";
+inline constexpr char kSleepThenCall[] = "sleep_then_call";
+inline constexpr char kSignalThenCall[] = "signal_then_call";
 
 // Calls input.tool with input.input (at input.step, if given) and completes with
 // {"ref": provider reference, "output": the tool's output}, or fails with the call's failure.
@@ -18,5 +23,22 @@ Task<WorkflowOutcome> CallOnce(WorkflowContext& ctx, boost::json::value input);
 
 boost::json::value CallOnceInput(const std::string& tool, boost::json::value tool_input,
                                  const std::string& step_id = "");
+
+// Sleeps input.sleep_ms (a durable timer, step "sleep#1"), then does what CallOnce does with
+// input.tool and input.input.
+Task<WorkflowOutcome> SleepThenCall(WorkflowContext& ctx, boost::json::value input);
+
+boost::json::value SleepThenCallInput(std::chrono::milliseconds sleep, const std::string& tool,
+                                      boost::json::value tool_input);
+
+// Waits for the signal named input.signal, then does what CallOnce does with input.tool and
+// input.input; completes with {"signal": the payload as JSON text, "ref", "output"}.
+Task<WorkflowOutcome> SignalThenCall(WorkflowContext& ctx, boost::json::value input);
+
+boost::json::value SignalThenCallInput(const std::string& signal, const std::string& tool,
+                                       boost::json::value tool_input);
+
+// Registers the three workflows above under their names.
+Result<void> RegisterTestWorkflows(WorkflowRegistry& workflows);
 
 }  // namespace reckon::testing

@@ -1,0 +1,124 @@
+#include "tests/support/reckon_server.h"
+
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace reckon::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using SteadyClock = std::chrono::steady_clock;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+std::string CliRun::Describe() const {
+  return status.ToString() + "\n--- stdout\n" + out + "--- stderr\n" + err;
+}
+
+bool Eventually(const std::function<bool()>& check, std::chrono::milliseconds timeout) {
+  const SteadyClock::time_point deadline = SteadyClock::now() + timeout;
+  for (;;) {
+    if (check()) return true;
+    if (SteadyClock::now() >= deadline) return false;
+    std::this_thread::sleep_for(20ms);
+  }
+}
+
+Result<std::unique_ptr<ReckonServer>> ReckonServer::Start(std::string reckon_path,
+                                                          std::vector<std::string> extra_args) {
+  std::unique_ptr<ReckonServer> server(new ReckonServer(std::move(reckon_path)));
+  SubprocessOptions options;
+  options.args = {"server", "--journal", server->journal_path(), "--listen", "127.0.0.1:0",
+                  "--port-file", server->dir_.File("port"), "--quiet"};
+  options.args.insert(options.args.end(), extra_args.begin(), extra_args.end());
+  options.stderr_path = server->dir_.File("server.log");
+  RECKON_TRY(Subprocess process, Subprocess::Start(server->reckon_path_, std::move(options)));
+  server->server_.emplace(std::move(process));
+  int port = 0;
+  const bool listening = Eventually(
+      [&] {
+        std::ifstream file(server->dir_.File("port"));
+        return static_cast<bool>(file >> port) && port > 0;
+      },
+      30s);
+  if (!listening) {
+    return Err(Errc::kDeadlineExceeded, "reckon server did not write its port file in 30 s:\n" +
+                                            ReadFile(server->dir_.File("server.log")));
+  }
+  server->address_ = "127.0.0.1:" + std::to_string(port);
+  return server;
+}
+
+ReckonServer::~ReckonServer() = default;  // each Subprocess SIGKILLs and reaps its child
+
+Result<void> ReckonServer::StartWorker(const std::string& path, const std::string& name,
+                                       std::vector<std::string> args) {
+  SubprocessOptions options;
+  options.args = {"--server", address_};
+  options.args.insert(options.args.end(), args.begin(), args.end());
+  options.stderr_path = dir_.File(name + ".log");
+  RECKON_TRY(Subprocess process, Subprocess::Start(path, std::move(options)));
+  workers_.emplace_back(name, std::move(process));
+  return Ok();
+}
+
+CliRun ReckonServer::Cli(std::vector<std::string> args, std::chrono::milliseconds timeout) {
+  args.push_back("--server");
+  args.push_back(address_);
+  SubprocessOptions options;
+  options.args = std::move(args);
+  options.stderr_path = dir_.File("cli-" + std::to_string(++cli_calls_) + ".err");
+  CliRun run;
+  auto process = Subprocess::Start(reckon_path_, std::move(options));
+  if (!process) {
+    run.err = process.error().ToString();
+    return run;
+  }
+  auto out = process.value().ReadAll(timeout);
+  if (out) run.out = std::move(out).value();
+  if (!out) (void)process.value().Kill();
+  auto status = process.value().Wait();
+  if (status) run.status = status.value();
+  run.err = ReadFile(dir_.File("cli-" + std::to_string(cli_calls_) + ".err"));
+  if (!out) run.err += "\n(" + out.error().ToString() + ")";
+  return run;
+}
+
+CliRun ReckonServer::StartWorkflow(const std::string& workflow_id, const std::string& type,
+                                   const std::string& input_json) {
+  CliRun run;
+  Eventually(
+      [&] {
+        run = Cli({"start", workflow_id, "--type", type, "--input", input_json});
+        return run.code() != 1 || run.err.find("no connected worker") == std::string::npos;
+      },
+      30s);
+  return run;
+}
+
+Result<void> ReckonServer::Stop() {
+  for (auto& [name, worker] : workers_) {
+    RECKON_TRY(ExitStatus status, worker.Terminate(10s));
+    if (!status.Succeeded()) {
+      return Err(Errc::kInternal, name + " " + status.ToString() + " on SIGTERM:\n" +
+                                      ReadFile(dir_.File(name + ".log")));
+    }
+  }
+  if (!server_) return Ok();
+  RECKON_TRY(ExitStatus status, server_->Terminate(10s));
+  if (!status.Succeeded()) {
+    return Err(Errc::kInternal, "reckon server " + status.ToString() + " on SIGTERM:\n" +
+                                    ReadFile(dir_.File("server.log")));
+  }
+  return Ok();
+}
+
+}  // namespace reckon::testing

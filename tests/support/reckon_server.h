@@ -1,0 +1,78 @@
+// ReckonServer: a real `reckon server` on 127.0.0.1 (a port of its choosing) over a journal in
+// its own temporary directory, the worker processes started against it, and the CLI pointed at
+// it: what tests of server mode through the real binaries share.
+//
+// Ownership: owns the directory and every process it started; the destructor SIGKILLs what is
+// still running (Stop() ends them gracefully first). Not thread-safe. Each process's stderr goes
+// to a file in dir() (server.log, <worker name>.log, cli-<n>.err), for failure messages.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reckon/base/error.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
+
+namespace reckon::testing {
+
+// How one CLI call ended and what it wrote.
+struct CliRun {
+  ExitStatus status;
+  std::string out;
+  std::string err;
+  int code() const { return status.exited ? status.code : 128 + status.signal; }
+  // For failure messages: the exit status, stdout and stderr.
+  std::string Describe() const;
+};
+
+class ReckonServer {
+ public:
+  // Runs `reckon_path server --journal <dir>/journal.db --listen 127.0.0.1:0 ...` plus
+  // `extra_args`, and waits until it listens (at most 30 s; else kDeadlineExceeded with its log).
+  static Result<std::unique_ptr<ReckonServer>> Start(std::string reckon_path,
+                                                     std::vector<std::string> extra_args = {});
+  ~ReckonServer();
+  ReckonServer(const ReckonServer&) = delete;
+  ReckonServer& operator=(const ReckonServer&) = delete;
+
+  // Starts `path --server ADDRESS args...`; its stderr goes to <dir>/<name>.log.
+  Result<void> StartWorker(const std::string& path, const std::string& name,
+                           std::vector<std::string> args = {});
+
+  // Runs `reckon args... --server ADDRESS` until it exits (kill after `timeout`).
+  CliRun Cli(std::vector<std::string> args,
+             std::chrono::milliseconds timeout = std::chrono::seconds(30));
+  // `reckon start ID --type TYPE --input INPUT`, repeated while no connected worker hosts TYPE
+  // yet (a worker that has just started may still be registering), for at most 30 s.
+  CliRun StartWorkflow(const std::string& workflow_id, const std::string& type,
+                       const std::string& input_json);
+
+  // SIGTERM to the workers, then to the server; afterwards the journal is free to open.
+  // Errc::kInternal naming a process that did not exit with code 0.
+  Result<void> Stop();
+
+  const std::string& address() const { return address_; }
+  std::string journal_path() const { return dir_.File("journal.db"); }
+  const TempDir& dir() const { return dir_; }
+
+ private:
+  explicit ReckonServer(std::string reckon_path) : reckon_path_(std::move(reckon_path)) {}
+
+  std::string reckon_path_;
+  TempDir dir_;
+  std::optional<Subprocess> server_;
+  std::vector<std::pair<std::string, Subprocess>> workers_;  // by name
+  std::string address_;
+  int cli_calls_ = 0;
+};
+
+// Calls `check` every 20 ms until it returns true (true), or until `timeout` passes (false).
+bool Eventually(const std::function<bool()>& check,
+                std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+}  // namespace reckon::testing

@@ -1,0 +1,144 @@
+// reckon-test-worker: a server-mode worker for tests that drive `reckon server` and the CLI
+// through the real binaries. It hosts the test workflows (worker/testing/test_workflows.h:
+// call_once, sleep_then_call, signal_then_call) and agent plans (`plan`), and three tools over
+// in-memory providers:
+//
+//   charge  idempotent write; commits and replies (a FakeProvider)
+//   payout  non-repeatable write that always needs approval; commits and replies
+//   unsure  non-repeatable write reconciled by lookup: the first attempt of every operation
+//           loses its reply without committing and no lookup can tell, so the operation needs
+//           a person; an attempt after that (once a person said "not committed") commits
+//
+//   reckon-test-worker --server HOST:PORT [--id NAME]
+//
+// Runs until SIGTERM/SIGINT (exit 0); exit 1 if the server refuses the registration.
+#include <CLI/CLI.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/json/object.hpp>
+
+#include <cstdio>
+#include <set>
+
+#include "reckon/worker/plan_workflow.h"
+#include "reckon/worker/remote_worker.h"
+#include "reckon/worker/testing/fake_provider.h"
+#include "reckon/worker/testing/fast_contracts.h"
+#include "reckon/worker/testing/test_workflows.h"
+
+namespace reckon::testing {
+namespace {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+// Operation ids whose effect the unsure provider committed.
+using Ledger = std::set<std::string>;
+
+std::string UnsureRef(const std::string& operation_id) { return "un_" + operation_id; }
+
+asio::awaitable<AttemptOutcome> UnsureAttempt(Ledger* ledger, ToolCallContext context) {
+  if (context.attempt == 1) {
+    co_return ToolFailed(FailureKind::kUnknown, "reply_lost",
+                         "the connection dropped before the provider answered");
+  }
+  ledger->insert(context.operation_id);
+  const std::string ref = UnsureRef(context.operation_id);
+  co_return ToolSucceeded(json::object{{"ref", ref}}, ref);
+}
+
+asio::awaitable<ReconcileOutcome> UnsureLookup(const Ledger* ledger, ToolCallContext context) {
+  ReconcileOutcome out;
+  if (ledger->count(context.operation_id) > 0) {
+    const std::string ref = UnsureRef(context.operation_id);
+    out.verdict = ReconcileVerdict::kCommitted;
+    out.output = json::object{{"ref", ref}};
+    out.provider_ref = ref;
+  } else {
+    out.verdict = ReconcileVerdict::kStillUnknown;
+    out.message = "the provider cannot tell";
+  }
+  co_return out;
+}
+
+Tool UnsureTool(Ledger& ledger) {
+  Tool tool;
+  tool.contract = FastContract("unsure", SideEffect::kNonRepeatableWrite);
+  // The reconciliation waits for the hard deadline: keep it short, but long enough for an
+  // attempt to reach the worker and come back.
+  tool.contract.attempt_timeout = 1s;
+  tool.contract.reconcile.max_attempts = 1;
+  Ledger* l = &ledger;
+  tool.execute = [l](json::value, ToolCallContext context) {
+    return UnsureAttempt(l, std::move(context));
+  };
+  tool.reconcile = [l](json::value, ToolCallContext context) {
+    return UnsureLookup(l, std::move(context));
+  };
+  return tool;
+}
+
+Result<void> RegisterTools(ToolRegistry& tools, FakeProvider& provider, Ledger& ledger) {
+  ToolContract charge = FastContract("charge", SideEffect::kIdempotentWrite);
+  charge.attempt_timeout = 5s;
+  ToolContract payout = FastContract("payout", SideEffect::kNonRepeatableWrite);
+  payout.attempt_timeout = 5s;
+  payout.approval = {.kind = ApprovalKind::kAlways, .when = {}, .grant_ttl = 3600s};
+  RECKON_TRY(tools.Register(ProviderTool(std::move(charge), provider)));
+  RECKON_TRY(tools.Register(ProviderTool(std::move(payout), provider)));
+  return tools.Register(UnsureTool(ledger));
+}
+
+int Main(int argc, char** argv) {
+  RemoteWorkerOptions options;
+  CLI::App app("reckon-test-worker: test workflows and tools for a reckon server.",
+               "reckon-test-worker");
+  app.add_option("--server", options.server, "reckon server address, HOST:PORT")->required();
+  app.add_option("--id", options.worker_id, "worker id (default: <hostname>-<pid>)");
+  CLI11_PARSE(app, argc, argv);
+
+  FakeProvider provider;
+  Ledger ledger;
+  ToolRegistry tools;
+  WorkflowRegistry workflows;
+  Result<void> registered = RegisterTools(tools, provider, ledger);
+  if (registered) registered = RegisterTestWorkflows(workflows);
+  if (registered) registered = RegisterPlanWorkflow(workflows);
+  if (!registered) {
+    std::fprintf(stderr, "reckon-test-worker: %s\n", registered.error().ToString().c_str());
+    return 1;
+  }
+
+  asio::io_context io(1);
+  RemoteWorker worker(io.get_executor(), workflows, tools, options);
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& ec, int) {
+    if (!ec) worker.Stop();
+  });
+  int exit_code = 0;
+  auto run = [&]() -> asio::awaitable<void> {
+    auto ended = co_await worker.Run();
+    if (!ended) {
+      std::fprintf(stderr, "reckon-test-worker: %s\n", ended.error().ToString().c_str());
+      exit_code = 1;
+    }
+    signals.cancel();
+    io.stop();
+  };
+  asio::co_spawn(io, run(), [&](std::exception_ptr thrown) {
+    if (thrown) {
+      std::fprintf(stderr, "reckon-test-worker: internal error\n");
+      exit_code = 1;
+      io.stop();
+    }
+  });
+  io.run();
+  return exit_code;
+}
+
+}  // namespace
+}  // namespace reckon::testing
+
+int main(int argc, char** argv) { return reckon::testing::Main(argc, argv); }
