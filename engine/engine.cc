@@ -84,6 +84,11 @@ asio::awaitable<Result<int>> Engine::Recover() {
 }
 
 asio::awaitable<Result<RunRef>> Engine::Start(std::string workflow_id, std::string workflow_type,
+                                              json::value input) {
+  return Start(std::move(workflow_id), std::move(workflow_type), std::move(input), std::string());
+}
+
+asio::awaitable<Result<RunRef>> Engine::Start(std::string workflow_id, std::string workflow_type,
                                               json::value input,
                                               std::string definition_hash) {
   if (failed_) co_return Err(Errc::kUnavailable, "engine stopped: " + failure_);

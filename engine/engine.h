@@ -19,6 +19,12 @@
 //
 // Lifetime: the journal, contracts, host, dispatcher, clock and sinks passed in must outlive
 // the engine.
+//
+// Awaiting on GCC 12: no awaitable-returning method here takes a default argument (Start is two
+// overloads), because GCC 12 destroys twice a temporary that a default argument creates inside
+// a `co_await` expression. So `co_await engine.Start("id", "type", std::move(input))` and
+// `co_await engine.Signal("id", "go", "{}")` are safe as written (worker/natural_forms_test.cc
+// runs them under ASan). Keep it so when adding methods: overload instead of defaulting.
 #pragma once
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -91,12 +97,15 @@ class Engine {
   // Starts a workflow, idempotently: a second start of the same workflow id returns the
   // existing run if the type and input match, else Errc::kAlreadyExists. Completes once the
   // start is durable.
-  // `definition_hash` (optional) is journaled with the start: what defines the run besides its
-  // type and input, e.g. the canonical hash of an agent plan.
+  // `definition_hash` (second form) is journaled with the start: what defines the run besides
+  // its type and input, e.g. the canonical hash of an agent plan.
+  boost::asio::awaitable<Result<storage::RunRef>> Start(std::string workflow_id,
+                                                        std::string workflow_type,
+                                                        boost::json::value input);
   boost::asio::awaitable<Result<storage::RunRef>> Start(std::string workflow_id,
                                                         std::string workflow_type,
                                                         boost::json::value input,
-                                                        std::string definition_hash = "");
+                                                        std::string definition_hash);
   boost::asio::awaitable<Result<void>> Signal(std::string workflow_id, std::string name,
                                               std::string payload_json);
   boost::asio::awaitable<Result<void>> DecideApproval(std::string workflow_id,

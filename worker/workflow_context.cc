@@ -17,6 +17,10 @@ std::string WorkflowContext::NextStepId(std::string_view kind) {
   return std::string(kind) + "#" + std::to_string(++counter_);
 }
 
+WorkflowContext::CallAwaiter WorkflowContext::Call(std::string tool, json::value input) {
+  return Call(std::move(tool), std::move(input), CallOptions{});
+}
+
 WorkflowContext::CallAwaiter WorkflowContext::Call(std::string tool, json::value input,
                                                    CallOptions options) {
   std::string step_id = options.step_id.empty() ? NextStepId(tool) : options.step_id;

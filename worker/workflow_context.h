@@ -16,6 +16,23 @@
 // or a CallFailure (rejected input, definitive provider rejection, denied approval, attempts
 // exhausted, an operation a person resolved as not committed).
 //
+// Safe forms on GCC 12. GCC 12 destroys twice a temporary with a destructor that a DEFAULT
+// ARGUMENT creates inside a `co_await` expression (`free(): invalid pointer` on the first
+// activation). No function here, nor Engine::Start/Signal, has such a default (Call is two
+// overloads instead), so the natural forms are safe and tested under ASan
+// (worker/natural_forms_test.cc):
+//
+//     CallResult r = co_await ctx.Call("reserve", std::move(input));
+//     CallResult s = co_await ctx.Call("charge", Input(), CallOptions{.step_id = "pay"});
+//     co_await ctx.Sleep(std::chrono::minutes(5));
+//     std::string payload = co_await ctx.WaitSignal("approved");
+//
+// Arguments you write yourself (string literals, `std::move(obj)`, `json::value(...)`,
+// `CallOptions{...}`) are fine. A braced `json::object{{"a", "b"}}` written inside the
+// co_await does not compile on GCC 12 ("array used as initializer"); build it on the line
+// before. A lambda with non-trivial captures written inside a co_await is the other GCC 12
+// trap: name it first.
+//
 // Owned by its WorkflowInstance; references handed to workflow code stay valid for the life of
 // the coroutine. Not thread-safe (one run, one thread).
 #pragma once
@@ -70,7 +87,9 @@ class WorkflowContext {
   class TimerAwaiter;
   class SignalAwaiter;
 
-  CallAwaiter Call(std::string tool, boost::json::value input, CallOptions options = {});
+  // Two overloads, not a default argument: see "Safe forms on GCC 12" above.
+  CallAwaiter Call(std::string tool, boost::json::value input);
+  CallAwaiter Call(std::string tool, boost::json::value input, CallOptions options);
   TimerAwaiter Sleep(std::chrono::milliseconds duration);
   SignalAwaiter WaitSignal(std::string name);
   // Microseconds since the epoch, recorded on first execution and replayed afterwards.
