@@ -15,7 +15,8 @@
 // from the journal. A bug (illegal transition) stops only the run it happened in.
 //
 // Observing: sinks (engine/trace_sink.h) hear of every committed batch and every stopped run;
-// OnFailed hears of the engine's stop; UntilIdle() completes when nothing shown is pending.
+// OnFailed hears of the engine's stop; UntilIdle() completes when nothing shown is pending,
+// UntilSettled(id) when one run can go no further by itself.
 //
 // Lifetime: the journal, contracts, host, dispatcher, clock and sinks passed in must outlive
 // the engine.
@@ -47,6 +48,7 @@
 #include "contract/contract_registry.h"
 #include "engine/decider.h"
 #include "engine/run_state.h"
+#include "engine/run_wait.h"
 #include "engine/timer_queue.h"
 #include "engine/tool_dispatcher.h"
 #include "engine/trace_sink.h"
@@ -75,6 +77,7 @@ struct RunSummary {
   std::string workflow_type;
   storage::RunStatus status = storage::RunStatus::kRunning;
   std::string stuck_reason;  // non-empty when the engine stopped driving the run
+  RunWait wait;              // what the run waits on (engine/run_wait.h)
   std::string result_json;
   int committed_operations = 0;
   std::vector<OperationRecord> operations;
@@ -135,6 +138,14 @@ class Engine {
   // with Errc::kUnavailable when the engine fails (or has failed).
   boost::asio::awaitable<Result<void>> UntilIdle();
 
+  // Completes once run `workflow_id` is settled (engine/run_wait.h): finished, stopped, or
+  // waiting on something outside the engine (a signal, an approval, a person), with what it
+  // waits on durable; returns its summary, whose `wait` says which. A run that works or sleeps
+  // keeps it waiting. Completes at once when the run is settled already. Errors:
+  // Errc::kNotFound for a run the engine does not hold (never started in this life, nor
+  // recovered), Errc::kUnavailable when the engine fails (or has failed).
+  boost::asio::awaitable<Result<RunSummary>> UntilSettled(std::string workflow_id);
+
   // Adds a sink (not owned: it must outlive the engine, or be removed first).
   void AddSink(TraceSink& sink) { sinks_.Add(sink); }
   void RemoveSink(TraceSink& sink) { sinks_.Remove(sink); }
@@ -179,8 +190,10 @@ class Engine {
   // Hands `input` to the run's slot and completes when its batch is durable (or refused).
   boost::asio::awaitable<Result<void>> SubmitToRun(std::string workflow_id, Input input);
   Slot* FindSlot(const std::string& workflow_id) const;
-  // Completes the UntilIdle() waiters if the engine is idle (or failed).
+  // Completes the UntilIdle() waiters if the engine is idle (or failed), and the
+  // UntilSettled() waiters whose run is settled.
   void WakeIdleWaiters();
+  void WakeRunWaiters();
   // A read of the journal: a damaged file (kCorruption) stops the engine as a failed commit
   // does, since nothing it decides on such a file can be trusted.
   template <class T>
@@ -202,6 +215,11 @@ class Engine {
   std::map<std::string, std::unique_ptr<Slot>> slots_;  // by workflow id
   std::function<void(const Error&)> on_failed_;
   std::vector<Reply> idle_waiters_;  // UntilIdle() callers
+  struct RunWaiter {
+    std::string workflow_id;
+    boost::asio::any_completion_handler<void(Result<RunSummary>)> handler;
+  };
+  std::vector<std::unique_ptr<RunWaiter>> run_waiters_;  // UntilSettled() callers
   bool failed_ = false;
   std::string failure_;
   std::shared_ptr<bool> alive_;  // completions that outlive the engine check it

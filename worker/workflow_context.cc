@@ -59,6 +59,14 @@ WorkflowContext::TimerAwaiter WorkflowContext::Sleep(std::chrono::milliseconds d
 }
 
 WorkflowContext::SignalAwaiter WorkflowContext::WaitSignal(std::string name) {
+  // Journaled, so that what the run waits on is known without its code; a count of its own
+  // per name keeps every other step id as it was before waits were recorded.
+  std::string step_id = "signal:" + name + "#" + std::to_string(++signal_waits_[name]);
+  if (!history_markers_.count(step_id)) {
+    std::string value = json::serialize(json::string(name));
+    history_markers_[step_id] = value;
+    commands_.push_back(RecordMarker{std::move(step_id), std::string(kWaitSignalMarker), value});
+  }
   return SignalAwaiter(this, std::move(name));
 }
 

@@ -10,6 +10,9 @@
 // Step ids: each command gets the next number of a per-run counter, "<tool>#<n>" for calls
 // ("send_refund#2"), "sleep#<n>", "now#<n>", "random#<n>"; a call may name its step instead
 // (CallOptions::step_id, used by agent plans). Operation ids derive from (workflow id, step id).
+// WaitSignal records a marker "signal:<name>#<k>" (the k-th wait on that name, counted apart
+// so the other ids do not move), so the journal says which signal a run waits for
+// (engine/run_wait.h); histories without it replay as before, and gain it on replay.
 //
 // Calls are issued when Call() is invoked, not when awaited, so independent calls run in
 // parallel: issue both, then await both. Replies come back as CallResult: the tool's output,
@@ -123,6 +126,7 @@ class WorkflowContext {
   std::int64_t now_us_ = 0;
   std::uint64_t random_state_ = 0;
   int counter_ = 0;
+  std::map<std::string, int> signal_waits_;             // WaitSignal calls so far, by name
   std::map<std::string, Step> steps_;                  // by step id
   std::map<std::string, std::string> step_of_op_;      // operation id -> step id
   std::map<std::string, std::string> history_calls_;   // step id -> tool, from the history
