@@ -23,7 +23,8 @@ WorkflowContext::CallAwaiter WorkflowContext::Call(std::string tool, json::value
 
 WorkflowContext::CallAwaiter WorkflowContext::Call(std::string tool, json::value input,
                                                    CallOptions options) {
-  std::string step_id = options.step_id.empty() ? NextStepId(tool) : options.step_id;
+  if (options.step_id.too_long()) return RefusedCall(tool);
+  std::string step_id = options.step_id.empty() ? NextStepId(tool) : options.step_id.str();
   if (!options.step_id.empty()) ++counter_;  // keep numbering stable whichever form is used
   step_of_op_[OperationIdFor(workflow_id_, step_id)] = step_id;
   steps_[step_id];
@@ -45,6 +46,16 @@ WorkflowContext::CallAwaiter WorkflowContext::Call(std::string tool, json::value
     commands_.push_back(
         ScheduleCall{step_id, std::move(tool), std::move(input), false, options.overrides});
   }
+  return CallAwaiter(this, std::move(step_id));
+}
+
+WorkflowContext::CallAwaiter WorkflowContext::RefusedCall(const std::string& tool) {
+  std::string step_id = NextStepId(tool);  // numbered like a call, so later ids do not move
+  steps_[step_id].result = CallResult(CallFailure{
+      "invalid_step_id", "a call to '" + tool + "' names a step id longer than " +
+                             std::to_string(StepId::kMaxBytes) +
+                             " bytes; choose a shorter CallOptions::step_id"});
+  issued_.insert(step_id);
   return CallAwaiter(this, std::move(step_id));
 }
 

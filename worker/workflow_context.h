@@ -19,22 +19,25 @@
 // or a CallFailure (rejected input, definitive provider rejection, denied approval, attempts
 // exhausted, an operation a person resolved as not committed).
 //
-// Safe forms on GCC 12. GCC 12 destroys twice a temporary with a destructor that a DEFAULT
-// ARGUMENT creates inside a `co_await` expression (`free(): invalid pointer` on the first
-// activation). No function here, nor Engine::Start/Signal, has such a default (Call is two
-// overloads instead), so the natural forms are safe and tested under ASan
-// (worker/natural_forms_test.cc):
+// Safe forms on GCC 12. GCC 12 miscompiles a brace-initialized aggregate with a destructor
+// inside a `co_await` expression: it copies it bitwise and destroys both copies (`free():
+// invalid pointer` on the first activation). A default argument `CallOptions options = {}`
+// is such an aggregate, and so is `CallOptions{.step_id = "pay"}` when it holds a std::string.
+// So Call is two overloads (no default argument), CallOptions is trivially copyable (its step
+// id is held inline, worker/step_id.h), and Engine::Start has no default argument either; the
+// natural forms are then safe, and tested under ASan (worker/natural_forms_test.cc):
 //
 //     CallResult r = co_await ctx.Call("reserve", std::move(input));
 //     CallResult s = co_await ctx.Call("charge", Input(), CallOptions{.step_id = "pay"});
 //     co_await ctx.Sleep(std::chrono::minutes(5));
 //     std::string payload = co_await ctx.WaitSignal("approved");
 //
-// Arguments you write yourself (string literals, `std::move(obj)`, `json::value(...)`,
-// `CallOptions{...}`) are fine. A braced `json::object{{"a", "b"}}` written inside the
-// co_await does not compile on GCC 12 ("array used as initializer"); build it on the line
-// before. A lambda with non-trivial captures written inside a co_await is the other GCC 12
-// trap: name it first.
+// Arguments of class types with constructors (string literals into std::string,
+// `std::move(obj)`, `json::value(...)`, `std::string(...)`) are fine. What is not: your own
+// aggregate with a std::string (or any destructor) brace-initialized inside a co_await, and a
+// lambda with non-trivial captures written there; build either on the line before. A braced
+// `json::object{{"a", "b"}}` inside a co_await does not compile on GCC 12 ("array used as
+// initializer"): safe, but build it on the line before too.
 //
 // Owned by its WorkflowInstance; references handed to workflow code stay valid for the life of
 // the coroutine. Not thread-safe (one run, one thread).
@@ -53,11 +56,13 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "base/error.h"
 #include "engine/command.h"
 #include "storage/event.h"
+#include "worker/step_id.h"
 #include "worker/task.h"
 
 namespace reckon {
@@ -78,9 +83,12 @@ using WorkflowOutcome = boost::outcome_v2::result<boost::json::value, CallFailur
                                                   boost::outcome_v2::policy::terminate>;
 
 struct CallOptions {
-  std::string step_id;  // empty: "<tool>#<n>"
+  StepId step_id;           // empty: "<tool>#<n>"
   CallOverrides overrides;  // tighten the tool's contract for this call only
 };
+// Trivially copyable, so `CallOptions{...}` inside a co_await is safe on GCC 12 (step_id.h).
+static_assert(std::is_trivially_copyable_v<CallOptions> &&
+              std::is_trivially_destructible_v<CallOptions>);
 
 class WorkflowContext {
  public:
@@ -120,6 +128,8 @@ class WorkflowContext {
 
  private:
   std::string NextStepId(std::string_view kind);
+  // A call whose step id is too long: it fails at once, nothing is scheduled.
+  CallAwaiter RefusedCall(const std::string& tool);
   void Ready(const std::string& step_id);
 
   std::string workflow_id_, run_id_;
