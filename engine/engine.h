@@ -21,9 +21,11 @@
 // Lifetime: the journal, contracts, host, dispatcher, clock and sinks passed in must outlive
 // the engine.
 //
-// Awaiting on GCC 12: no awaitable-returning method here takes a default argument (Start is two
-// overloads), because GCC 12 destroys twice a temporary that a default argument creates inside
-// a `co_await` expression. So `co_await engine.Start("id", "type", std::move(input))` and
+// Awaiting on GCC 12: GCC 12 miscompiles a brace-initialized aggregate with a destructor inside
+// a `co_await` expression (it copies it bitwise and destroys both copies), and a default
+// argument such as `Options options = {}` is one. No awaitable-returning method here takes a
+// default argument or such an aggregate (Start is two overloads), so
+// `co_await engine.Start("id", "type", std::move(input))` and
 // `co_await engine.Signal("id", "go", "{}")` are safe as written (worker/natural_forms_test.cc
 // runs them under ASan). Keep it so when adding methods: overload instead of defaulting.
 #pragma once
