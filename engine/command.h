@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <variant>
 
 #include "reckon/contract/call_overrides.h"
@@ -29,7 +30,14 @@ struct StartTimer {
   std::int64_t fire_at_us = 0;
 };
 
-// A value the code drew from the world (now, random) that replay must see again.
+// The kind of the marker WorkflowContext::WaitSignal records: its value is the signal's name
+// as a JSON string, its step id "signal:<name>#<k>" for the k-th wait on that name (a count of
+// its own, so the step ids of calls, timers and other markers are what they were before waits
+// were recorded). RunState folds these into the signals a run still waits for.
+inline constexpr std::string_view kWaitSignalMarker = "wait_signal";
+
+// A value the code drew from the world (now, random) that replay must see again, or a fact
+// about the code worth keeping (kWaitSignalMarker).
 struct RecordMarker {
   std::string step_id;
   std::string kind;

@@ -84,6 +84,11 @@ asio::awaitable<Result<int>> Engine::Recover() {
 }
 
 asio::awaitable<Result<RunRef>> Engine::Start(std::string workflow_id, std::string workflow_type,
+                                              json::value input) {
+  return Start(std::move(workflow_id), std::move(workflow_type), std::move(input), std::string());
+}
+
+asio::awaitable<Result<RunRef>> Engine::Start(std::string workflow_id, std::string workflow_type,
                                               json::value input,
                                               std::string definition_hash) {
   if (failed_) co_return Err(Errc::kUnavailable, "engine stopped: " + failure_);
@@ -434,7 +439,46 @@ asio::awaitable<Result<void>> Engine::UntilIdle() {
   co_return co_await std::move(idle);
 }
 
+asio::awaitable<Result<RunSummary>> Engine::UntilSettled(std::string workflow_id) {
+  if (failed_) co_return Err(Errc::kUnavailable, "engine stopped: " + failure_);
+  const Slot* slot = FindSlot(workflow_id);
+  if (slot == nullptr) {
+    co_return Err(Errc::kNotFound, "no workflow '" + workflow_id +
+                                       "' in this engine; start it or Recover() first");
+  }
+  RunSummary summary = Summarize(*slot);
+  if (Settled(summary.wait)) co_return summary;
+  auto initiate = [this](auto handler, std::string id) {
+    run_waiters_.push_back(std::make_unique<RunWaiter>(RunWaiter{std::move(id), std::move(handler)}));
+  };
+  auto settled = asio::async_initiate<decltype(asio::use_awaitable), void(Result<RunSummary>)>(
+      std::move(initiate), asio::use_awaitable, std::move(workflow_id));
+  co_return co_await std::move(settled);
+}
+
+void Engine::WakeRunWaiters() {
+  std::vector<std::unique_ptr<RunWaiter>> waiters;
+  waiters.swap(run_waiters_);
+  for (auto& waiter : waiters) {
+    std::optional<Result<RunSummary>> result;
+    if (failed_) {
+      result.emplace(Err(Errc::kUnavailable, "engine stopped: " + failure_));
+    } else if (const Slot* slot = FindSlot(waiter->workflow_id)) {
+      RunSummary summary = Summarize(*slot);
+      if (Settled(summary.wait)) result.emplace(std::move(summary));
+    }
+    if (!result) {
+      run_waiters_.push_back(std::move(waiter));
+      continue;
+    }
+    asio::post(executor_, [waiter = std::move(waiter), result = std::move(*result)]() mutable {
+      std::move(waiter->handler)(std::move(result));
+    });
+  }
+}
+
 void Engine::WakeIdleWaiters() {
+  WakeRunWaiters();
   if (idle_waiters_.empty()) return;
   if (!failed_ && BusyRuns() > 0) return;
   std::vector<Reply> waiters;
@@ -456,6 +500,7 @@ RunSummary Engine::Summarize(const Slot& slot) const {
   summary.workflow_type = slot.state.workflow_type();
   summary.status = slot.state.status();
   summary.stuck_reason = slot.stuck;
+  summary.wait = WaitOf(slot.state, slot.stuck, slot.busy || !slot.inbox.empty());
   summary.result_json = slot.state.result_json();
   summary.committed_operations = slot.state.committed_operations();
   for (const auto& [id, op] : slot.state.operations()) summary.operations.push_back(op);

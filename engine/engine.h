@@ -15,10 +15,19 @@
 // from the journal. A bug (illegal transition) stops only the run it happened in.
 //
 // Observing: sinks (engine/trace_sink.h) hear of every committed batch and every stopped run;
-// OnFailed hears of the engine's stop; UntilIdle() completes when nothing shown is pending.
+// OnFailed hears of the engine's stop; UntilIdle() completes when nothing shown is pending,
+// UntilSettled(id) when one run can go no further by itself.
 //
 // Lifetime: the journal, contracts, host, dispatcher, clock and sinks passed in must outlive
 // the engine.
+//
+// Awaiting on GCC 12: GCC 12 miscompiles a brace-initialized aggregate with a destructor inside
+// a `co_await` expression (it copies it bitwise and destroys both copies), and a default
+// argument such as `Options options = {}` is one. No awaitable-returning method here takes a
+// default argument or such an aggregate (Start is two overloads), so
+// `co_await engine.Start("id", "type", std::move(input))` and
+// `co_await engine.Signal("id", "go", "{}")` are safe as written (worker/natural_forms_test.cc
+// runs them under ASan). Keep it so when adding methods: overload instead of defaulting.
 #pragma once
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -41,6 +50,7 @@
 #include "reckon/contract/contract_registry.h"
 #include "reckon/engine/decider.h"
 #include "reckon/engine/run_state.h"
+#include "reckon/engine/run_wait.h"
 #include "reckon/engine/timer_queue.h"
 #include "reckon/engine/tool_dispatcher.h"
 #include "reckon/engine/trace_sink.h"
@@ -69,6 +79,7 @@ struct RunSummary {
   std::string workflow_type;
   storage::RunStatus status = storage::RunStatus::kRunning;
   std::string stuck_reason;  // non-empty when the engine stopped driving the run
+  RunWait wait;              // what the run waits on (engine/run_wait.h)
   std::string result_json;
   int committed_operations = 0;
   std::vector<OperationRecord> operations;
@@ -91,12 +102,15 @@ class Engine {
   // Starts a workflow, idempotently: a second start of the same workflow id returns the
   // existing run if the type and input match, else Errc::kAlreadyExists. Completes once the
   // start is durable.
-  // `definition_hash` (optional) is journaled with the start: what defines the run besides its
-  // type and input, e.g. the canonical hash of an agent plan.
+  // `definition_hash` (second form) is journaled with the start: what defines the run besides
+  // its type and input, e.g. the canonical hash of an agent plan.
+  boost::asio::awaitable<Result<storage::RunRef>> Start(std::string workflow_id,
+                                                        std::string workflow_type,
+                                                        boost::json::value input);
   boost::asio::awaitable<Result<storage::RunRef>> Start(std::string workflow_id,
                                                         std::string workflow_type,
                                                         boost::json::value input,
-                                                        std::string definition_hash = "");
+                                                        std::string definition_hash);
   boost::asio::awaitable<Result<void>> Signal(std::string workflow_id, std::string name,
                                               std::string payload_json);
   boost::asio::awaitable<Result<void>> DecideApproval(std::string workflow_id,
@@ -125,6 +139,14 @@ class Engine {
   // everything Runs()/Describe() show is durable. Completes at once when that holds already;
   // with Errc::kUnavailable when the engine fails (or has failed).
   boost::asio::awaitable<Result<void>> UntilIdle();
+
+  // Completes once run `workflow_id` is settled (engine/run_wait.h): finished, stopped, or
+  // waiting on something outside the engine (a signal, an approval, a person), with what it
+  // waits on durable; returns its summary, whose `wait` says which. A run that works or sleeps
+  // keeps it waiting. Completes at once when the run is settled already. Errors:
+  // Errc::kNotFound for a run the engine does not hold (never started in this life, nor
+  // recovered), Errc::kUnavailable when the engine fails (or has failed).
+  boost::asio::awaitable<Result<RunSummary>> UntilSettled(std::string workflow_id);
 
   // Adds a sink (not owned: it must outlive the engine, or be removed first).
   void AddSink(TraceSink& sink) { sinks_.Add(sink); }
@@ -170,8 +192,10 @@ class Engine {
   // Hands `input` to the run's slot and completes when its batch is durable (or refused).
   boost::asio::awaitable<Result<void>> SubmitToRun(std::string workflow_id, Input input);
   Slot* FindSlot(const std::string& workflow_id) const;
-  // Completes the UntilIdle() waiters if the engine is idle (or failed).
+  // Completes the UntilIdle() waiters if the engine is idle (or failed), and the
+  // UntilSettled() waiters whose run is settled.
   void WakeIdleWaiters();
+  void WakeRunWaiters();
   // A read of the journal: a damaged file (kCorruption) stops the engine as a failed commit
   // does, since nothing it decides on such a file can be trusted.
   template <class T>
@@ -193,6 +217,11 @@ class Engine {
   std::map<std::string, std::unique_ptr<Slot>> slots_;  // by workflow id
   std::function<void(const Error&)> on_failed_;
   std::vector<Reply> idle_waiters_;  // UntilIdle() callers
+  struct RunWaiter {
+    std::string workflow_id;
+    boost::asio::any_completion_handler<void(Result<RunSummary>)> handler;
+  };
+  std::vector<std::unique_ptr<RunWaiter>> run_waiters_;  // UntilSettled() callers
   bool failed_ = false;
   std::string failure_;
   std::shared_ptr<bool> alive_;  // completions that outlive the engine check it

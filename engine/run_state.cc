@@ -1,5 +1,8 @@
 #include "reckon/engine/run_state.h"
 
+#include "reckon/base/jcs.h"
+#include "reckon/engine/command.h"
+
 namespace reckon {
 
 using namespace storage;
@@ -42,8 +45,22 @@ struct RunState::Fold {
   Result<void> operator()(const WorkflowTaskScheduled&) { return Ok(); }
   Result<void> operator()(const WorkflowTaskStarted&) { return Ok(); }
   Result<void> operator()(const WorkflowTaskCompleted&) { return Ok(); }
-  Result<void> operator()(const SignalReceived&) { return Ok(); }
-  Result<void> operator()(const MarkerRecorded&) { return Ok(); }
+  Result<void> operator()(const SignalReceived& e) {
+    ++run.signals_[e.name].received;
+    return Ok();
+  }
+  // now/random markers matter only to replay; a wait_signal marker says what the code awaits.
+  Result<void> operator()(const MarkerRecorded& e) {
+    if (e.kind != kWaitSignalMarker) return Ok();
+    auto name = ParseStrictJson(e.value_json);
+    if (!name || !name.value().is_string()) {
+      return Err(Errc::kInternal, "run '" + run.ref_.workflow_id + "': wait_signal marker '" +
+                                      e.step_id + "' holds " + e.value_json +
+                                      ", not a signal name; the history is corrupt");
+    }
+    ++run.signals_[std::string(name.value().as_string())].waits;
+    return Ok();
+  }
 
   // --- workflow timers -----------------------------------------------------------------------
   Result<void> operator()(const TimerStarted& e) {
@@ -172,6 +189,14 @@ struct RunState::Fold {
     return Ok();
   }
 };
+
+std::vector<std::string> RunState::OutstandingSignalWaits() const {
+  std::vector<std::string> names;
+  for (const auto& [name, tally] : signals_) {
+    if (tally.waits > tally.received) names.push_back(name);
+  }
+  return names;
+}
 
 OperationRecord* RunState::FindOperation(const std::string& operation_id) {
   auto it = operations_.find(operation_id);

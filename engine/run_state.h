@@ -87,6 +87,11 @@ class RunState {
   const std::map<std::string, OperationRecord>& operations() const { return operations_; }
   // Timers started and not yet fired: timer id -> fire time.
   const std::map<std::string, std::int64_t>& pending_timers() const { return pending_timers_; }
+  // The signal names the code waits for and has not received, in name order: per name, the
+  // waits it recorded (MarkerRecorded of kind "wait_signal", engine/command.h) minus the
+  // SignalReceived events of that name. Histories written before waits were recorded have
+  // no such markers: their waits show only once the code records them (at the next replay).
+  std::vector<std::string> OutstandingSignalWaits() const;
 
  private:
   struct Fold;
@@ -103,6 +108,11 @@ class RunState {
   std::map<std::string, OperationRecord> operations_;  // by operation id
   std::map<std::string, std::string> step_to_operation_;
   std::map<std::string, std::int64_t> pending_timers_;
+  struct SignalTally {
+    std::int64_t waits = 0;     // wait_signal markers
+    std::int64_t received = 0;  // SignalReceived events
+  };
+  std::map<std::string, SignalTally> signals_;  // by signal name
 };
 
 }  // namespace reckon

@@ -51,6 +51,10 @@ EmbeddedHost::~EmbeddedHost() {
   io_.reset();
 }
 
+asio::awaitable<Result<int>> EmbeddedHost::ApprovePending(std::string decided_by) {
+  return ApprovePending(std::move(decided_by), std::string());
+}
+
 asio::awaitable<Result<int>> EmbeddedHost::ApprovePending(std::string decided_by,
                                                           std::string workflow_id) {
   int granted = 0;

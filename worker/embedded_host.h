@@ -85,10 +85,20 @@ class EmbeddedHost {
   boost::asio::awaitable<Result<int>> Recover() { return engine_->Recover(); }
   // Engine::UntilIdle: every run finished, stopped, or waiting for a person, all of it durable.
   boost::asio::awaitable<Result<void>> UntilIdle() { return engine_->UntilIdle(); }
-  // Grants every approval that waits in `workflow_id` (every run when empty) for its current
-  // intent hash, as `decided_by`; returns how many it granted. What a person does from the CLI.
+  // Engine::UntilSettled: run `workflow_id` finished, stopped, or waits on something outside
+  // the engine; its summary's `wait` says which (engine/run_wait.h). A host that ends when its
+  // run settles should exit non-zero unless the wait is what it expects (kNothing with the run
+  // completed, or a wait it means to leave for later): kStopped is a run stuck until the code
+  // is fixed.
+  boost::asio::awaitable<Result<RunSummary>> UntilSettled(std::string workflow_id) {
+    return engine_->UntilSettled(std::move(workflow_id));
+  }
+  // Grants every approval that waits in `workflow_id` (every run in the first form) for its
+  // current intent hash, as `decided_by`; returns how many it granted. What a person does from
+  // the CLI. Two overloads, no default argument (GCC 12, see engine/engine.h).
+  boost::asio::awaitable<Result<int>> ApprovePending(std::string decided_by);
   boost::asio::awaitable<Result<int>> ApprovePending(std::string decided_by,
-                                                     std::string workflow_id = "");
+                                                     std::string workflow_id);
   // Until idle; with `approve_as` set, grants each approval as it comes (ApprovePending) and
   // goes on until only a person (a needs_human operation) can let the runs continue.
   boost::asio::awaitable<Result<void>> Settle(std::optional<std::string> approve_as);

@@ -1,7 +1,9 @@
 // EmbeddedHost, the composition root of embedded mode, over a real SQLite journal: UntilIdle()
 // completes only once everything shown is durable (a reopened journal holds it), a run that
 // waits for a person is idle, Settle() grants approvals as a person would, and RunPlan runs an
-// agent plan as one library call (progress lines, step states, refusals that journal nothing).
+// agent plan as one library call (progress lines, step states, refusals that journal nothing),
+// and UntilSettled(id) tells a host what a run waits on: nothing, a signal, a timer (it keeps
+// waiting through one), an approval, a person, or a stop for nondeterminism.
 #include "reckon/worker/embedded_host.h"
 
 #include <gtest/gtest.h>
@@ -18,6 +20,7 @@
 #include "reckon/worker/testing/expect_ok.h"
 #include "reckon/worker/testing/fake_provider.h"
 #include "reckon/worker/testing/fast_contracts.h"
+#include "reckon/worker/testing/journal_view.h"
 #include "reckon/worker/testing/test_workflows.h"
 
 namespace reckon {
@@ -39,6 +42,9 @@ class EmbeddedHostTest : public ::testing::Test {
     EXPECT_TRUE(h.tools().Register(
         ProviderTool(FastContract("reserve", SideEffect::kIdempotentWrite), provider_)));
     EXPECT_TRUE(h.tools().Register(ProviderTool(std::move(approved), provider_)));
+    auto parked = FastContract("transfer", SideEffect::kNonRepeatableWrite);
+    parked.reconcile = {.mode = ReconcileMode::kNeedsHuman};
+    EXPECT_TRUE(h.tools().Register(ProviderTool(std::move(parked), provider_)));
     EXPECT_TRUE(h.workflows().Register(kCallOnce, CallOnce));
     EXPECT_TRUE(RegisterPlanWorkflow(h.workflows()));
     return std::move(host).value();
@@ -229,6 +235,147 @@ TEST_F(EmbeddedHostTest, RunPlanRefusesAnInvalidPlanOrAnotherPlanUnderAUsedId) {
   auto statuses = DurableStatuses();
   EXPECT_EQ(statuses.count("bad"), 0u) << "an invalid plan journals nothing";
   EXPECT_EQ(statuses["plan-2"], "completed");
+}
+
+// --- what a run waits on ---------------------------------------------------------------------
+
+// Recovers, starts `id` (unless `type` is empty) and waits until the run settles.
+asio::awaitable<Result<RunSummary>> StartAndSettle(EmbeddedHost& host, std::string id,
+                                                   std::string type, json::value input) {
+  RECKON_CO_TRY(co_await host.Recover());
+  if (!type.empty()) {
+    RECKON_CO_TRY(co_await host.engine().Start(id, type, std::move(input)));
+  }
+  co_return co_await host.UntilSettled(std::move(id));
+}
+
+asio::awaitable<Result<RunSummary>> SignalAndSettle(EmbeddedHost& host, std::string id,
+                                                    std::string name, std::string payload) {
+  RECKON_CO_TRY(co_await host.engine().Signal(id, std::move(name), std::move(payload)));
+  co_return co_await host.UntilSettled(std::move(id));
+}
+
+asio::awaitable<Result<void>> StartOnly(EmbeddedHost& host, std::string id, std::string type,
+                                        json::value input) {
+  RECKON_CO_TRY(co_await host.Recover());
+  RECKON_CO_TRY(co_await host.engine().Start(id, type, std::move(input)));
+  co_return Ok();
+}
+
+// Waits for the signal "approved"; completes with its payload.
+Task<WorkflowOutcome> AwaitApproved(WorkflowContext& ctx, json::value) {
+  std::string payload = co_await ctx.WaitSignal("approved");
+  co_return json::object{{"payload", payload}};
+}
+
+// Sleeps input.ms, then waits for the signal "wake".
+Task<WorkflowOutcome> NapThenWake(WorkflowContext& ctx, json::value input) {
+  co_await ctx.Sleep(std::chrono::milliseconds(input.at("ms").as_int64()));
+  std::string payload = co_await ctx.WaitSignal("wake");
+  co_return json::object{{"payload", payload}};
+}
+
+// Calls `tool` at step "hold", then waits for the signal "go".
+Task<WorkflowOutcome> HoldThenGo(WorkflowContext& ctx, std::string tool) {
+  CallResult held = co_await ctx.Call(std::move(tool), FastInput("acct-h", 100),
+                                      CallOptions{.step_id = "hold"});
+  if (!held) co_return held.error();
+  std::string payload = co_await ctx.WaitSignal("go");
+  co_return json::object{{"go", payload}};
+}
+
+TEST_F(EmbeddedHostTest, ARunThatFinishedWaitsOnNothing) {
+  auto host = OpenHost();
+  auto settled = host->Run(StartAndSettle(*host, "done", kCallOnce,
+                                          CallOnceInput("reserve", FastInput("acct-d", 100))));
+  RECKON_ASSERT_OK(settled);
+  EXPECT_EQ(settled.value().wait, (RunWait{WaitKind::kNothing, ""}));
+  EXPECT_EQ(settled.value().status, storage::RunStatus::kCompleted);
+  // Settled already: completes at once. A run the engine does not hold is refused.
+  auto again = host->Run(host->UntilSettled("done"));
+  RECKON_ASSERT_OK(again);
+  EXPECT_EQ(again.value().wait.kind, WaitKind::kNothing);
+  auto unknown = host->Run(host->UntilSettled("no-such-run"));
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().code(), Errc::kNotFound);
+}
+
+TEST_F(EmbeddedHostTest, ARunWaitingForASignalNamesItAndGoesOnWhenItArrives) {
+  auto host = OpenHost();
+  RECKON_ASSERT_OK(host->workflows().Register("await_approved", AwaitApproved));
+  auto waiting = host->Run(StartAndSettle(*host, "sig", "await_approved", json::object{}));
+  RECKON_ASSERT_OK(waiting);
+  EXPECT_EQ(waiting.value().wait, (RunWait{WaitKind::kSignal, "approved"}));
+  EXPECT_EQ(waiting.value().status, storage::RunStatus::kRunning);
+  EXPECT_EQ(host->engine().Describe("sig")->wait, waiting.value().wait);
+  EXPECT_EQ(host->engine().BusyRuns(), 1) << "UntilIdle still counts a signal wait as busy";
+
+  auto done = host->Run(SignalAndSettle(*host, "sig", "approved", R"({"by":"ann"})"));
+  RECKON_ASSERT_OK(done);
+  EXPECT_EQ(done.value().wait.kind, WaitKind::kNothing);
+  EXPECT_EQ(done.value().status, storage::RunStatus::kCompleted);
+  EXPECT_NE(done.value().result_json.find("ann"), std::string::npos) << done.value().result_json;
+}
+
+TEST_F(EmbeddedHostTest, ASleepingRunWaitsOnItsTimerAndUntilSettledWaitsThroughIt) {
+  auto host = OpenHost();
+  RECKON_ASSERT_OK(host->workflows().Register("nap", NapThenWake));
+  // The start's batch holds the first activation, so the timer is durable once Start is.
+  RECKON_ASSERT_OK(host->Run(StartOnly(*host, "long-nap", "nap", json::object{{"ms", 3600000}})));
+  const RunWait wait = host->engine().Describe("long-nap")->wait;
+  EXPECT_EQ(wait.kind, WaitKind::kTimer);
+  EXPECT_EQ(wait.detail, FormatUtc(wait.until_us));
+  const auto timer = BodiesOf<storage::TimerStarted>(
+      host->journal().ReadEvents(host->engine().Describe("long-nap")->ref).value());
+  ASSERT_EQ(timer.size(), 1u);
+  EXPECT_EQ(wait.until_us, timer[0].fire_at_us);
+
+  auto woke = host->Run(StartAndSettle(*host, "short-nap", "nap", json::object{{"ms", 20}}));
+  RECKON_ASSERT_OK(woke);
+  EXPECT_EQ(woke.value().wait, (RunWait{WaitKind::kSignal, "wake"}));
+}
+
+TEST_F(EmbeddedHostTest, ARunWaitingForAnApprovalOrAPersonNamesTheOperation) {
+  auto host = OpenHost();
+  auto approval = host->Run(StartAndSettle(
+      *host, "pay", kCallOnce, CallOnceInput("approved_charge", FastInput("acct-a", 500))));
+  RECKON_ASSERT_OK(approval);
+  ASSERT_EQ(approval.value().operations.size(), 1u);
+  EXPECT_EQ(approval.value().wait,
+            (RunWait{WaitKind::kApproval, approval.value().operations[0].operation_id}));
+
+  // The attempt hangs past its deadline: the outcome is unknown and only a person can tell.
+  provider_.Script("transfer", {Step{Behaviour::kHang}});
+  auto person = host->Run(StartAndSettle(*host, "move", kCallOnce,
+                                         CallOnceInput("transfer", FastInput("acct-t", 900))));
+  RECKON_ASSERT_OK(person);
+  ASSERT_EQ(person.value().operations.size(), 1u);
+  EXPECT_EQ(person.value().operations[0].state, OperationState::kNeedsHuman);
+  EXPECT_EQ(person.value().wait,
+            (RunWait{WaitKind::kPerson, person.value().operations[0].operation_id}));
+}
+
+TEST_F(EmbeddedHostTest, ARunStoppedAsNondeterministicIsSettledAndSaysWhy) {
+  {
+    auto host = OpenHost();
+    RECKON_ASSERT_OK(host->workflows().Register(
+        "order", [](WorkflowContext& ctx, json::value) { return HoldThenGo(ctx, "reserve"); }));
+    auto waiting = host->Run(StartAndSettle(*host, "order-1", "order", json::object{}));
+    RECKON_ASSERT_OK(waiting);
+    EXPECT_EQ(waiting.value().wait, (RunWait{WaitKind::kSignal, "go"}));
+  }
+  // The next deploy calls another tool at step "hold": the host learns the run is stuck
+  // instead of waiting forever, and can exit non-zero.
+  auto host = OpenHost();
+  RECKON_ASSERT_OK(host->workflows().Register(
+      "order", [](WorkflowContext& ctx, json::value) { return HoldThenGo(ctx, "approved_charge"); }));
+  auto stopped = host->Run(StartAndSettle(*host, "order-1", "", json::value()));
+  RECKON_ASSERT_OK(stopped);
+  EXPECT_EQ(stopped.value().wait.kind, WaitKind::kStopped);
+  EXPECT_EQ(stopped.value().wait.detail, stopped.value().stuck_reason);
+  EXPECT_NE(stopped.value().wait.detail.find("nondeterminism"), std::string::npos)
+      << stopped.value().wait.detail;
+  EXPECT_NE(stopped.value().wait.detail.find("'hold'"), std::string::npos);
 }
 
 }  // namespace

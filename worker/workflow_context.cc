@@ -17,9 +17,14 @@ std::string WorkflowContext::NextStepId(std::string_view kind) {
   return std::string(kind) + "#" + std::to_string(++counter_);
 }
 
+WorkflowContext::CallAwaiter WorkflowContext::Call(std::string tool, json::value input) {
+  return Call(std::move(tool), std::move(input), CallOptions{});
+}
+
 WorkflowContext::CallAwaiter WorkflowContext::Call(std::string tool, json::value input,
                                                    CallOptions options) {
-  std::string step_id = options.step_id.empty() ? NextStepId(tool) : options.step_id;
+  if (options.step_id.too_long()) return RefusedCall(tool);
+  std::string step_id = options.step_id.empty() ? NextStepId(tool) : options.step_id.str();
   if (!options.step_id.empty()) ++counter_;  // keep numbering stable whichever form is used
   step_of_op_[OperationIdFor(workflow_id_, step_id)] = step_id;
   steps_[step_id];
@@ -44,6 +49,16 @@ WorkflowContext::CallAwaiter WorkflowContext::Call(std::string tool, json::value
   return CallAwaiter(this, std::move(step_id));
 }
 
+WorkflowContext::CallAwaiter WorkflowContext::RefusedCall(const std::string& tool) {
+  std::string step_id = NextStepId(tool);  // numbered like a call, so later ids do not move
+  steps_[step_id].result = CallResult(CallFailure{
+      "invalid_step_id", "a call to '" + tool + "' names a step id longer than " +
+                             std::to_string(StepId::kMaxBytes) +
+                             " bytes; choose a shorter CallOptions::step_id"});
+  issued_.insert(step_id);
+  return CallAwaiter(this, std::move(step_id));
+}
+
 WorkflowContext::TimerAwaiter WorkflowContext::Sleep(std::chrono::milliseconds duration) {
   std::string step_id = NextStepId("sleep");
   steps_[step_id];
@@ -55,6 +70,14 @@ WorkflowContext::TimerAwaiter WorkflowContext::Sleep(std::chrono::milliseconds d
 }
 
 WorkflowContext::SignalAwaiter WorkflowContext::WaitSignal(std::string name) {
+  // Journaled, so that what the run waits on is known without its code; a count of its own
+  // per name keeps every other step id as it was before waits were recorded.
+  std::string step_id = "signal:" + name + "#" + std::to_string(++signal_waits_[name]);
+  if (!history_markers_.count(step_id)) {
+    std::string value = json::serialize(json::string(name));
+    history_markers_[step_id] = value;
+    commands_.push_back(RecordMarker{std::move(step_id), std::string(kWaitSignalMarker), value});
+  }
   return SignalAwaiter(this, std::move(name));
 }
 

@@ -10,11 +10,34 @@
 // Step ids: each command gets the next number of a per-run counter, "<tool>#<n>" for calls
 // ("send_refund#2"), "sleep#<n>", "now#<n>", "random#<n>"; a call may name its step instead
 // (CallOptions::step_id, used by agent plans). Operation ids derive from (workflow id, step id).
+// WaitSignal records a marker "signal:<name>#<k>" (the k-th wait on that name, counted apart
+// so the other ids do not move), so the journal says which signal a run waits for
+// (engine/run_wait.h); histories without it replay as before, and gain it on replay.
 //
 // Calls are issued when Call() is invoked, not when awaited, so independent calls run in
 // parallel: issue both, then await both. Replies come back as CallResult: the tool's output,
 // or a CallFailure (rejected input, definitive provider rejection, denied approval, attempts
 // exhausted, an operation a person resolved as not committed).
+//
+// Safe forms on GCC 12. GCC 12 miscompiles a brace-initialized aggregate with a destructor
+// inside a `co_await` expression: it copies it bitwise and destroys both copies (`free():
+// invalid pointer` on the first activation). A default argument `CallOptions options = {}`
+// is such an aggregate, and so is `CallOptions{.step_id = "pay"}` when it holds a std::string.
+// So Call is two overloads (no default argument), CallOptions is trivially copyable (its step
+// id is held inline, worker/step_id.h), and Engine::Start has no default argument either; the
+// natural forms are then safe, and tested under ASan (worker/natural_forms_test.cc):
+//
+//     CallResult r = co_await ctx.Call("reserve", std::move(input));
+//     CallResult s = co_await ctx.Call("charge", Input(), CallOptions{.step_id = "pay"});
+//     co_await ctx.Sleep(std::chrono::minutes(5));
+//     std::string payload = co_await ctx.WaitSignal("approved");
+//
+// Arguments of class types with constructors (string literals into std::string,
+// `std::move(obj)`, `json::value(...)`, `std::string(...)`) are fine. What is not: your own
+// aggregate with a std::string (or any destructor) brace-initialized inside a co_await, and a
+// lambda with non-trivial captures written there; build either on the line before. A braced
+// `json::object{{"a", "b"}}` inside a co_await does not compile on GCC 12 ("array used as
+// initializer"): safe, but build it on the line before too.
 //
 // Owned by its WorkflowInstance; references handed to workflow code stay valid for the life of
 // the coroutine. Not thread-safe (one run, one thread).
@@ -33,11 +56,13 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "reckon/base/error.h"
 #include "reckon/engine/command.h"
 #include "reckon/storage/event.h"
+#include "reckon/worker/step_id.h"
 #include "reckon/worker/task.h"
 
 namespace reckon {
@@ -58,9 +83,12 @@ using WorkflowOutcome = boost::outcome_v2::result<boost::json::value, CallFailur
                                                   boost::outcome_v2::policy::terminate>;
 
 struct CallOptions {
-  std::string step_id;  // empty: "<tool>#<n>"
+  StepId step_id;           // empty: "<tool>#<n>"
   CallOverrides overrides;  // tighten the tool's contract for this call only
 };
+// Trivially copyable, so `CallOptions{...}` inside a co_await is safe on GCC 12 (step_id.h).
+static_assert(std::is_trivially_copyable_v<CallOptions> &&
+              std::is_trivially_destructible_v<CallOptions>);
 
 class WorkflowContext {
  public:
@@ -70,7 +98,9 @@ class WorkflowContext {
   class TimerAwaiter;
   class SignalAwaiter;
 
-  CallAwaiter Call(std::string tool, boost::json::value input, CallOptions options = {});
+  // Two overloads, not a default argument: see "Safe forms on GCC 12" above.
+  CallAwaiter Call(std::string tool, boost::json::value input);
+  CallAwaiter Call(std::string tool, boost::json::value input, CallOptions options);
   TimerAwaiter Sleep(std::chrono::milliseconds duration);
   SignalAwaiter WaitSignal(std::string name);
   // Microseconds since the epoch, recorded on first execution and replayed afterwards.
@@ -98,12 +128,15 @@ class WorkflowContext {
 
  private:
   std::string NextStepId(std::string_view kind);
+  // A call whose step id is too long: it fails at once, nothing is scheduled.
+  CallAwaiter RefusedCall(const std::string& tool);
   void Ready(const std::string& step_id);
 
   std::string workflow_id_, run_id_;
   std::int64_t now_us_ = 0;
   std::uint64_t random_state_ = 0;
   int counter_ = 0;
+  std::map<std::string, int> signal_waits_;             // WaitSignal calls so far, by name
   std::map<std::string, Step> steps_;                  // by step id
   std::map<std::string, std::string> step_of_op_;      // operation id -> step id
   std::map<std::string, std::string> history_calls_;   // step id -> tool, from the history

@@ -86,7 +86,24 @@ json::object SummaryJson(wire::WorkflowSummary::Reader s) {
                       {"updated_at_us", s.getUpdatedAtUs()},
                       {"operations", s.getOperations()},
                       {"committed_operations", s.getCommittedOperations()},
-                      {"waiting_for_person", s.getWaitingForPerson()}};
+                      {"waiting_for_person", s.getWaitingForPerson()},
+                      {"waits_on", Str(s.getWaitsOn())},
+                      {"wait_detail", Str(s.getWaitDetail())},
+                      {"wait_until_us", s.getWaitUntilUs()}};
+}
+
+// What the run waits on, for people: "signal 'approved'", "approval of op_...", "timer until
+// 2025-01-02 03:04:05 UTC", "nothing" (engine/run_wait.h has the kinds).
+std::string WaitText(wire::WorkflowSummary::Reader s) {
+  const std::string kind = Str(s.getWaitsOn());
+  const std::string detail = Str(s.getWaitDetail());
+  if (kind == "signal") {
+    return detail.empty() ? "signal (its name was not recorded)" : "signal '" + detail + "'";
+  }
+  if (kind == "timer") return "timer until " + FormatTimeUs(s.getWaitUntilUs()) + " UTC";
+  if (kind == "approval") return "approval of " + detail;
+  if (kind == "person") return "a person to resolve " + detail;
+  return kind;  // nothing, working (an operation the engine drives), stopped (see stuck)
 }
 
 std::string StatusText(wire::WorkflowSummary::Reader s) {
@@ -109,11 +126,12 @@ Result<void> RunList(CommandEnv& env, const ListArgs& args) {
     return WriteJson(env, out);
   }
   std::vector<std::vector<std::string>> rows = {
-      {"WORKFLOW", "TYPE", "STATUS", "OPS", "COMMITTED", "WAITING", "UPDATED (UTC)"}};
+      {"WORKFLOW", "TYPE", "STATUS", "OPS", "COMMITTED", "WAITING", "UPDATED (UTC)", "WAITS ON"}};
   for (auto s : runs) {
     rows.push_back({Str(s.getWorkflowId()), Str(s.getWorkflowType()), StatusText(s),
                     std::to_string(s.getOperations()), std::to_string(s.getCommittedOperations()),
-                    std::to_string(s.getWaitingForPerson()), FormatTimeUs(s.getUpdatedAtUs())});
+                    std::to_string(s.getWaitingForPerson()), FormatTimeUs(s.getUpdatedAtUs()),
+                    WaitText(s)});
   }
   std::string text = RenderTable(rows);
   text += std::to_string(runs.size()) + " workflow(s)\n";
@@ -162,6 +180,7 @@ Result<void> RunShow(CommandEnv& env, const IdArgs& args) {
   text += "type      " + Str(s.getWorkflowType()) + "\n";
   text += "status    " + Str(s.getStatus()) + "\n";
   if (s.getStuckReason().size() > 0) text += "stuck     " + Str(s.getStuckReason()) + "\n";
+  text += "waits on  " + WaitText(s) + "\n";
   text += "started   " + FormatTimeUs(s.getCreatedAtUs()) + " UTC\n";
   text += "updated   " + FormatTimeUs(s.getUpdatedAtUs()) + " UTC\n";
   text += "input     " + Str(detail.getInputJson()) + "\n";

@@ -120,6 +120,9 @@ struct WorkflowSummary {
   operations @7 :UInt32;
   committedOperations @8 :UInt32;
   waitingForPerson @9 :UInt32;  # operations awaiting approval or needing a person
+  waitsOn @10 :Text;            # nothing | working | timer | signal | approval | person | stopped
+  waitDetail @11 :Text;         # signal name(s), operation id, fire time (UTC) or stop reason
+  waitUntilUs @12 :Int64;       # waitsOn = timer: the earliest fire time; else 0
 }
 
 struct OperationInfo {

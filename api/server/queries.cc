@@ -19,12 +19,16 @@ struct Queries::Loaded {
 namespace {
 
 void FillSummary(const storage::RunRow& row, const std::vector<storage::OperationRow>& ops,
-                 const std::string& stuck, wire::WorkflowSummary::Builder out) {
+                 const std::string& stuck, const RunWait& wait,
+                 wire::WorkflowSummary::Builder out) {
   out.setWorkflowId(Text(row.ref.workflow_id));
   out.setRunId(Text(row.ref.run_id));
   out.setWorkflowType(Text(row.workflow_type));
   out.setStatus(Name(storage::RunStatusName(row.status)));
   out.setStuckReason(Text(stuck));
+  out.setWaitsOn(Name(WaitKindName(wait.kind)));
+  out.setWaitDetail(Text(wait.detail));
+  out.setWaitUntilUs(wait.until_us);
   out.setCreatedAtUs(row.created_at_us);
   out.setUpdatedAtUs(row.updated_at_us);
   std::uint32_t committed = 0, waiting = 0;
@@ -44,6 +48,16 @@ std::string StuckReason(const Engine& engine, const std::string& workflow_id) {
 
 }  // namespace
 
+// What the run waits on as the journal shows it (no batch in hand is durable), with the
+// engine's stuck reason. A finished run waits on nothing, without reading its events.
+Result<RunWait> Queries::WaitOf(const storage::RunRow& row, const std::string& stuck) {
+  if (storage::IsTerminal(row.status)) return RunWait{WaitKind::kNothing, ""};
+  RECKON_TRY(auto events, journal_.ReadEvents(row.ref));
+  RunState state(row.ref);
+  RECKON_TRY(state.ApplyAll(events));
+  return reckon::WaitOf(state, stuck, false);
+}
+
 Result<Queries::Loaded> Queries::Load(const std::string& workflow_id) {
   if (workflow_id.empty()) return Err(Errc::kInvalidArgument, "workflowId is empty");
   RECKON_TRY(auto row, journal_.FindLatestRun(workflow_id));
@@ -61,7 +75,8 @@ Result<void> Queries::Describe(const std::string& workflow_id, wire::Response::B
   RECKON_TRY(Loaded run, Load(workflow_id));
   RECKON_TRY(auto ops, journal_.ListOperations(run.row.run_pk));
   auto detail = out.initResult().initWorkflow();
-  FillSummary(run.row, ops, StuckReason(engine_, workflow_id), detail.initSummary());
+  const std::string stuck = StuckReason(engine_, workflow_id);
+  FillSummary(run.row, ops, stuck, reckon::WaitOf(run.state, stuck, false), detail.initSummary());
   detail.setInputJson(Text(run.state.input_json()));
   detail.setResultJson(Text(run.state.result_json()));
   // Journal order of the steps (the map is by operation id).
@@ -125,8 +140,9 @@ Result<void> Queries::List(wire::ListWorkflows::Reader filter, wire::Response::B
   }
   auto list = out.initResult().initWorkflows(static_cast<unsigned>(rows.size()));
   for (unsigned i = 0; i < rows.size(); ++i) {
-    FillSummary(*rows[i].run, rows[i].ops, StuckReason(engine_, rows[i].run->ref.workflow_id),
-                list[i]);
+    const std::string stuck = StuckReason(engine_, rows[i].run->ref.workflow_id);
+    RECKON_TRY(RunWait wait, WaitOf(*rows[i].run, stuck));
+    FillSummary(*rows[i].run, rows[i].ops, stuck, wait, list[i]);
   }
   return Ok();
 }

@@ -1,6 +1,7 @@
 // Queries: what the server answers about runs, read from the journal (what is durable), never
 // from the engine's memory (which may hold a batch that is not committed yet). The engine adds
-// only what is not journaled: why it stopped driving a run.
+// only what is not journaled: why it stopped driving a run. What a run waits on
+// (engine/run_wait.h) is folded from its events; `list` folds every running run it returns.
 //
 // Each function fills one Response member. Errors: Errc::kNotFound naming an unknown workflow
 // id; journal read errors as the journal reports them. Runs on the engine's executor.
@@ -10,6 +11,7 @@
 #include "reckon/base/error.h"
 #include "reckon/contract/contract_registry.h"
 #include "reckon/engine/engine.h"
+#include "reckon/engine/run_wait.h"
 #include "reckon/storage/journal.h"
 
 namespace reckon::api {
@@ -28,6 +30,7 @@ class Queries {
  private:
   struct Loaded;
   Result<Loaded> Load(const std::string& workflow_id);
+  Result<RunWait> WaitOf(const storage::RunRow& row, const std::string& stuck);
 
   storage::Journal& journal_;
   const Engine& engine_;

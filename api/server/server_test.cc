@@ -1,12 +1,14 @@
 // The real `reckon server` binary over real TCP on 127.0.0.1: round trips through the client,
 // error replies that name the problem, many requests in flight on one connection, and frames
-// that are malformed, truncated or oversized, each of which closes only its own connection.
+// that are malformed, truncated or oversized, each of which closes only its own connection;
+// and, with a worker connected, `reckon show` and `list` saying what each run waits on.
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/json.hpp>
 #include <netinet/in.h>
 #include <poll.h>
@@ -15,6 +17,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "reckon/api/protocol/client.h"
@@ -22,6 +25,10 @@
 #include "reckon/contract/test_contracts.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
+#include "reckon/worker/remote_worker.h"
+#include "reckon/worker/testing/fake_provider.h"
+#include "reckon/worker/testing/fast_contracts.h"
+#include "reckon/worker/testing/test_workflows.h"
 
 namespace reckon::api {
 namespace {
@@ -271,6 +278,135 @@ TEST_F(ServerTest, BadFramesCloseOnlyTheirOwnConnection) {
   EXPECT_NE(text.find("segments; the limit is 64"), std::string::npos) << text;
   EXPECT_NE(text.find("exceeds the limit of"), std::string::npos) << text;
   EXPECT_NE(text.find("malformed request"), std::string::npos) << text;
+}
+
+
+// --- what runs wait on, through the real server and the real CLI ---------------------------------
+
+// Waits for the signal "approved"; completes with its payload.
+reckon::Task<WorkflowOutcome> AwaitApproved(WorkflowContext& ctx, boost::json::value) {
+  std::string payload = co_await ctx.WaitSignal("approved");
+  co_return boost::json::object{{"payload", payload}};
+}
+
+// co_spawn needs a default-constructible result; Result<void> is not.
+asio::awaitable<void> RunWorker(RemoteWorker* worker) {
+  auto ran = co_await worker->Run();
+  EXPECT_TRUE(ran) << ran.error().ToString();
+}
+
+// A RemoteWorker on a thread of its own, connected to the server under test. It hosts
+// AwaitApproved and CallOnce, with "approved_charge", a tool every call of which needs approval.
+class WorkerThread {
+ public:
+  explicit WorkerThread(const std::string& address) {
+    ToolContract charge = testing::FastContract("approved_charge", SideEffect::kNonRepeatableWrite);
+    charge.approval.kind = ApprovalKind::kAlways;
+    charge.approval.grant_ttl = std::chrono::hours(1);
+    EXPECT_TRUE(tools_.Register(testing::ProviderTool(std::move(charge), provider_)));
+    EXPECT_TRUE(workflows_.Register("await_approved", AwaitApproved));
+    EXPECT_TRUE(workflows_.Register(testing::kCallOnce, testing::CallOnce));
+    RemoteWorkerOptions options;
+    options.server = address;
+    options.worker_id = "waits-test";
+    options.poll_wait = 200ms;
+    worker_ = std::make_unique<RemoteWorker>(io_.get_executor(), workflows_, tools_, options);
+    asio::co_spawn(io_, RunWorker(worker_.get()), asio::detached);
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  ~WorkerThread() {
+    asio::post(io_, [this] {
+      worker_->Stop();
+      io_.stop();
+    });
+    thread_.join();
+  }
+
+ private:
+  testing::FakeProvider provider_;
+  ToolRegistry tools_;
+  WorkflowRegistry workflows_;
+  asio::io_context io_;
+  std::unique_ptr<RemoteWorker> worker_;
+  std::thread thread_;
+};
+
+// `reckon ARGS... --server ADDRESS`: its standard output, once it exited 0.
+std::string Cli(const std::string& address, std::vector<std::string> args) {
+  SubprocessOptions options;
+  options.args = std::move(args);
+  options.args.insert(options.args.end(), {"--server", address});
+  auto cli = Subprocess::Start(RECKON_CLI_PATH, options);
+  EXPECT_TRUE(cli) << cli.error().ToString();
+  if (!cli) return "";
+  auto out = cli.value().ReadAll(30s);
+  auto status = cli.value().WaitFor(10s);
+  EXPECT_TRUE(status && status.value().Succeeded()) << (out ? out.value() : "");
+  return out ? out.value() : "";
+}
+
+TEST_F(ServerTest, ShowAndListSayWhatEachRunWaitsOn) {
+  WorkerThread worker(address_);
+  auto start = [&](const std::string& id, const std::string& type, const std::string& input) {
+    for (int i = 0; i < 400; ++i) {  // until the worker has registered its types
+      auto message = Request();
+      auto s = message->getRoot<wire::Request>().initMethod().initStartWorkflow();
+      s.setWorkflowId(id);
+      s.setWorkflowType(type);
+      s.setInputJson(input);
+      auto started = Call(std::move(message));
+      if (started || started.error().code() != Errc::kFailedPrecondition) return started.has_value();
+      std::this_thread::sleep_for(25ms);
+    }
+    return false;
+  };
+  // Until the run's wait, as the server describes it, is no longer "working".
+  auto settled = [&](const std::string& id) {
+    for (int i = 0; i < 400; ++i) {
+      auto message = Request();
+      message->getRoot<wire::Request>().initMethod().initDescribeWorkflow().setWorkflowId(id);
+      auto described = Call(std::move(message));
+      if (described) {
+        auto summary = described.value().get().getResult().getWorkflow().getSummary();
+        if (std::string(summary.getWaitsOn().cStr()) != "working") {
+          return std::string(summary.getWaitsOn().cStr());
+        }
+      }
+      std::this_thread::sleep_for(25ms);
+    }
+    return std::string("still working");
+  };
+  ASSERT_TRUE(start("sig-1", "await_approved", "{}"));
+  ASSERT_TRUE(start("pay-1", testing::kCallOnce,
+                    R"({"tool": "approved_charge", "input": {"account": "acct-1", "amount_cents": 900}})"));
+  ASSERT_EQ(settled("sig-1"), "signal");
+  ASSERT_EQ(settled("pay-1"), "approval");
+
+  EXPECT_NE(Cli(address_, {"show", "sig-1"}).find("waits on  signal 'approved'\n"),
+            std::string::npos);
+  const std::string pay = Cli(address_, {"show", "pay-1"});
+  const std::string approve = "reckon approve pay-1 --operation ";
+  const auto at = pay.find(approve);
+  ASSERT_NE(at, std::string::npos) << pay;
+  const auto from = at + approve.size();
+  const std::string op = pay.substr(from, pay.find(' ', from) - from);
+  ASSERT_EQ(op.rfind("op_", 0), 0u) << pay;
+  EXPECT_NE(pay.find("waits on  approval of " + op + "\n"), std::string::npos) << pay;
+
+  const std::string list = Cli(address_, {"list"});
+  EXPECT_NE(list.find("WAITS ON"), std::string::npos) << list;
+  EXPECT_NE(list.find("signal 'approved'\n"), std::string::npos) << list;
+  EXPECT_NE(list.find("approval of " + op + "\n"), std::string::npos) << list;
+  const auto listed = boost::json::parse(Cli(address_, {"list", "--json"})).as_array();
+  ASSERT_EQ(listed.size(), 2u);
+  std::map<std::string, std::pair<std::string, std::string>> waits;
+  for (const auto& run : listed) {
+    const auto& o = run.as_object();
+    waits[std::string(o.at("workflow_id").as_string())] = {
+        std::string(o.at("waits_on").as_string()), std::string(o.at("wait_detail").as_string())};
+  }
+  EXPECT_EQ(waits["sig-1"], std::make_pair(std::string("signal"), std::string("approved")));
+  EXPECT_EQ(waits["pay-1"], std::make_pair(std::string("approval"), op));
 }
 
 }  // namespace

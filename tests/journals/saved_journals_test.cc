@@ -300,6 +300,11 @@ TEST_P(SavedJournalRecoveryTest, WaitingRunsWaitAndTheAttemptInFlightIsReconcile
   EXPECT_EQ(OnlyOperation(life, kPayoutWaiting)->state, OperationState::kAwaitingApproval);
   EXPECT_EQ(OnlyOperation(life, kTransferParked)->state, OperationState::kNeedsHuman);
   for (const char* id : {kNapLong, kNapSignal}) EXPECT_EQ(life.engine().Describe(id)->status, storage::RunStatus::kRunning);
+  // What each waits on, though the release that wrote them journaled no waits.
+  EXPECT_EQ(life.engine().Describe(kNapSignal)->wait, (RunWait{WaitKind::kSignal, "go"}));
+  EXPECT_EQ(life.engine().Describe(kNapLong)->wait.kind, WaitKind::kTimer);
+  EXPECT_EQ(life.engine().Describe(kPayoutWaiting)->wait.kind, WaitKind::kApproval);
+  EXPECT_EQ(life.engine().Describe(kTransferParked)->wait.kind, WaitKind::kPerson);
   const FakeProvider& provider = life.provider();
   const std::string charge = OperationIdOfStep(before.at(kMidFlight).events, "charge");
   ASSERT_EQ(provider.calls().size(), 1u);  // only mid-flight's charge, once
@@ -311,9 +316,18 @@ TEST_P(SavedJournalRecoveryTest, WaitingRunsWaitAndTheAttemptInFlightIsReconcile
   const auto after = ReadAll(life.journal());
   ASSERT_EQ(after.size(), before.size());
   for (const auto& [id, run] : before) {
-    if (id == kMidFlight) continue;
+    if (id == kMidFlight || id == kNapSignal) continue;
     EXPECT_EQ(EventNames(after.at(id).events), EventNames(run.events)) << id;  // untouched
   }
+  // The run parked in WaitSignal gains the marker that names its wait (the code recorded it on
+  // replay, a release that journals waits), and nothing else.
+  const std::vector<Event>& nap = after.at(kNapSignal).events;
+  EXPECT_EQ(EventNames(nap), EventNames(before.at(kNapSignal).events) + " MarkerRecorded");
+  const auto markers = BodiesOf<storage::MarkerRecorded>(nap);
+  ASSERT_EQ(markers.size(), 1u);
+  EXPECT_EQ(markers[0].kind, "wait_signal");
+  EXPECT_EQ(markers[0].step_id, "signal:go#1");
+  EXPECT_EQ(markers[0].value_json, "\"go\"");
   EXPECT_EQ(EventNames(after.at(kMidFlight).events, charge),
             "OperationPrepared AttemptStarted OutcomeUnknown ReconciliationStarted "
             "ReconciliationResult RetryScheduled AttemptStarted OperationCommitted");
