@@ -442,10 +442,7 @@ asio::awaitable<Result<void>> Engine::UntilIdle() {
 asio::awaitable<Result<RunSummary>> Engine::UntilSettled(std::string workflow_id) {
   if (failed_) co_return Err(Errc::kUnavailable, "engine stopped: " + failure_);
   const Slot* slot = FindSlot(workflow_id);
-  if (slot == nullptr) {
-    co_return Err(Errc::kNotFound, "no workflow '" + workflow_id +
-                                       "' in this engine; start it or Recover() first");
-  }
+  if (slot == nullptr) co_return SummarizeFinished(workflow_id);
   RunSummary summary = Summarize(*slot);
   if (Settled(summary.wait)) co_return summary;
   auto initiate = [this](auto handler, std::string id) {
@@ -495,16 +492,32 @@ void Engine::WakeIdleWaiters() {
 // --- queries ---------------------------------------------------------------------------------
 
 RunSummary Engine::Summarize(const Slot& slot) const {
+  return SummaryOf(slot.state, slot.stuck, slot.busy || !slot.inbox.empty());
+}
+
+RunSummary Engine::SummaryOf(const RunState& state, const std::string& stuck, bool busy) {
   RunSummary summary;
-  summary.ref = slot.state.ref();
-  summary.workflow_type = slot.state.workflow_type();
-  summary.status = slot.state.status();
-  summary.stuck_reason = slot.stuck;
-  summary.wait = WaitOf(slot.state, slot.stuck, slot.busy || !slot.inbox.empty());
-  summary.result_json = slot.state.result_json();
-  summary.committed_operations = slot.state.committed_operations();
-  for (const auto& [id, op] : slot.state.operations()) summary.operations.push_back(op);
+  summary.ref = state.ref();
+  summary.workflow_type = state.workflow_type();
+  summary.status = state.status();
+  summary.stuck_reason = stuck;
+  summary.wait = WaitOf(state, stuck, busy);
+  summary.result_json = state.result_json();
+  summary.committed_operations = state.committed_operations();
+  for (const auto& [id, op] : state.operations()) summary.operations.push_back(op);
   return summary;
+}
+
+Result<RunSummary> Engine::SummarizeFinished(const std::string& workflow_id) {
+  RECKON_TRY(auto row, Read(journal_.FindLatestRun(workflow_id)));
+  if (!row || !storage::IsTerminal(row->status)) {
+    return Err(Errc::kNotFound, "no workflow '" + workflow_id +
+                                    "' in this engine; start it or Recover() first");
+  }
+  RECKON_TRY(auto events, Read(journal_.ReadEvents(row->ref)));
+  RunState state(row->ref);
+  RECKON_TRY(state.ApplyAll(events));
+  return SummaryOf(state, "", false);
 }
 
 std::vector<RunSummary> Engine::Runs() const {
@@ -529,17 +542,9 @@ int Engine::BusyRuns() const {
       ++busy;
       continue;
     }
-    if (slot->state.terminal()) continue;
-    bool waiting_for_person = false, working = false;
-    for (const auto& [op_id, op] : slot->state.operations()) {
-      if (op.state == OperationState::kAwaitingApproval ||
-          op.state == OperationState::kNeedsHuman) {
-        waiting_for_person = true;
-      } else if (!IsTerminal(op.state)) {
-        working = true;
-      }
-    }
-    if (working || !waiting_for_person) ++busy;
+    // Otherwise the run's own wait decides: busy while it works or sleeps, idle once only
+    // something outside the engine (a signal, an approval, a person) can move it, or it ended.
+    if (!Settled(WaitOf(slot->state, "", false))) ++busy;
   }
   return busy;
 }

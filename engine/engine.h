@@ -130,22 +130,25 @@ class Engine {
   // Runs the engine knows in memory (active ones and those finished since start).
   std::vector<RunSummary> Runs() const;
   std::optional<RunSummary> Describe(const std::string& workflow_id) const;
-  // Active runs that still have work the engine can do by itself (not waiting for a person,
-  // not stuck, not finished). A run whose batch is still being committed counts as busy, so
+  // Active runs that still have work the engine can do by itself: each run that is not
+  // settled (run_wait.h: it works or sleeps; not waiting on a signal, an approval or a person,
+  // not stopped, not finished). A run whose batch is still being committed counts as busy, so
   // 0 also means that what Runs() shows is durable.
   int BusyRuns() const;
 
-  // Completes once BusyRuns() is 0: every run is finished, stopped, or waits for a person, and
-  // everything Runs()/Describe() show is durable. Completes at once when that holds already;
-  // with Errc::kUnavailable when the engine fails (or has failed).
+  // Completes once BusyRuns() is 0: every run is finished, stopped, or waits on something
+  // outside the engine (a signal, an approval, a person), and everything Runs()/Describe()
+  // show is durable. Completes at once when that holds already; with Errc::kUnavailable when
+  // the engine fails (or has failed).
   boost::asio::awaitable<Result<void>> UntilIdle();
 
   // Completes once run `workflow_id` is settled (engine/run_wait.h): finished, stopped, or
   // waiting on something outside the engine (a signal, an approval, a person), with what it
   // waits on durable; returns its summary, whose `wait` says which. A run that works or sleeps
-  // keeps it waiting. Completes at once when the run is settled already. Errors:
-  // Errc::kNotFound for a run the engine does not hold (never started in this life, nor
-  // recovered), Errc::kUnavailable when the engine fails (or has failed).
+  // keeps it waiting. Completes at once when the run is settled already. A run that finished
+  // in an earlier life of the process is read from the journal. Errors: Errc::kNotFound for a
+  // run neither held nor finished in the journal (never started, or not recovered yet),
+  // Errc::kUnavailable when the engine fails (or has failed).
   boost::asio::awaitable<Result<RunSummary>> UntilSettled(std::string workflow_id);
 
   // Adds a sink (not owned: it must outlive the engine, or be removed first).
@@ -188,6 +191,9 @@ class Engine {
   void Stop(Slot& slot, const Error& error);
   void Fail(const Error& error);
   RunSummary Summarize(const Slot& slot) const;
+  static RunSummary SummaryOf(const RunState& state, const std::string& stuck, bool busy);
+  // A run that finished in an earlier life of the process (no slot): from the journal.
+  Result<RunSummary> SummarizeFinished(const std::string& workflow_id);
   boost::asio::awaitable<Result<void>> Await(Slot& slot, Input input);
   // Hands `input` to the run's slot and completes when its batch is durable (or refused).
   boost::asio::awaitable<Result<void>> SubmitToRun(std::string workflow_id, Input input);

@@ -83,7 +83,8 @@ class EmbeddedHost {
 
   // Engine::Recover: resumes every run the journal holds. Once, before anything else.
   boost::asio::awaitable<Result<int>> Recover() { return engine_->Recover(); }
-  // Engine::UntilIdle: every run finished, stopped, or waiting for a person, all of it durable.
+  // Engine::UntilIdle: every run finished, stopped, or waiting on a signal, an approval or a
+  // person, all of it durable.
   boost::asio::awaitable<Result<void>> UntilIdle() { return engine_->UntilIdle(); }
   // Engine::UntilSettled: run `workflow_id` finished, stopped, or waits on something outside
   // the engine; its summary's `wait` says which (engine/run_wait.h). A host that ends when its

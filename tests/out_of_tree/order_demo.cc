@@ -103,25 +103,31 @@ int main(int argc, char** argv) {
   }
   (void)host.workflows().Register("fulfil_order", FulfilOrder);
 
+  reckon::RunSummary order;  // how the order stands when the host is done
   auto main_loop = [&]() -> asio::awaitable<reckon::Result<void>> {
     RECKON_CO_TRY(co_await host.Recover());
-    json::object order{{"sku", "SKU-42"}, {"amount_cents", 1999}, {"email", "ada@example.com"}};
-    RECKON_CO_TRY(co_await host.engine().Start("order-1001", "fulfil_order", order));
-    RECKON_CO_TRY(co_await host.UntilIdle());  // the run waits for the "packed" signal now
-    auto run = host.engine().Describe("order-1001");
-    if (run && run->status == reckon::storage::RunStatus::kRunning) {
+    json::object input{{"sku", "SKU-42"}, {"amount_cents", 1999}, {"email", "ada@example.com"}};
+    // Starting an order that exists already (even finished in an earlier life) is a no-op.
+    RECKON_CO_TRY(co_await host.engine().Start("order-1001", "fulfil_order", input));
+    // Settled: finished, or waiting on something outside the engine (here the signal).
+    RECKON_CO_TRY(auto settled, co_await host.UntilSettled("order-1001"));
+    std::printf("order-1001 waits on: %s %s\n",
+                std::string(reckon::WaitKindName(settled.wait.kind)).c_str(),
+                settled.wait.detail.c_str());
+    if (settled.wait.kind == reckon::WaitKind::kSignal) {
       RECKON_CO_TRY(co_await host.engine().Signal("order-1001", "packed", R"("box 7")"));
+      RECKON_CO_TRY(settled, co_await host.UntilSettled("order-1001"));
     }
-    co_return co_await host.UntilIdle();
+    order = std::move(settled);
+    co_return reckon::Ok();
   };
   auto ran = host.Run(main_loop());
   if (!ran) {
     std::fprintf(stderr, "order-demo: %s\n", ran.error().ToString().c_str());
     return 1;
   }
-  auto run = host.engine().Describe("order-1001");
   std::printf("order-1001: %s %s (provider effects this life: %d)\n",
-              run ? std::string(reckon::storage::RunStatusName(run->status)).c_str() : "unknown",
-              run ? run->result_json.c_str() : "", provider.effects);
-  return run && run->status == reckon::storage::RunStatus::kCompleted ? 0 : 1;
+              std::string(reckon::storage::RunStatusName(order.status)).c_str(),
+              order.result_json.c_str(), provider.effects);
+  return order.status == reckon::storage::RunStatus::kCompleted ? 0 : 1;
 }

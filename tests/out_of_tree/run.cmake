@@ -6,8 +6,11 @@
 #         [-DCXX=<compiler>] [-DLAUNCHER=<compiler launcher>] -P run.cmake
 cmake_minimum_required(VERSION 3.25)
 
-function(run what)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
+# Each step has its own time limit, so a hung program fails with its name rather than the
+# whole test running into ctest's timeout.
+function(run what seconds)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err
+                  TIMEOUT ${seconds})
   if(NOT code EQUAL 0)
     message(FATAL_ERROR "${what} failed (${code}):\n${out}\n${err}")
   endif()
@@ -16,7 +19,7 @@ endfunction()
 
 file(REMOVE_RECURSE "${WORK}")
 set(prefix "${WORK}/prefix")
-run("cmake --install" ${CMAKE_COMMAND} --install "${RECKON_BUILD}" --prefix "${prefix}")
+run("cmake --install" 120 ${CMAKE_COMMAND} --install "${RECKON_BUILD}" --prefix "${prefix}")
 
 # What was installed: headers under include/reckon/, nothing of the tests.
 file(GLOB_RECURSE headers RELATIVE "${prefix}/include" "${prefix}/include/*")
@@ -53,17 +56,17 @@ endif()
 if(LAUNCHER)
   list(APPEND configure "-DCMAKE_CXX_COMPILER_LAUNCHER=${LAUNCHER}")
 endif()
-run("configuring the out-of-tree project" ${configure})
-run("building the out-of-tree project" ${CMAKE_COMMAND} --build "${WORK}/build")
+run("configuring the out-of-tree project" 120 ${configure})
+run("building the out-of-tree project" 500 ${CMAKE_COMMAND} --build "${WORK}/build")
 
 set(journal "${WORK}/orders.db")
-run("order-demo, first run" "${WORK}/build/order-demo" "${journal}")
+run("order-demo, first run" 60 "${WORK}/build/order-demo" "${journal}")
 message(STATUS "first run: ${last_output}")
-if(NOT last_output MATCHES "order-1001: completed .*effects this life: 3\\)")
+if(NOT last_output MATCHES "order-1001 waits on: signal packed\n.*order-1001: completed .*effects this life: 3\\)")
   message(FATAL_ERROR "order-demo did not complete its order with three effects:\n${last_output}")
 endif()
-run("order-demo, second run" "${WORK}/build/order-demo" "${journal}")
+run("order-demo, second run" 60 "${WORK}/build/order-demo" "${journal}")
 message(STATUS "second run: ${last_output}")
-if(NOT last_output MATCHES "order-1001: completed .*effects this life: 0\\)")
+if(NOT last_output MATCHES "order-1001 waits on: nothing.*order-1001: completed .*effects this life: 0\\)")
   message(FATAL_ERROR "order-demo repeated an effect on its second run:\n${last_output}")
 endif()
