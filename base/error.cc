@@ -17,12 +17,13 @@ std::string_view ErrcName(Errc code) {
     case Errc::kNondeterminism: return "nondeterminism";
     case Errc::kInternal: return "internal";
     case Errc::kCorruption: return "corruption";
+    case Errc::kUnauthenticated: return "unauthenticated";
   }
   return "unknown_error_code";
 }
 
 std::optional<Errc> ErrcFromName(std::string_view name) {
-  for (int i = 0; i <= static_cast<int>(Errc::kCorruption); ++i) {
+  for (int i = 0; i <= static_cast<int>(Errc::kUnauthenticated); ++i) {
     if (ErrcName(static_cast<Errc>(i)) == name) return static_cast<Errc>(i);
   }
   return std::nullopt;
@@ -49,6 +50,7 @@ ErrorAction ActionOf(Errc code) {
     case Errc::kAlreadyExists:
     case Errc::kPermissionDenied:
     case Errc::kUnimplemented:
+    case Errc::kUnauthenticated:
       return ErrorAction::kDoNotRetry;
     case Errc::kConflict:
     case Errc::kFailedPrecondition:

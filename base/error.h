@@ -40,6 +40,7 @@ enum class Errc {
   kNondeterminism,
   kInternal,
   kCorruption,
+  kUnauthenticated,  // no credential, or one the server does not accept (docs/SECURITY.md)
 };
 
 enum class ErrorAction { kRetry, kDoNotRetry, kFixStateFirst, kBug };

@@ -73,7 +73,7 @@ asio::awaitable<Result<void>> RemoteWorker::Run() {
   milliseconds backoff{100};
   bool warned = false;
   while (!stopped_) {
-    auto connect = api::Client::Connect(executor_, options_.server);
+    auto connect = api::Client::Connect(executor_, options_.server, options_.connection);
     auto connected = co_await std::move(connect);
     if (!connected) {
       if (!warned) spdlog::warn("worker {}: {}; retrying", options_.worker_id,

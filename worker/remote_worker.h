@@ -39,6 +39,7 @@ namespace reckon {
 
 struct RemoteWorkerOptions {
   std::string server = "127.0.0.1:7233";
+  api::ClientOptions connection;  // the worker's token (role worker), frame limits
   // Empty: <hostname>-<pid>. Must be unique among live workers: tool-task leases are bound to
   // it, so that a worker that reconnects keeps its leases.
   std::string worker_id;

@@ -53,8 +53,14 @@ void ToWire(const Error& error, wire::Error::Builder out) {
 }
 
 asio::awaitable<Result<std::shared_ptr<Client>>> Client::Connect(asio::any_io_executor executor,
+                                                                 std::string address) {
+  auto connect = Connect(std::move(executor), std::move(address), ClientOptions{});
+  co_return co_await std::move(connect);
+}
+
+asio::awaitable<Result<std::shared_ptr<Client>>> Client::Connect(asio::any_io_executor executor,
                                                                  std::string address,
-                                                                 FrameLimits limits) {
+                                                                 ClientOptions options) {
   RECKON_CO_TRY(HostPort where, ParseHostPort(address));
   asio::ip::tcp::resolver resolver(executor);
   auto [rec, endpoints] = co_await resolver.async_resolve(
@@ -70,15 +76,16 @@ asio::awaitable<Result<std::shared_ptr<Client>>> Client::Connect(asio::any_io_ex
     co_return Err(Errc::kUnavailable, "cannot reach reckon server at " + address + ": " +
                                           cec.message() + " (is `reckon server` running?)");
   }
-  auto stream = std::make_shared<FrameStream>(std::move(socket), limits);
-  auto client = std::make_shared<Client>(std::move(stream), std::move(address));
+  auto stream = std::make_shared<FrameStream>(std::move(socket), options.limits);
+  auto client =
+      std::make_shared<Client>(std::move(stream), std::move(address), std::move(options.token));
   client->reading_ = true;
   asio::co_spawn(executor, client->ReadLoop(), asio::detached);
   co_return client;
 }
 
-Client::Client(std::shared_ptr<FrameStream> stream, std::string address)
-    : stream_(std::move(stream)), address_(std::move(address)) {}
+Client::Client(std::shared_ptr<FrameStream> stream, std::string address, std::string token)
+    : stream_(std::move(stream)), address_(std::move(address)), token_(std::move(token)) {}
 
 Client::~Client() { stream_->Close(); }
 
@@ -91,6 +98,7 @@ asio::awaitable<Result<Reply>> Client::Call(std::unique_ptr<capnp::MallocMessage
   const std::uint64_t id = next_id_++;
   request.setId(id);
   request.setTimeoutMs(static_cast<std::uint32_t>(timeout.count()));
+  if (!token_.empty()) request.setCredential(kj::StringPtr(token_.c_str(), token_.size()));
   Frame frame = EncodeFrame(*message);
   auto self = shared_from_this();
   auto timer = std::make_shared<asio::steady_timer>(co_await asio::this_coro::executor, timeout);

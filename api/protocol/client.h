@@ -1,6 +1,6 @@
 // Client: one connection to a `reckon server`, with many requests in flight.
 //
-// Call() sends a Request (the client fills in its id and timeout) and completes with the
+// Call() sends a Request (the client fills in its id, timeout and credential) and completes with the
 // matching Response, or with an error: the server's own error reply (its code and message),
 // Errc::kDeadlineExceeded when the reply did not arrive in time (the request may still take
 // effect: retry with the same ids), or Errc::kUnavailable when the connection is lost (every
@@ -52,14 +52,24 @@ Result<HostPort> ParseHostPort(std::string_view text);
 Error FromWire(wire::Error::Reader error);
 void ToWire(const Error& error, wire::Error::Builder out);
 
+// How a client connects: the frame limits and the credential it presents.
+struct ClientOptions {
+  FrameLimits limits;
+  // The API token (docs/SECURITY.md) sent with every request; empty: none (refused by a server
+  // that requires credentials). Never logged.
+  std::string token;
+};
+
 class Client : public std::enable_shared_from_this<Client> {
  public:
   // Connects to `address` ("HOST:PORT"). Errc::kUnavailable naming the address when nothing
-  // listens there.
+  // listens there. (Overloads rather than a default argument: see engine.h on GCC 12.)
   static boost::asio::awaitable<Result<std::shared_ptr<Client>>> Connect(
-      boost::asio::any_io_executor executor, std::string address, FrameLimits limits = {});
+      boost::asio::any_io_executor executor, std::string address);
+  static boost::asio::awaitable<Result<std::shared_ptr<Client>>> Connect(
+      boost::asio::any_io_executor executor, std::string address, ClientOptions options);
 
-  explicit Client(std::shared_ptr<FrameStream> stream, std::string address);
+  Client(std::shared_ptr<FrameStream> stream, std::string address, std::string token);
   ~Client();
 
   // Sends the Request built in `message` and waits up to `timeout` for its reply.
@@ -81,6 +91,7 @@ class Client : public std::enable_shared_from_this<Client> {
 
   std::shared_ptr<FrameStream> stream_;
   std::string address_;
+  std::string token_;
   std::uint64_t next_id_ = 1;
   std::map<std::uint64_t, Pending> pending_;
   bool reading_ = false;

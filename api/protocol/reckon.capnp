@@ -47,6 +47,10 @@ struct Request {
     heartbeat @17 :Heartbeat;
     watchWorkflow @18 :WatchWorkflow;
   }
+
+  credential @19 :Text;
+  # The caller's API token (docs/SECURITY.md), on every request: the server maps it to a
+  # principal and checks that principal's role for the method. Never logged or journaled.
 }
 
 struct Response {
