@@ -30,10 +30,18 @@ int main(int argc, char** argv) {
   options.workflow_slots = 8;
   CLI::App app("bench_worker: hosts ten_calls and noop for server_bench", "bench_worker");
   app.add_option("--server", options.server, "reckon server HOST:PORT")->required();
+  std::string token_file;
+  app.add_option("--token-file", token_file,
+                 "file with the worker's API token (default $RECKON_TOKEN_FILE, then "
+                 "~/.config/reckon/token)");
   app.add_option("--id", options.worker_id, "worker id");
   app.add_option("--tool-slots", options.tool_slots, "tool calls at once");
   app.add_option("--workflow-slots", options.workflow_slots, "workflow task polls at once");
   CLI11_PARSE(app, argc, argv);
+  if (auto loaded = LoadWorkerToken(options, token_file); !loaded) {
+    std::fprintf(stderr, "bench_worker: %s\n", loaded.error().ToString().c_str());
+    return 2;
+  }
   spdlog::set_default_logger(spdlog::stderr_color_mt("bench_worker"));
   spdlog::set_level(spdlog::level::warn);
   ToolRegistry tools;

@@ -22,8 +22,10 @@
 #include <thread>
 
 #include "reckon/api/protocol/client.h"
+#include "reckon/api/protocol/credentials.h"
 #include "bench/fsync_floor.h"
 #include "bench/machine.h"
+#include "tests/support/role_tokens.h"
 #include "tests/support/subprocess.h"
 
 namespace {
@@ -60,6 +62,7 @@ struct Cluster {
   std::optional<testing::Subprocess> server;
   std::vector<testing::Subprocess> workers;
   std::string address;
+  std::string token;  // the operator's (start, watch)
 };
 
 bool g_inline_commit = false;  // --inline-commit: passed on to the server
@@ -85,8 +88,18 @@ Cluster StartCluster(const std::string& dir, int workers) {
     std::exit(1);
   }
   c.address = "127.0.0.1:" + std::to_string(port);
+  // Every request carries a token, as in production (docs/SECURITY.md).
+  auto tokens = testing::IssueRoleTokens(RECKON_CLI_PATH, c.address, dir + "/server.db.admin-token", dir);
+  auto token = tokens ? api::ReadTokenFile(testing::RoleTokenFile(dir, "operator"))
+                      : Result<std::string>(tokens.error());
+  if (!token) {
+    std::fprintf(stderr, "cannot issue tokens: %s\n", token.error().ToString().c_str());
+    std::exit(1);
+  }
+  c.token = token.value();
   for (int i = 0; i < workers; ++i) {
     testing::SubprocessOptions w;
+    w.env.emplace_back("RECKON_TOKEN_FILE", testing::RoleTokenFile(dir, "worker"));
     w.args = {"--server", c.address, "--id", "bench-" + std::to_string(i)};
     w.stderr_path = dir + "/worker.log";
     c.workers.push_back(std::move(testing::Subprocess::Start(BENCH_WORKER_PATH, w)).value());
@@ -144,10 +157,14 @@ asio::awaitable<bool> RunOne(std::shared_ptr<api::Client> client, std::string id
   }
 }
 
-std::shared_ptr<api::Client> Connect(asio::io_context& io, const std::string& address) {
+std::shared_ptr<api::Client> Connect(asio::io_context& io, const std::string& address,
+                                     const std::string& token) {
   std::shared_ptr<api::Client> client;
   auto connect = [&]() -> asio::awaitable<void> {
-    auto c = co_await api::Client::Connect(io.get_executor(), address);
+    api::ClientOptions options;
+    options.token = token;
+    auto connecting = api::Client::Connect(io.get_executor(), address, std::move(options));
+    auto c = co_await std::move(connecting);
     if (c) client = c.value();
   };
   asio::co_spawn(io, connect(), asio::detached);
@@ -162,7 +179,7 @@ std::shared_ptr<api::Client> Connect(asio::io_context& io, const std::string& ad
 void W1(const std::string& dir, int workers, int count, const bench::FsyncFloor& floor) {
   Cluster cluster = StartCluster(dir, workers);
   asio::io_context io(1);
-  auto client = Connect(io, cluster.address);
+  auto client = Connect(io, cluster.address, cluster.token);
   std::vector<double> latencies;
   bool ok = true;
   auto serial = [&]() -> asio::awaitable<void> {
@@ -192,7 +209,7 @@ void W3(const std::string& dir, int workers, double seconds, int concurrency,
         const bench::FsyncFloor& floor) {
   Cluster cluster = StartCluster(dir, workers);
   asio::io_context io(1);
-  auto client = Connect(io, cluster.address);
+  auto client = Connect(io, cluster.address, cluster.token);
   // Warm up: the workers register.
   std::optional<bool> warmed;
   auto warm = [&]() -> asio::awaitable<void> { warmed = co_await RunOne(client, "w3-warmup"); };

@@ -8,16 +8,17 @@ cmake_minimum_required(VERSION 3.25)
 # user's own folders once installed. Each part may include itself and the parts listed for it. Test files (*_test.cc) and test
 # support (a `testing/` folder) may also include tests/support and other parts' testing/.
 set(allowed_base "")
+set(allowed_auth "base")
 set(allowed_storage "base")
 set(allowed_contract "base")
 set(allowed_plan "base;contract")
 set(allowed_engine "base;storage;contract")
 set(allowed_telemetry "base;storage;contract;engine")
-set(allowed_api_protocol "base;storage;contract;engine")
-set(allowed_worker "base;storage;contract;plan;engine;telemetry;api/protocol")
-set(allowed_api_server "base;storage;contract;plan;engine;telemetry;api/protocol;worker")
-set(allowed_api_cli "base;storage;contract;plan;engine;telemetry;api/protocol;api/server;worker")
-set(parts base storage contract plan engine telemetry api/protocol worker api/server api/cli)
+set(allowed_api_protocol "base;auth;storage;contract;engine")
+set(allowed_worker "base;auth;storage;contract;plan;engine;telemetry;api/protocol")
+set(allowed_api_server "base;auth;storage;contract;plan;engine;telemetry;api/protocol;worker")
+set(allowed_api_cli "base;auth;storage;contract;plan;engine;telemetry;api/protocol;api/server;worker")
+set(parts base auth storage contract plan engine telemetry api/protocol worker api/server api/cli)
 
 # The part a repository path belongs to ("api/server/x.h" -> "api/server", "storage/sqlite/x.h"
 # -> "storage"), or "" for one outside the product (samples, tests, bench, generated code).

@@ -47,6 +47,9 @@ struct ApprovalRule {
   std::vector<ApprovalCondition> when;  // any-of; read only when kind == kWhen
   std::chrono::seconds grant_ttl{0};    // a grant older than this is expired; > 0 unless kNone
   std::optional<std::chrono::seconds> wait_deadline;  // absent: wait for a decision forever
+  // Separation of duties: by default the principal that started a run may not approve, deny
+  // or resolve its operations (engine/decider.h). A contract may allow it.
+  bool allow_self_approval = false;
 
   friend bool operator==(const ApprovalRule&, const ApprovalRule&) = default;
 };

@@ -36,6 +36,9 @@ json::object ApprovalJson(const ApprovalRule& rule) {
                    {"when", std::move(when)},
                    {"grant_ttl_s", rule.grant_ttl.count()}};
   if (rule.wait_deadline) out["wait_deadline_s"] = rule.wait_deadline->count();
+  // Written only when set, so that the canonical form (and hash) of every contract that
+  // keeps separation of duties is what it was before the field existed.
+  if (rule.allow_self_approval) out["allow_self_approval"] = true;
   return out;
 }
 
@@ -194,7 +197,7 @@ Result<void> ReadApproval(const Fields& parent, ApprovalRule& out) {
   const json::value* v = parent.Find("approval");
   if (v == nullptr) return Ok();
   RECKON_TRY(auto f,
-             Fields::Of(*v, "approval", {"kind", "when", "grant_ttl_s", "wait_deadline_s"}));
+             Fields::Of(*v, "approval", {"kind", "when", "grant_ttl_s", "wait_deadline_s", "allow_self_approval"}));
   std::string kind(ApprovalKindName(out.kind));
   RECKON_TRY(f.Read("kind", kind));
   auto parsed = ParseApprovalKind(kind);
@@ -225,6 +228,9 @@ Result<void> ReadApproval(const Fields& parent, ApprovalRule& out) {
     std::chrono::seconds deadline{0};
     RECKON_TRY(f.Read("wait_deadline_s", deadline));
     out.wait_deadline = deadline;
+  }
+  if (f.Find("allow_self_approval") != nullptr) {
+    RECKON_TRY(f.Read("allow_self_approval", out.allow_self_approval));
   }
   return Ok();
 }

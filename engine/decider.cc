@@ -103,12 +103,12 @@ Result<json::value> Decider::InputOf(const OperationRecord& op) const {
 // --- workflow lifecycle ------------------------------------------------------------------
 
 Result<void> Decider::Start(const std::string& workflow_type, const json::value& input,
-                            const std::string& definition_hash) {
+                            const std::string& definition_hash, const std::string& started_by) {
   if (state_.started()) {
     return Err(Errc::kAlreadyExists, "run '" + state_.ref().workflow_id + "' already started");
   }
   RECKON_TRY(std::string canonical, CanonicalizeJson(input));
-  return Emit(WorkflowStarted{workflow_type, std::move(canonical), definition_hash});
+  return Emit(WorkflowStarted{workflow_type, std::move(canonical), definition_hash, started_by});
 }
 
 Result<void> Decider::ApplyCommands(std::vector<Command> commands) {
@@ -415,17 +415,18 @@ Result<void> Decider::WorkflowTimerFired(const std::string& timer_id) {
   return Emit(TimerFired{timer_id});
 }
 
-Result<void> Decider::Signal(const std::string& name, const std::string& payload_json) {
+Result<void> Decider::Signal(const std::string& name, const std::string& payload_json,
+                             const std::string& sent_by) {
   if (state_.terminal()) {
     return Err(Errc::kFailedPrecondition,
                "run '" + state_.ref().workflow_id + "' is " +
                    std::string(RunStatusName(state_.status())) + "; it takes no more signals");
   }
   RECKON_TRY(std::string canonical, CanonicalizeJson(payload_json));
-  return Emit(SignalReceived{name, std::move(canonical)});
+  return Emit(SignalReceived{name, std::move(canonical), sent_by});
 }
 
-Result<void> Decider::Cancel(const std::string& reason) {
+Result<void> Decider::Cancel(const std::string& reason, const std::string& requested_by) {
   if (state_.terminal()) {
     return Err(Errc::kFailedPrecondition,
                "run '" + state_.ref().workflow_id + "' is already " +
@@ -452,7 +453,7 @@ Result<void> Decider::Cancel(const std::string& reason) {
         break;
     }
   }
-  RECKON_TRY(Emit(WorkflowCancelRequested{reason}));
+  RECKON_TRY(Emit(WorkflowCancelRequested{reason, requested_by}));
   std::vector<std::string> pending;
   for (const auto& [id, op] : state_.operations()) {
     if (!IsTerminal(op.state)) pending.push_back(id);
@@ -467,6 +468,18 @@ Result<void> Decider::Cancel(const std::string& reason) {
     }
   }
   return Emit(WorkflowCancelled{});
+}
+
+Result<void> Decider::SeparateDuties(const OperationRecord& op, const RegisteredContract* contract,
+                                     const std::string& by, std::string_view what) const {
+  const std::string& starter = state_.started_by();
+  if (starter.empty() || by != starter) return Ok();
+  if (contract != nullptr && contract->contract().approval.allow_self_approval) return Ok();
+  return Err(Errc::kPermissionDenied,
+             "separation of duties: '" + by + "' started run '" + state_.ref().workflow_id +
+                 "', so another principal must " + std::string(what) + " operation '" +
+                 op.operation_id + "' (tool '" + op.tool +
+                 "'); a tool's contract may allow it with approval.allow_self_approval");
 }
 
 Result<void> Decider::ApprovalDecided(const ApprovalDecision& decision) {
@@ -501,15 +514,16 @@ Result<void> Decider::ApprovalDecided(const ApprovalDecision& decision) {
                    ", not the " + decision.expected_intent_hash +
                    " you reviewed; review it again before approving");
   }
+  const RegisteredContract* contract = ContractOf(*op);
+  RECKON_TRY(SeparateDuties(*op, contract, decision.decided_by, "approve or deny"));
   if (!decision.granted) {
     return Emit(ApprovalDenied{op->operation_id, op->approval_id, decision.decided_by,
                                decision.reason.empty() ? "denied" : decision.reason});
   }
-  const RegisteredContract* contract = ContractOf(*op);
   const std::chrono::seconds ttl =
       contract ? contract->contract().approval.grant_ttl : std::chrono::seconds(0);
   RECKON_TRY(Emit(ApprovalGranted{op->operation_id, op->approval_id, op->intent_hash,
-                                  decision.decided_by, ToMicros(now_ + ttl)}));
+                                  decision.decided_by, ToMicros(now_ + ttl), decision.note}));
   return StartNextAttempt(*op);
 }
 
@@ -530,6 +544,7 @@ Result<void> Decider::Resolve(const HumanResolution& resolution) {
                "resolving '" + op->operation_id +
                    "' as committed needs the provider's reference as evidence");
   }
+  RECKON_TRY(SeparateDuties(*op, ContractOf(*op), resolution.resolved_by, "resolve"));
   RECKON_TRY(Emit(HumanResolved{op->operation_id, resolution.committed, resolution.provider_ref,
                                 resolution.resolved_by, resolution.note}));
   if (resolution.committed) {

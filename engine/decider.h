@@ -74,6 +74,7 @@ struct ApprovalDecision {
   bool granted = false;
   std::string decided_by;
   std::string reason;  // for a denial
+  std::string note;    // the approver's free text for a grant, journaled beside decided_by
 };
 
 struct DeciderOptions {
@@ -88,7 +89,7 @@ class Decider {
 
   // --- inputs ---
   Result<void> Start(const std::string& workflow_type, const boost::json::value& input,
-                     const std::string& definition_hash = "");
+                     const std::string& definition_hash = "", const std::string& started_by = "");
   Result<void> ApplyCommands(std::vector<Command> commands);
   Result<void> AttemptFinished(const std::string& operation_id, std::uint32_t attempt,
                                const AttemptOutcome& outcome);
@@ -97,16 +98,19 @@ class Decider {
   Result<void> ReconcileFinished(const std::string& operation_id, std::uint32_t round,
                                  const ReconcileOutcome& outcome);
   Result<void> WorkflowTimerFired(const std::string& timer_id);
-  Result<void> Signal(const std::string& name, const std::string& payload_json);
+  Result<void> Signal(const std::string& name, const std::string& payload_json,
+                      const std::string& sent_by = "");
   // Cancels the run: operations that have not acted yet (prepared, awaiting approval, retry
   // scheduled) are rejected with workflow_cancelled, and the run ends cancelled. Refused with
   // Errc::kFailedPrecondition while an operation may have acted and its outcome is not known
   // (in flight, unknown, reconciling, needs a person): cancelling must not forget an effect.
-  Result<void> Cancel(const std::string& reason);
+  Result<void> Cancel(const std::string& reason, const std::string& requested_by = "");
   // A person granted or denied the operation's current approval request. Refused with
   // kPermissionDenied when the decision names another request or another intent hash than
-  // the operation has now (a grant is bound to both), kFailedPrecondition when the operation
-  // does not await approval.
+  // the operation has now (a grant is bound to both), or when its decider started the run
+  // (separation of duties, unless the tool's contract sets approval.allow_self_approval);
+  // kFailedPrecondition when the operation does not await approval. Resolve refuses the
+  // run's starter the same way.
   Result<void> ApprovalDecided(const ApprovalDecision& decision);
   Result<void> Resolve(const HumanResolution& resolution);
   // After a restart: every operation that was mid-flight follows its contract.
@@ -128,6 +132,9 @@ class Decider {
   Result<void> HandleFailure(OperationRecord& op, FailureKind reported, const std::string& code,
                              const std::string& message);
   Result<void> RequestApproval(OperationRecord& op);
+  // kPermissionDenied when `by` started the run and the contract does not allow it.
+  Result<void> SeparateDuties(const OperationRecord& op, const RegisteredContract* contract,
+                              const std::string& by, std::string_view what) const;
   // The contract the operation runs under: its tool's, tightened by the call's overrides.
   const RegisteredContract* ContractOf(const OperationRecord& op) const;
   Result<boost::json::value> InputOf(const OperationRecord& op) const;

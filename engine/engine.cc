@@ -85,12 +85,20 @@ asio::awaitable<Result<int>> Engine::Recover() {
 
 asio::awaitable<Result<RunRef>> Engine::Start(std::string workflow_id, std::string workflow_type,
                                               json::value input) {
-  return Start(std::move(workflow_id), std::move(workflow_type), std::move(input), std::string());
+  return Start(std::move(workflow_id), std::move(workflow_type), std::move(input), StartOptions{});
 }
 
 asio::awaitable<Result<RunRef>> Engine::Start(std::string workflow_id, std::string workflow_type,
                                               json::value input,
                                               std::string definition_hash) {
+  StartOptions options;
+  options.definition_hash = std::move(definition_hash);
+  return Start(std::move(workflow_id), std::move(workflow_type), std::move(input),
+               std::move(options));
+}
+
+asio::awaitable<Result<RunRef>> Engine::Start(std::string workflow_id, std::string workflow_type,
+                                              json::value input, StartOptions options) {
   if (failed_) co_return Err(Errc::kUnavailable, "engine stopped: " + failure_);
   if (workflow_id.empty()) co_return Err(Errc::kInvalidArgument, "workflow id is empty");
   RECKON_CO_TRY(std::string input_json, CanonicalizeJson(input));
@@ -123,7 +131,8 @@ asio::awaitable<Result<RunRef>> Engine::Start(std::string workflow_id, std::stri
   slots_[workflow_id] = std::move(slot);
   // Build the input before the co_await: GCC 12 destroys some temporaries of a co_await
   // expression twice.
-  Input start = StartInput{std::move(workflow_type), std::move(input), std::move(definition_hash)};
+  Input start = StartInput{std::move(workflow_type), std::move(input),
+                           std::move(options.definition_hash), std::move(options.started_by)};
   auto started = Await(s, std::move(start));
   RECKON_CO_TRY(co_await std::move(started));
   co_return ref;
@@ -131,8 +140,13 @@ asio::awaitable<Result<RunRef>> Engine::Start(std::string workflow_id, std::stri
 
 asio::awaitable<Result<void>> Engine::Signal(std::string workflow_id, std::string name,
                                              std::string payload_json) {
+  return Signal(std::move(workflow_id), std::move(name), std::move(payload_json), std::string());
+}
+
+asio::awaitable<Result<void>> Engine::Signal(std::string workflow_id, std::string name,
+                                             std::string payload_json, std::string sent_by) {
   return SubmitToRun(std::move(workflow_id),
-                     SignalInput{std::move(name), std::move(payload_json)});
+                     SignalInput{std::move(name), std::move(payload_json), std::move(sent_by)});
 }
 
 asio::awaitable<Result<void>> Engine::DecideApproval(std::string workflow_id,
@@ -146,7 +160,13 @@ asio::awaitable<Result<void>> Engine::Resolve(std::string workflow_id,
 }
 
 asio::awaitable<Result<void>> Engine::Cancel(std::string workflow_id, std::string reason) {
-  return SubmitToRun(std::move(workflow_id), CancelInput{std::move(reason)});
+  return Cancel(std::move(workflow_id), std::move(reason), std::string());
+}
+
+asio::awaitable<Result<void>> Engine::Cancel(std::string workflow_id, std::string reason,
+                                             std::string requested_by) {
+  return SubmitToRun(std::move(workflow_id),
+                     CancelInput{std::move(reason), std::move(requested_by)});
 }
 
 void Engine::ReportLateAttempt(const std::string& workflow_id, std::string operation_id,
@@ -202,7 +222,7 @@ Result<void> Engine::ApplyInput(Decider& decider, Slot& slot, Input& input) {
       [&](auto& in) -> Result<void> {
         using T = std::decay_t<decltype(in)>;
         if constexpr (std::is_same_v<T, StartInput>) {
-          return decider.Start(in.type, in.input, in.definition_hash);
+          return decider.Start(in.type, in.input, in.definition_hash, in.started_by);
         } else if constexpr (std::is_same_v<T, AttemptDone>) {
           return decider.AttemptFinished(in.operation_id, in.attempt, in.outcome);
         } else if constexpr (std::is_same_v<T, DueInput>) {
@@ -212,13 +232,13 @@ Result<void> Engine::ApplyInput(Decider& decider, Slot& slot, Input& input) {
         } else if constexpr (std::is_same_v<T, TimerInput>) {
           return decider.WorkflowTimerFired(in.timer_id);
         } else if constexpr (std::is_same_v<T, SignalInput>) {
-          return decider.Signal(in.name, in.payload_json);
+          return decider.Signal(in.name, in.payload_json, in.sent_by);
         } else if constexpr (std::is_same_v<T, ApprovalDecision>) {
           return decider.ApprovalDecided(in);
         } else if constexpr (std::is_same_v<T, HumanResolution>) {
           return decider.Resolve(in);
         } else if constexpr (std::is_same_v<T, CancelInput>) {
-          return decider.Cancel(in.reason);
+          return decider.Cancel(in.reason, in.requested_by);
         } else {
           (void)slot;
           return decider.Recover();

@@ -74,6 +74,12 @@ struct EngineOptions {
 };
 
 // What a caller can see of a run.
+// What Engine::Start journals besides the type and input.
+struct StartOptions {
+  std::string definition_hash;  // what defines the run besides its type and input (a plan)
+  std::string started_by;       // who started it (server mode: the principal)
+};
+
 struct RunSummary {
   storage::RunRef ref;
   std::string workflow_type;
@@ -111,14 +117,25 @@ class Engine {
                                                         std::string workflow_type,
                                                         boost::json::value input,
                                                         std::string definition_hash);
+  // The third form also journals who started the run (server mode: the principal), which
+  // separation of duties reads (Decider::ApprovalDecided).
+  boost::asio::awaitable<Result<storage::RunRef>> Start(std::string workflow_id,
+                                                        std::string workflow_type,
+                                                        boost::json::value input,
+                                                        StartOptions options);
+  // `sent_by` (second form) is journaled with the signal: the principal in server mode.
   boost::asio::awaitable<Result<void>> Signal(std::string workflow_id, std::string name,
                                               std::string payload_json);
+  boost::asio::awaitable<Result<void>> Signal(std::string workflow_id, std::string name,
+                                              std::string payload_json, std::string sent_by);
   boost::asio::awaitable<Result<void>> DecideApproval(std::string workflow_id,
                                                       ApprovalDecision decision);
   boost::asio::awaitable<Result<void>> Resolve(std::string workflow_id,
                                                HumanResolution resolution);
   // Cancels a run (Decider::Cancel says when it is refused). Completes once durable.
   boost::asio::awaitable<Result<void>> Cancel(std::string workflow_id, std::string reason);
+  boost::asio::awaitable<Result<void>> Cancel(std::string workflow_id, std::string reason,
+                                              std::string requested_by);
 
   // A completion of an attempt the engine may no longer wait for: server mode hands over a
   // worker's report that arrived after its lease ran out or after a restart. A success is
@@ -164,14 +181,19 @@ class Engine {
  private:
   struct Slot;
   using Reply = boost::asio::any_completion_handler<void(Result<void>)>;
-  struct StartInput { std::string type; boost::json::value input; std::string definition_hash; };
+  struct StartInput {
+    std::string type;
+    boost::json::value input;
+    std::string definition_hash;
+    std::string started_by;
+  };
   struct AttemptDone { std::string operation_id; std::uint32_t attempt; AttemptOutcome outcome; };
   struct DueInput { std::string operation_id; };
   struct LookupDone { std::string operation_id; std::uint32_t round; ReconcileOutcome outcome; };
   struct TimerInput { std::string timer_id; };
-  struct SignalInput { std::string name; std::string payload_json; };
+  struct SignalInput { std::string name; std::string payload_json; std::string sent_by; };
   struct RecoverInput {};
-  struct CancelInput { std::string reason; };
+  struct CancelInput { std::string reason; std::string requested_by; };
   using Input = std::variant<StartInput, AttemptDone, DueInput, LookupDone, TimerInput,
                              SignalInput, ApprovalDecision, HumanResolution, RecoverInput,
                              CancelInput>;

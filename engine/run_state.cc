@@ -25,6 +25,7 @@ struct RunState::Fold {
   Result<void> operator()(const WorkflowStarted& e) {
     run.workflow_type_ = e.workflow_type;
     run.input_json_ = e.input_json;
+    run.started_by_ = e.started_by;
     return Ok();
   }
   Result<void> operator()(const WorkflowCompleted& e) {

@@ -75,6 +75,8 @@ class RunState {
   const storage::RunRef& ref() const { return ref_; }
   const std::string& workflow_type() const { return workflow_type_; }
   const std::string& input_json() const { return input_json_; }
+  // Who started the run (server mode: the principal); empty when embedded or before 0.2.
+  const std::string& started_by() const { return started_by_; }
   storage::RunStatus status() const { return status_; }
   std::int64_t next_seq() const { return next_seq_; }
   bool started() const { return next_seq_ > 1; }
@@ -101,6 +103,7 @@ class RunState {
   storage::RunRef ref_;
   std::string workflow_type_;
   std::string input_json_;
+  std::string started_by_;
   storage::RunStatus status_ = storage::RunStatus::kRunning;
   std::string result_json_;
   std::int64_t next_seq_ = 1;

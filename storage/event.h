@@ -54,10 +54,14 @@ struct WorkflowStarted {
   std::string workflow_type;
   std::string input_json;
   std::string definition_hash;
+  std::string started_by;  // the principal (server mode); empty when embedded
 };
 struct WorkflowCompleted { std::string result_json; };
 struct WorkflowFailed { std::string code; std::string message; };
-struct WorkflowCancelRequested { std::string reason; };
+struct WorkflowCancelRequested {
+  std::string reason;
+  std::string requested_by;  // the principal (server mode)
+};
 struct WorkflowCancelled {};
 struct WorkflowTaskScheduled {};
 struct WorkflowTaskStarted { std::string worker; };
@@ -83,8 +87,9 @@ struct ApprovalGranted {
   std::string operation_id;
   std::string approval_id;
   std::string intent_hash;
-  std::string approved_by;
+  std::string approved_by;  // the principal (server mode), or the embedded host's name
   std::int64_t expires_at_us = 0;
+  std::string note;  // the approver's free text, beside the principal
 };
 struct ApprovalDenied {
   std::string operation_id;
@@ -146,7 +151,11 @@ struct HumanResolved {
 };
 struct TimerStarted { std::string timer_id; std::int64_t fire_at_us = 0; };
 struct TimerFired { std::string timer_id; };
-struct SignalReceived { std::string name; std::string payload_json; };
+struct SignalReceived {
+  std::string name;
+  std::string payload_json;
+  std::string sent_by;  // the principal (server mode)
+};
 struct MarkerRecorded { std::string step_id; std::string kind; std::string value_json; };
 struct RetryScheduled {
   std::string operation_id;

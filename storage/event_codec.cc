@@ -28,6 +28,7 @@ void Encode(EventPayload::Builder p, const WorkflowStarted& e) {
   b.setWorkflowType(T(e.workflow_type));
   b.setInputJson(T(e.input_json));
   b.setDefinitionHash(T(e.definition_hash));
+  b.setStartedBy(T(e.started_by));
 }
 void Encode(EventPayload::Builder p, const WorkflowCompleted& e) {
   p.initWorkflowCompleted().setResultJson(T(e.result_json));
@@ -38,7 +39,9 @@ void Encode(EventPayload::Builder p, const WorkflowFailed& e) {
   b.setMessage(T(e.message));
 }
 void Encode(EventPayload::Builder p, const WorkflowCancelRequested& e) {
-  p.initWorkflowCancelRequested().setReason(T(e.reason));
+  auto b = p.initWorkflowCancelRequested();
+  b.setReason(T(e.reason));
+  b.setRequestedBy(T(e.requested_by));
 }
 void Encode(EventPayload::Builder p, const WorkflowCancelled&) { p.initWorkflowCancelled(); }
 void Encode(EventPayload::Builder p, const WorkflowTaskScheduled&) {
@@ -76,6 +79,7 @@ void Encode(EventPayload::Builder p, const ApprovalGranted& e) {
   b.setIntentHash(T(e.intent_hash));
   b.setApprovedBy(T(e.approved_by));
   b.setExpiresAtUs(e.expires_at_us);
+  b.setNote(T(e.note));
 }
 void Encode(EventPayload::Builder p, const ApprovalDenied& e) {
   auto b = p.initApprovalDenied();
@@ -160,6 +164,7 @@ void Encode(EventPayload::Builder p, const SignalReceived& e) {
   auto b = p.initSignalReceived();
   b.setName(T(e.name));
   b.setPayloadJson(T(e.payload_json));
+  b.setSentBy(T(e.sent_by));
 }
 void Encode(EventPayload::Builder p, const MarkerRecorded& e) {
   auto b = p.initMarkerRecorded();
@@ -183,7 +188,7 @@ Result<EventBody> DecodeUnion(EventPayload::Reader p) {
     case EventPayload::WORKFLOW_STARTED: {
       auto r = p.getWorkflowStarted();
       return WorkflowStarted{S(r.getWorkflowType()), S(r.getInputJson()),
-                             S(r.getDefinitionHash())};
+                             S(r.getDefinitionHash()), S(r.getStartedBy())};
     }
     case EventPayload::WORKFLOW_COMPLETED:
       return WorkflowCompleted{S(p.getWorkflowCompleted().getResultJson())};
@@ -192,7 +197,8 @@ Result<EventBody> DecodeUnion(EventPayload::Reader p) {
       return WorkflowFailed{S(r.getCode()), S(r.getMessage())};
     }
     case EventPayload::WORKFLOW_CANCEL_REQUESTED:
-      return WorkflowCancelRequested{S(p.getWorkflowCancelRequested().getReason())};
+      return WorkflowCancelRequested{S(p.getWorkflowCancelRequested().getReason()),
+                                     S(p.getWorkflowCancelRequested().getRequestedBy())};
     case EventPayload::WORKFLOW_CANCELLED: return WorkflowCancelled{};
     case EventPayload::WORKFLOW_TASK_SCHEDULED: return WorkflowTaskScheduled{};
     case EventPayload::WORKFLOW_TASK_STARTED:
@@ -216,7 +222,7 @@ Result<EventBody> DecodeUnion(EventPayload::Reader p) {
     case EventPayload::APPROVAL_GRANTED: {
       auto r = p.getApprovalGranted();
       return ApprovalGranted{S(r.getOperationId()), S(r.getApprovalId()), S(r.getIntentHash()),
-                             S(r.getApprovedBy()), r.getExpiresAtUs()};
+                             S(r.getApprovedBy()), r.getExpiresAtUs(), S(r.getNote())};
     }
     case EventPayload::APPROVAL_DENIED: {
       auto r = p.getApprovalDenied();
@@ -277,7 +283,7 @@ Result<EventBody> DecodeUnion(EventPayload::Reader p) {
     case EventPayload::TIMER_FIRED: return TimerFired{S(p.getTimerFired().getTimerId())};
     case EventPayload::SIGNAL_RECEIVED: {
       auto r = p.getSignalReceived();
-      return SignalReceived{S(r.getName()), S(r.getPayloadJson())};
+      return SignalReceived{S(r.getName()), S(r.getPayloadJson()), S(r.getSentBy())};
     }
     case EventPayload::MARKER_RECORDED: {
       auto r = p.getMarkerRecorded();

@@ -50,6 +50,7 @@ struct WorkflowStarted {
   inputJson @1 :Text;
   # Hash of what defines the run besides the input (e.g. a compiled plan); empty if none.
   definitionHash @2 :Text;
+  startedBy @3 :Text;        # the principal that started it (server mode); empty embedded
 }
 
 struct WorkflowCompleted {
@@ -63,6 +64,7 @@ struct WorkflowFailed {
 
 struct WorkflowCancelRequested {
   reason @0 :Text;
+  requestedBy @1 :Text;      # the principal (server mode)
 }
 
 struct WorkflowTaskStarted {
@@ -94,8 +96,9 @@ struct ApprovalGranted {
   operationId @0 :Text;
   approvalId @1 :Text;
   intentHash @2 :Text;
-  approvedBy @3 :Text;
+  approvedBy @3 :Text;       # the principal (server mode)
   expiresAtUs @4 :Int64;
+  note @5 :Text;             # the approver's free text, beside the principal
 }
 
 struct ApprovalDenied {
@@ -181,6 +184,7 @@ struct TimerFired {
 struct SignalReceived {
   name @0 :Text;
   payloadJson @1 :Text;
+  sentBy @2 :Text;           # the principal (server mode)
 }
 
 struct MarkerRecorded {

@@ -47,6 +47,7 @@ class LineBuilder {
     Line("workflow.started");
     Add("run", run_.ref().run_id);
     Add("type", e.workflow_type);
+    if (!e.started_by.empty()) Add("by", e.started_by);
   }
   void On(const WorkflowCompleted&) {
     Line("workflow.completed");
@@ -165,6 +166,7 @@ class LineBuilder {
   void On(const SignalReceived& e) {
     Line("workflow.signal_received");
     Add("signal", e.name);
+    if (!e.sent_by.empty()) Add("by", e.sent_by);
   }
   template <class T>
   void On(const T&) {}  // task bookkeeping and markers are not effect transitions

@@ -14,6 +14,7 @@
 #include "reckon/storage/journal.h"
 #include "tests/refund_crash_audit.h"
 #include "tests/support/crash_support.h"
+#include "tests/support/role_tokens.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 
@@ -132,11 +133,16 @@ TEST(PlanRunTest, OnAServerWithTwoWorkersAndApprovalsFromTheCli) {
   }
   ASSERT_NE(port, 0);
   const std::string address = "127.0.0.1:" + std::to_string(port);
+  auto tokens = IssueRoleTokens(RECKON_CLI_PATH, address, dir.File("server.db.admin-token"),
+                                dir.path().string());
+  ASSERT_TRUE(tokens) << tokens.error().ToString();
+  const std::string tokens_dir = dir.path().string();
   std::vector<Subprocess> workers;
   for (const char* id : {"w1", "w2"}) {
     SubprocessOptions wo;
     wo.args = {"--server", address, "--provider", url, "--id", id};
     wo.stderr_path = dir.File(std::string(id) + ".log");
+    wo.env.emplace_back("RECKON_TOKEN_FILE", RoleTokenFile(tokens_dir, "worker"));
     auto worker = Subprocess::Start(RECKON_REFUND_WORKER, wo);
     ASSERT_TRUE(worker) << worker.error().ToString();
     workers.push_back(std::move(worker).value());
@@ -144,7 +150,8 @@ TEST(PlanRunTest, OnAServerWithTwoWorkersAndApprovalsFromTheCli) {
   // The plan run follows progress and prints the approve commands; a person (this test)
   // answers them from another "terminal".
   SubprocessOptions ro;
-  ro.args = {"plan", "run", kPlan, "--server", address};
+  ro.args = {"plan", "run", kPlan, "--server", address, "--token-file",
+             RoleTokenFile(tokens_dir, "operator")};
   ro.stderr_path = dir.File("run.log");
   // Workers may still be registering: the server refuses a plan no worker can run yet.
   std::optional<Subprocess> run;
@@ -163,7 +170,7 @@ TEST(PlanRunTest, OnAServerWithTwoWorkersAndApprovalsFromTheCli) {
     }
   }
   ASSERT_TRUE(run) << "the plan never started";
-  const std::regex approve("reckon approve (\\S+) --operation (\\S+) --intent-hash (\\S+)");
+  const std::regex approve("reckon approve (\\S+) --operation (\\S+) --fingerprint (\\S+)");
   std::set<std::string> approved;
   const auto deadline = std::chrono::steady_clock::now() + 60s;
   while (std::chrono::steady_clock::now() < deadline) {
@@ -176,8 +183,9 @@ TEST(PlanRunTest, OnAServerWithTwoWorkersAndApprovalsFromTheCli) {
     std::smatch m;
     if (std::regex_search(line.value(), m, approve) && !approved.count(m[2])) {
       approved.insert(m[2]);
-      auto [status, out] = Reckon(dir, {"approve", m[1], "--operation", m[2], "--intent-hash",
-                                        m[3], "--by", "test", "--server", address});
+      auto [status, out] = Reckon(dir, {"approve", m[1], "--operation", m[2], "--fingerprint",
+                                        m[3], "--server", address, "--token-file",
+                                        RoleTokenFile(tokens_dir, "approver")});
       EXPECT_TRUE(status.Succeeded()) << out;
     }
   }

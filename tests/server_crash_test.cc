@@ -53,6 +53,7 @@
 
 #include "tests/refund_crash_audit.h"
 #include "tests/support/crash_support.h"
+#include "tests/support/role_tokens.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 
@@ -272,8 +273,18 @@ class Epoch {
     }
   }
 
+  // After the first life: the server wrote its admin token; every later request of the epoch
+  // (workers, the CLI) presents the token of its role.
+  bool IssueTokens() {
+    auto issued = IssueRoleTokens(RECKON_CLI, "127.0.0.1:" + std::to_string(port_),
+                                  journal() + ".admin-token", dir_.string());
+    if (!issued) return Fail("issuing tokens: " + issued.error().ToString());
+    return true;
+  }
+
   bool StartWorker(int i) {
     SubprocessOptions options;
+    options.env.emplace_back("RECKON_TOKEN_FILE", RoleTokenFile(dir_.string(), "worker"));
     options.args = {"--server", "127.0.0.1:" + std::to_string(port_),
                     "--provider", "http://127.0.0.1:" + std::to_string(provider_->port),
                     "--seed", std::to_string(kInputSeed),
@@ -365,6 +376,9 @@ class Epoch {
   // Runs `reckon ARGS --server 127.0.0.1:PORT`; its stderr goes to cli.log.
   Result<CliResult> Cli(std::vector<std::string> args,
                         std::chrono::milliseconds timeout = kCliTimeout) {
+    const std::string role = RoleForCommand(args);
+    args.push_back("--token-file");
+    args.push_back(RoleTokenFile(dir_.string(), role));
     args.push_back("--server");
     args.push_back("127.0.0.1:" + std::to_string(port_));
     SubprocessOptions options;
@@ -438,8 +452,8 @@ class Epoch {
                                std::string(op.at("failure_message").as_string()));
         } else if (state == "awaiting_approval") {
           Result<CliResult> approved =
-              Cli({"approve", id, "--operation", op_id, "--intent-hash",
-                   std::string(op.at("intent_hash").as_string()), "--by", "server-crash-test"});
+              Cli({"approve", id, "--operation", op_id, "--fingerprint",
+                   std::string(op.at("intent_hash").as_string()), "--note", "server-crash-test"});
           // A refusal (the server went away, or the decision already took effect) is retried by
           // the next sweep, which sees the operation's state afresh.
           if (approved && approved.value().status.Succeeded()) ++tally.approvals;
@@ -539,7 +553,7 @@ class ServerCrashTest : public ::testing::Test {
     Epoch epoch(mode, seed, number, dir.path() / (mode.name + "-epoch" + std::to_string(number)));
     const int delay_ms = number % 2 == 0 ? kSlowCommitMs : 0;
     if (!epoch.StartProviderProcess(delay_ms)) return;
-    if (!epoch.StartServer() || !epoch.WaitServerReady()) return;
+    if (!epoch.StartServer() || !epoch.WaitServerReady() || !epoch.IssueTokens()) return;
     for (int i = 0; i < kWorkers; ++i) {
       if (!epoch.StartWorker(i)) return;
     }

@@ -30,7 +30,7 @@ std::optional<std::string> PlanProgress::Line(const storage::Event& event) {
                  e.intent_hash.substr(0, 12) + ")";
         } else if constexpr (std::is_same_v<T, ApprovalRequested>) {
           waiting_[e.operation_id] = "reckon approve " + workflow_id_ + " --operation " +
-                                     e.operation_id + " --intent-hash " + e.intent_hash;
+                                     e.operation_id + " --fingerprint " + e.intent_hash;
           return StepOf(e.operation_id) + ": waiting for approval";
         } else if constexpr (std::is_same_v<T, ApprovalGranted>) {
           waiting_.erase(e.operation_id);

@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include "reckon/api/protocol/credentials.h"
 #include "reckon/api/protocol/wire_convert.h"
 #include "reckon/contract/contract_json.h"
 
@@ -56,6 +57,11 @@ RemoteWorker::RemoteWorker(asio::any_io_executor executor, const WorkflowRegistr
       idle_(executor_),
       alive_(std::make_shared<bool>(true)) {
   if (options_.worker_id.empty()) options_.worker_id = DefaultWorkerId();
+}
+
+Result<void> LoadWorkerToken(RemoteWorkerOptions& options, std::string_view token_file_flag) {
+  RECKON_TRY(options.connection.token, api::LoadClientToken(token_file_flag));
+  return Ok();
 }
 
 RemoteWorker::~RemoteWorker() { *alive_ = false; }

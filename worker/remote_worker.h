@@ -50,6 +50,11 @@ struct RemoteWorkerOptions {
   std::size_t max_cached_runs = 10000;
 };
 
+// Puts the worker's API token (role worker; api/protocol/credentials.h says where it is
+// found: `token_file_flag`, else $RECKON_TOKEN_FILE, else ~/.config/reckon/token) into
+// options.connection.token. Errors name the file and what is wrong with it.
+Result<void> LoadWorkerToken(RemoteWorkerOptions& options, std::string_view token_file_flag);
+
 class RemoteWorker {
  public:
   RemoteWorker(boost::asio::any_io_executor executor, const WorkflowRegistry& workflows,

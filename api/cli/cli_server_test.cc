@@ -174,9 +174,8 @@ TEST_F(CliServerTest, DenyEndsTheOperationWithApprovalDenied) {
   const json::object waiting = Operation("d-1", "payout#1");
   const std::string op(waiting.at("operation_id").as_string());
   const CliRun denied =
-      Cli({"deny", "d-1", "--operation", op, "--intent-hash",
-           std::string(waiting.at("intent_hash").as_string()), "--by", "alice", "--reason",
-           "not this customer"});
+      Cli({"deny", "d-1", "--operation", op, "--fingerprint",
+           std::string(waiting.at("intent_hash").as_string()), "--reason", "not this customer"});
   EXPECT_EQ(denied.code(), 0) << denied.Describe();
   EXPECT_EQ(denied.out, "denied " + op + " of d-1\n");
 
@@ -187,27 +186,77 @@ TEST_F(CliServerTest, DenyEndsTheOperationWithApprovalDenied) {
   EXPECT_EQ(after.at("attempt"), 0) << "a denied operation never runs";
   const auto events = EventsOfType("d-1", "ApprovalDenied");
   ASSERT_EQ(events.size(), 1u);
-  EXPECT_EQ(events[0].at("deniedBy"), "alice");
+  // The principal of the token, never a name the caller typed.
+  EXPECT_EQ(events[0].at("deniedBy"), "approver");
   EXPECT_EQ(events[0].at("reason"), "not this customer");
   const auto failed = EventsOfType("d-1", "WorkflowFailed");
   ASSERT_EQ(failed.size(), 1u);
   EXPECT_EQ(failed[0].at("code"), "approval_denied");
 
   // Approving afterwards is refused: the decision is taken.
-  const CliRun late = Cli({"approve", "d-1", "--operation", op, "--by", "bob"});
+  const CliRun late = Cli({"approve", "d-1", "--operation", op, "--fingerprint",
+                           std::string(waiting.at("intent_hash").as_string())});
   EXPECT_NE(late.code(), 0) << late.Describe();
+}
+
+// Separation of duties: a person who both operates and approves may not approve the run they
+// started; another approver may. An approver scoped to other tools may not either.
+TEST_F(CliServerTest, WhoStartedARunMayNotApproveItAndScopesNarrowApprovers) {
+  const std::string pat = server_->dir().File("pat.token");
+  const std::string narrow = server_->dir().File("narrow.token");
+  ASSERT_EQ(Cli({"auth", "token", "create", "--name", "pat", "--role", "operator,approver",
+                 "--out", pat}).code(), 0);
+  ASSERT_EQ(Cli({"auth", "token", "create", "--name", "narrow", "--role", "approver", "--tools",
+                 "charge", "--out", narrow}).code(), 0);
+  CliRun started;
+  ASSERT_TRUE(testing::Eventually([&] {
+    started = Cli({"start", "sod-1", "--type", "call_once", "--input", Input("payout", 900),
+                   "--token-file", pat});
+    return started.code() == 0;
+  })) << started.Describe();
+  ASSERT_TRUE(WaitForState("sod-1", "payout#1", "awaiting_approval")) << Show("sod-1");
+  const json::object waiting = Operation("sod-1", "payout#1");
+  const std::string op(waiting.at("operation_id").as_string());
+  const std::string hash(waiting.at("intent_hash").as_string());
+  EXPECT_EQ(Show("sod-1").at("started_by"), "pat");
+
+  const CliRun own = Cli({"approve", "sod-1", "--operation", op, "--fingerprint", hash,
+                          "--token-file", pat});
+  EXPECT_EQ(own.code(), 2) << own.Describe();
+  EXPECT_NE(own.err.find("separation of duties: 'pat' started run 'sod-1'"), std::string::npos)
+      << own.err;
+  const CliRun scoped = Cli({"approve", "sod-1", "--operation", op, "--fingerprint", hash,
+                             "--token-file", narrow});
+  EXPECT_EQ(scoped.code(), 2) << scoped.Describe();
+  EXPECT_NE(scoped.err.find("calls 'payout'"), std::string::npos) << scoped.err;
+  const CliRun unbound = Cli({"approve", "sod-1", "--operation", op});
+  EXPECT_EQ(unbound.code(), 2) << unbound.Describe();
+  EXPECT_NE(unbound.err.find("--fingerprint"), std::string::npos) << unbound.err;
+  EXPECT_TRUE(EventsOfType("sod-1", "ApprovalGranted").empty()) << "a refusal journaled";
+
+  const CliRun other = Cli({"approve", "sod-1", "--operation", op, "--fingerprint", hash,
+                            "--note", "checked"});
+  EXPECT_EQ(other.code(), 0) << other.Describe();
+  ASSERT_TRUE(WaitForStatus("sod-1", "completed")) << Show("sod-1");
+  const auto granted = EventsOfType("sod-1", "ApprovalGranted");
+  ASSERT_EQ(granted.size(), 1u);
+  EXPECT_EQ(granted[0].at("approvedBy"), "approver");
+  EXPECT_EQ(granted[0].at("note"), "checked");
+  const auto starts = EventsOfType("sod-1", "WorkflowStarted");
+  ASSERT_EQ(starts.size(), 1u);
+  EXPECT_EQ(starts[0].at("startedBy"), "pat");
 }
 
 TEST_F(CliServerTest, ResolveCommittedSettlesTheOperationWithTheRefAPersonFound) {
   Start("r-1", "call_once", Input("unsure", 100));
   ASSERT_TRUE(WaitForState("r-1", "unsure#1", "needs_human")) << Show("r-1");
   const std::string op(Operation("r-1", "unsure#1").at("operation_id").as_string());
-  const CliRun unsure = Cli({"resolve", "r-1", "--operation", op, "--by", "bob"});
+  const CliRun unsure = Cli({"resolve", "r-1", "--operation", op});
   EXPECT_EQ(unsure.code(), 2) << unsure.Describe();
   EXPECT_NE(unsure.err.find("say what you found"), std::string::npos) << unsure.err;
 
   const CliRun resolved = Cli({"resolve", "r-1", "--operation", op, "--committed",
-                               "--provider-ref", "ext-42", "--by", "bob", "--note", "in the ledger"});
+                               "--provider-ref", "ext-42", "--note", "in the ledger"});
   EXPECT_EQ(resolved.code(), 0) << resolved.Describe();
   EXPECT_EQ(resolved.out, "resolved " + op + " of r-1 as committed\n");
   ASSERT_TRUE(WaitForStatus("r-1", "completed")) << Show("r-1");
@@ -218,7 +267,8 @@ TEST_F(CliServerTest, ResolveCommittedSettlesTheOperationWithTheRefAPersonFound)
   EXPECT_EQ(json::parse(Show("r-1").at("result_json").as_string()).at("ref"), "ext-42");
   const auto human = EventsOfType("r-1", "HumanResolved");
   ASSERT_EQ(human.size(), 1u);
-  EXPECT_EQ(human[0].at("resolvedBy"), "bob");
+  EXPECT_EQ(human[0].at("resolvedBy"), "approver");
+  EXPECT_EQ(human[0].at("note"), "in the ledger");
 }
 
 TEST_F(CliServerTest, ResolveNotCommittedRetriesTheOperation) {
@@ -226,7 +276,7 @@ TEST_F(CliServerTest, ResolveNotCommittedRetriesTheOperation) {
   ASSERT_TRUE(WaitForState("r-2", "unsure#1", "needs_human")) << Show("r-2");
   const std::string op(Operation("r-2", "unsure#1").at("operation_id").as_string());
   const CliRun resolved =
-      Cli({"resolve", "r-2", "--operation", op, "--not-committed", "--by", "bob"});
+      Cli({"resolve", "r-2", "--operation", op, "--not-committed"});
   EXPECT_EQ(resolved.code(), 0) << resolved.Describe();
   EXPECT_EQ(resolved.out, "resolved " + op + " of r-2 as not committed\n");
   ASSERT_TRUE(WaitForStatus("r-2", "completed")) << Show("r-2");

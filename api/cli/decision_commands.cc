@@ -1,6 +1,5 @@
 #include "reckon/api/cli/decision_commands.h"
 
-#include <cstdlib>
 #include <memory>
 
 #include "reckon/api/cli/remote.h"
@@ -10,18 +9,13 @@ namespace {
 
 namespace wire = api::wire;
 
-std::string DefaultPerson() {
-  const char* user = std::getenv("USER");
-  return user != nullptr && *user != '\0' ? user : "";
-}
-
 struct DecisionArgs {
   RemoteFlags remote;
   std::string workflow_id;
   std::string operation_id;
   std::string approval_id;
   std::string intent_hash;
-  std::string by = DefaultPerson();
+  std::string note;
   std::string reason;
 };
 
@@ -30,7 +24,11 @@ Result<void> Decide(CommandEnv& env, const DecisionArgs& args, bool granted) {
     return Err(Errc::kInvalidArgument,
                "name the operation with --operation (see `reckon show " + args.workflow_id + "`)");
   }
-  if (args.by.empty()) return Err(Errc::kInvalidArgument, "say who decides with --by NAME");
+  if (args.intent_hash.empty()) {
+    return Err(Errc::kInvalidArgument,
+               "pass --fingerprint HASH, the intent hash you reviewed (`reckon show " +
+                   args.workflow_id + "` prints it): a decision is bound to the intent it saw");
+  }
   auto request = NewRequest();
   auto d = request->getRoot<wire::Request>().initMethod().initDecideApproval();
   d.setWorkflowId(args.workflow_id);
@@ -38,7 +36,7 @@ Result<void> Decide(CommandEnv& env, const DecisionArgs& args, bool granted) {
   d.setApprovalId(args.approval_id);
   d.setExpectedIntentHash(args.intent_hash);
   d.setGranted(granted);
-  d.setDecidedBy(args.by);
+  d.setDecidedBy(args.note);  // the principal is the server's to record; this is a note
   d.setReason(args.reason);
   RECKON_TRY(CallServer(args.remote, std::move(request)));
   const std::string what = args.operation_id.empty() ? args.approval_id : args.operation_id;
@@ -57,7 +55,6 @@ struct ResolveArgs {
   bool committed = false;
   bool not_committed = false;
   std::string provider_ref;
-  std::string by = DefaultPerson();
   std::string note;
 };
 
@@ -70,14 +67,12 @@ Result<void> Resolve(CommandEnv& env, const ResolveArgs& args) {
     return Err(Errc::kInvalidArgument,
                "--committed needs --provider-ref: the provider's id for the effect you found");
   }
-  if (args.by.empty()) return Err(Errc::kInvalidArgument, "say who resolves with --by NAME");
   auto request = NewRequest();
   auto r = request->getRoot<wire::Request>().initMethod().initResolveOperation();
   r.setWorkflowId(args.workflow_id);
   r.setOperationId(args.operation_id);
   r.setCommitted(args.committed);
   r.setProviderRef(args.provider_ref);
-  r.setResolvedBy(args.by);
   r.setNote(args.note);
   RECKON_TRY(CallServer(args.remote, std::move(request)));
   if (!(env.out << "resolved " << args.operation_id << " of " << args.workflow_id << " as "
@@ -95,9 +90,10 @@ void AddDecision(CLI::App& app, CommandEnv& env, const char* name, const char* h
   c->add_option("workflow_id", args->workflow_id, "Workflow id")->required();
   c->add_option("--operation", args->operation_id, "Operation id (from `reckon show`)");
   c->add_option("--approval", args->approval_id, "Approval id, instead of --operation");
-  c->add_option("--intent-hash,--fingerprint", args->intent_hash,
-                "The intent hash you reviewed; refused if the operation's intent differs");
-  c->add_option("--by", args->by, "Who decides (default $USER)");
+  c->add_option("--fingerprint,--intent-hash", args->intent_hash,
+                "Required: the intent hash you reviewed; refused if the operation's intent differs");
+  c->add_option("--note", args->note,
+                "Free text journaled beside you (the principal of your token decides)");
   c->add_option("--reason", args->reason, "Why; recorded in the journal");
   AddRemoteFlags(c, args->remote);
   c->callback([&env, args, name, granted] {
@@ -120,7 +116,6 @@ void AddDecisionCommands(CLI::App& app, CommandEnv& env) {
   c->add_flag("--committed", args->committed, "The effect happened (give --provider-ref)");
   c->add_flag("--not-committed", args->not_committed, "The effect did not happen");
   c->add_option("--provider-ref", args->provider_ref, "The provider's id for the effect");
-  c->add_option("--by", args->by, "Who resolves (default $USER)");
   c->add_option("--note", args->note, "What you checked; recorded in the journal");
   AddRemoteFlags(c, args->remote);
   c->callback([&env, args] {

@@ -1,5 +1,7 @@
 #include "reckon/api/cli/remote.h"
 
+#include "reckon/api/protocol/credentials.h"
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
@@ -19,6 +21,10 @@ void AddRemoteFlags(CLI::App* command, RemoteFlags& flags, bool with_json) {
   command->add_option("--server", flags.server,
                       "reckon server address HOST:PORT (default $RECKON_SERVER or 127.0.0.1:7233)")
       ->type_name("HOST:PORT");
+  command->add_option("--token-file", flags.token_file,
+                      "File holding your API token (default $RECKON_TOKEN_FILE, then "
+                      "~/.config/reckon/token)")
+      ->type_name("FILE");
   if (with_json) command->add_flag("--json", flags.json, "Print JSON for scripts instead of tables");
 }
 
@@ -31,10 +37,13 @@ std::unique_ptr<capnp::MallocMessageBuilder> NewRequest() {
 Result<api::Reply> CallServer(const RemoteFlags& flags,
                               std::unique_ptr<capnp::MallocMessageBuilder> request,
                               std::chrono::milliseconds timeout) {
+  RECKON_TRY(std::string token, api::LoadClientToken(flags.token_file));
+  api::ClientOptions options;
+  options.token = std::move(token);
   asio::io_context io(1);
   std::optional<Result<api::Reply>> outcome;
   auto call = [&]() -> asio::awaitable<void> {
-    auto connect = api::Client::Connect(io.get_executor(), flags.server);
+    auto connect = api::Client::Connect(io.get_executor(), flags.server, std::move(options));
     auto client = co_await std::move(connect);
     if (!client) {
       outcome.emplace(client.error());

@@ -1,8 +1,10 @@
-// What the `reckon` subcommands that talk to a server share: the --server and --json flags,
-// and one synchronous request/reply over a fresh connection.
+// What the `reckon` subcommands that talk to a server share: the --server, --token-file and
+// --json flags, and one synchronous request/reply over a fresh connection.
 //
-// The server address comes from --server, else $RECKON_SERVER, else 127.0.0.1:7233. Errors
-// say what to do: an unreachable server names the address and suggests `reckon server`.
+// The server address comes from --server, else $RECKON_SERVER, else 127.0.0.1:7233. The API
+// token from --token-file, else $RECKON_TOKEN_FILE, else ~/.config/reckon/token
+// (api/protocol/credentials.h); never from the command line. Errors say what to do: an
+// unreachable server names the address and suggests `reckon server`.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -20,10 +22,12 @@ namespace reckon::cli {
 
 struct RemoteFlags {
   std::string server;
+  std::string token_file;
   bool json = false;
 };
 
-// Adds --server (and --json unless `with_json` is false) to `command`; `flags` must outlive it.
+// Adds --server and --token-file (and --json unless `with_json` is false) to `command`;
+// `flags` must outlive it.
 void AddRemoteFlags(CLI::App* command, RemoteFlags& flags, bool with_json = true);
 
 // A Request message to fill: `NewRequest()->getRoot<api::wire::Request>().initMethod()...`.

@@ -133,6 +133,12 @@ void AddServerCommands(CLI::App& app, CommandEnv& env) {
                 "Commit on the event loop's thread, not a commit thread (lower latency alone, "
                 "lower throughput under load; see docs/PERFORMANCE.md)");
     c->add_option("--port-file", args->port_file, "Write the bound port to this file");
+    c->add_option("--admin-token-file", args->config.admin_token_file,
+                  "Where the first start writes the admin token (default <journal>.admin-token)")
+        ->type_name("FILE");
+    c->add_flag("--insecure-dev", args->config.insecure_dev,
+                "Development only, loopback only: requests without a token act as the "
+                "principal 'dev' with every permission");
     c->add_option("--lease-timeout-ms", args->lease_timeout_ms,
                   "A tool task not heartbeaten this long is lost (outcome unknown)")
         ->check(CLI::Range(100L, 3600000L))

@@ -156,6 +156,7 @@ Result<void> RunShow(CommandEnv& env, const IdArgs& args) {
     json::object out = SummaryJson(s);
     out["input_json"] = Str(detail.getInputJson());
     out["result_json"] = Str(detail.getResultJson());
+    out["started_by"] = Str(detail.getStartedBy());
     json::array ops;
     for (auto o : detail.getOperations()) {
       ops.push_back(json::object{{"operation_id", Str(o.getOperationId())},
@@ -181,7 +182,8 @@ Result<void> RunShow(CommandEnv& env, const IdArgs& args) {
   text += "status    " + Str(s.getStatus()) + "\n";
   if (s.getStuckReason().size() > 0) text += "stuck     " + Str(s.getStuckReason()) + "\n";
   text += "waits on  " + WaitText(s) + "\n";
-  text += "started   " + FormatTimeUs(s.getCreatedAtUs()) + " UTC\n";
+  text += "started   " + FormatTimeUs(s.getCreatedAtUs()) + " UTC" +
+          (detail.getStartedBy().size() > 0 ? " by " + Str(detail.getStartedBy()) : "") + "\n";
   text += "updated   " + FormatTimeUs(s.getUpdatedAtUs()) + " UTC\n";
   text += "input     " + Str(detail.getInputJson()) + "\n";
   if (detail.getResultJson().size() > 0) text += "result    " + Str(detail.getResultJson()) + "\n";
@@ -201,7 +203,7 @@ Result<void> RunShow(CommandEnv& env, const IdArgs& args) {
                     Str(o.getOperationId()), Str(o.getIntentHash()).substr(0, 16), detail_text});
     if (state == "awaiting_approval") {
       waiting.push_back("  reckon approve " + Str(s.getWorkflowId()) + " --operation " +
-                        Str(o.getOperationId()) + " --intent-hash " + Str(o.getIntentHash()));
+                        Str(o.getOperationId()) + " --fingerprint " + Str(o.getIntentHash()));
     } else if (state == "needs_human") {
       waiting.push_back("  reckon resolve " + Str(s.getWorkflowId()) + " --operation " +
                         Str(o.getOperationId()) + " --committed --provider-ref REF   (or "

@@ -46,6 +46,10 @@ struct Request {
     completeToolTask @16 :CompleteToolTask;
     heartbeat @17 :Heartbeat;
     watchWorkflow @18 :WatchWorkflow;
+    createToken @20 :CreateToken;
+    listTokens @21 :Void;
+    revokeToken @22 :RevokeToken;
+    whoAmI @23 :Void;
   }
 
   credential @19 :Text;
@@ -69,6 +73,9 @@ struct Response {
     workflowTask @11 :WorkflowTask;
     toolTask @12 :ToolTask;
     heartbeat @13 :HeartbeatReply;
+    createdToken @14 :CreatedToken;
+    tokens @15 :List(PrincipalInfo);
+    principal @16 :PrincipalInfo;   # revokeToken: the principal as revoked; whoAmI: the caller
   }
 }
 
@@ -150,6 +157,7 @@ struct WorkflowDetail {
   inputJson @1 :Text;      # the workflow's input as journaled
   resultJson @2 :Text;
   operations @3 :List(OperationInfo);
+  startedBy @4 :Text;      # the principal that started the run (empty before 0.2)
 }
 
 struct HistoryEvent {
@@ -326,4 +334,36 @@ struct Heartbeat {
 
 struct HeartbeatReply {
   cancel @0 :List(UInt64);  # tasks the server no longer holds for this worker: stop them
+}
+
+# --- principals (admin; docs/SECURITY.md) ---------------------------------------------------
+
+struct CreateToken {
+  name @0 :Text;                  # the principal's name (base/identifier.h rules)
+  role @1 :Text;                  # admin | operator | approver | reader | worker; several:
+                                  # "operator,approver"
+  tools @2 :List(Text);           # approver, worker: the tools it is limited to; empty: any
+  workflowTypes @3 :List(Text);   # worker: the workflow types it may host; empty: any
+  expiresInS @4 :UInt64;          # 0: never expires
+}
+
+struct CreatedToken {
+  principal @0 :PrincipalInfo;
+  token @1 :Text;   # shown this once; the server keeps only its SHA-256
+}
+
+struct RevokeToken {
+  name @0 :Text;
+}
+
+struct PrincipalInfo {
+  name @0 :Text;
+  role @1 :Text;
+  tools @2 :List(Text);
+  workflowTypes @3 :List(Text);
+  createdAtUs @4 :Int64;
+  createdBy @5 :Text;
+  expiresAtUs @6 :Int64;   # 0: never
+  revokedAtUs @7 :Int64;   # 0: not revoked
+  revokedBy @8 :Text;
 }

@@ -21,20 +21,21 @@ ClientApi::ClientApi(storage::Journal& journal, const ContractRegistry& contract
       tasks_(tasks),
       queries_(journal, engine, contracts) {}
 
-asio::awaitable<Result<void>> ClientApi::Handle(wire::Request::Method::Reader method,
+asio::awaitable<Result<void>> ClientApi::Handle(const auth::Principal& caller,
+                                                wire::Request::Method::Reader method,
                                                 milliseconds timeout,
                                                 wire::Response::Builder out) {
   switch (method.which()) {
     case wire::Request::Method::START_WORKFLOW: {
-      auto started = Start(method.getStartWorkflow(), out);
+      auto started = Start(caller, method.getStartWorkflow(), out);
       co_return co_await std::move(started);
     }
     case wire::Request::Method::SIGNAL_WORKFLOW: {
-      auto signalled = Signal(method.getSignalWorkflow(), out);
+      auto signalled = Signal(caller, method.getSignalWorkflow(), out);
       co_return co_await std::move(signalled);
     }
     case wire::Request::Method::CANCEL_WORKFLOW: {
-      auto cancelled = Cancel(method.getCancelWorkflow(), out);
+      auto cancelled = Cancel(caller, method.getCancelWorkflow(), out);
       co_return co_await std::move(cancelled);
     }
     case wire::Request::Method::WATCH_WORKFLOW: {
@@ -52,11 +53,11 @@ asio::awaitable<Result<void>> ClientApi::Handle(wire::Request::Method::Reader me
     case wire::Request::Method::LIST_CONTRACTS:
       co_return queries_.Contracts(out);
     case wire::Request::Method::DECIDE_APPROVAL: {
-      auto decided = Decide(method.getDecideApproval(), out);
+      auto decided = Decide(caller, method.getDecideApproval(), out);
       co_return co_await std::move(decided);
     }
     case wire::Request::Method::RESOLVE_OPERATION: {
-      auto resolved = Resolve(method.getResolveOperation(), out);
+      auto resolved = Resolve(caller, method.getResolveOperation(), out);
       co_return co_await std::move(resolved);
     }
     default:
@@ -66,7 +67,8 @@ asio::awaitable<Result<void>> ClientApi::Handle(wire::Request::Method::Reader me
   }
 }
 
-asio::awaitable<Result<void>> ClientApi::Start(wire::StartWorkflow::Reader in,
+asio::awaitable<Result<void>> ClientApi::Start(const auth::Principal& caller,
+                                               wire::StartWorkflow::Reader in,
                                                wire::Response::Builder out) {
   RECKON_CO_TRY(std::string id, RequiredText(in.getWorkflowId(), "workflowId"));
   RECKON_CO_TRY(std::string type, RequiredText(in.getWorkflowType(), "workflowType"));
@@ -101,8 +103,10 @@ asio::awaitable<Result<void>> ClientApi::Start(wire::StartWorkflow::Reader in,
                   "no connected worker hosts workflow type '" + type +
                       "'; start a worker that registers it, then start the workflow again");
   }
-  auto started = engine_.Start(std::move(id), std::move(type), std::move(input),
-                               std::move(definition_hash));
+  StartOptions options;
+  options.definition_hash = std::move(definition_hash);
+  options.started_by = caller.name;
+  auto started = engine_.Start(std::move(id), std::move(type), std::move(input), std::move(options));
   RECKON_CO_TRY(storage::RunRef ref, co_await std::move(started));
   auto result = out.initResult().initStarted();
   result.setWorkflowId(Text(ref.workflow_id));
@@ -110,27 +114,48 @@ asio::awaitable<Result<void>> ClientApi::Start(wire::StartWorkflow::Reader in,
   co_return Ok();
 }
 
-asio::awaitable<Result<void>> ClientApi::Signal(wire::SignalWorkflow::Reader in,
+asio::awaitable<Result<void>> ClientApi::Signal(const auth::Principal& caller,
+                                                wire::SignalWorkflow::Reader in,
                                                 wire::Response::Builder out) {
   RECKON_CO_TRY(std::string id, RequiredText(in.getWorkflowId(), "workflowId"));
   RECKON_CO_TRY(std::string name, RequiredText(in.getName(), "name"));
   std::string payload = in.getPayloadJson().size() == 0 ? "null" : Str(in.getPayloadJson());
-  auto signalled = engine_.Signal(std::move(id), std::move(name), std::move(payload));
+  auto signalled = engine_.Signal(std::move(id), std::move(name), std::move(payload), caller.name);
   RECKON_CO_TRY(co_await std::move(signalled));
   out.initResult().setOk();
   co_return Ok();
 }
 
-asio::awaitable<Result<void>> ClientApi::Cancel(wire::CancelWorkflow::Reader in,
+asio::awaitable<Result<void>> ClientApi::Cancel(const auth::Principal& caller,
+                                                wire::CancelWorkflow::Reader in,
                                                 wire::Response::Builder out) {
   RECKON_CO_TRY(std::string id, RequiredText(in.getWorkflowId(), "workflowId"));
-  auto cancelled = engine_.Cancel(std::move(id), Str(in.getReason()));
+  auto cancelled = engine_.Cancel(std::move(id), Str(in.getReason()), caller.name);
   RECKON_CO_TRY(co_await std::move(cancelled));
   out.initResult().setOk();
   co_return Ok();
 }
 
-asio::awaitable<Result<void>> ClientApi::Decide(wire::DecideApproval::Reader in,
+Result<void> ClientApi::CheckToolScope(const auth::Principal& caller, const std::string& workflow_id,
+                                       const std::string& operation_id,
+                                       const std::string& approval_id) const {
+  if (caller.tools.empty()) return Ok();
+  auto run = engine_.Describe(workflow_id);
+  if (!run) return Ok();  // the engine refuses it with not_found
+  for (const OperationRecord& op : run->operations) {
+    const bool named = (!operation_id.empty() && op.operation_id == operation_id) ||
+                       (operation_id.empty() && op.approval_id == approval_id);
+    if (named && !caller.AllowsTool(op.tool)) {
+      return Err(Errc::kPermissionDenied,
+                 "principal '" + caller.name + "' may decide only operations of the tools it is "
+                 "scoped to, and operation '" + op.operation_id + "' calls '" + op.tool + "'");
+    }
+  }
+  return Ok();
+}
+
+asio::awaitable<Result<void>> ClientApi::Decide(const auth::Principal& caller,
+                                                wire::DecideApproval::Reader in,
                                                 wire::Response::Builder out) {
   RECKON_CO_TRY(std::string id, RequiredText(in.getWorkflowId(), "workflowId"));
   ApprovalDecision decision;
@@ -139,18 +164,23 @@ asio::awaitable<Result<void>> ClientApi::Decide(wire::DecideApproval::Reader in,
   if (decision.operation_id.empty() && decision.approval_id.empty()) {
     co_return Err(Errc::kInvalidArgument, "decideApproval needs operationId or approvalId");
   }
-  decision.expected_intent_hash = Str(in.getExpectedIntentHash());
+  // A decision is bound to the intent the approver saw: required, and compared.
+  RECKON_CO_TRY(decision.expected_intent_hash,
+                RequiredText(in.getExpectedIntentHash(), "expectedIntentHash (the intent hash "
+                                                         "you reviewed: `reckon show` prints it)"));
   decision.granted = in.getGranted();
-  RECKON_CO_TRY(std::string decided_by, RequiredText(in.getDecidedBy(), "decidedBy"));
-  decision.decided_by = std::move(decided_by);
+  decision.decided_by = caller.name;  // the principal, never a name the client wrote
+  decision.note = Str(in.getDecidedBy());
   decision.reason = Str(in.getReason());
+  RECKON_CO_TRY(CheckToolScope(caller, id, decision.operation_id, decision.approval_id));
   auto decided = engine_.DecideApproval(std::move(id), std::move(decision));
   RECKON_CO_TRY(co_await std::move(decided));
   out.initResult().setOk();
   co_return Ok();
 }
 
-asio::awaitable<Result<void>> ClientApi::Resolve(wire::ResolveOperation::Reader in,
+asio::awaitable<Result<void>> ClientApi::Resolve(const auth::Principal& caller,
+                                                 wire::ResolveOperation::Reader in,
                                                  wire::Response::Builder out) {
   RECKON_CO_TRY(std::string id, RequiredText(in.getWorkflowId(), "workflowId"));
   HumanResolution resolution;
@@ -158,9 +188,13 @@ asio::awaitable<Result<void>> ClientApi::Resolve(wire::ResolveOperation::Reader 
   resolution.operation_id = std::move(operation_id);
   resolution.committed = in.getCommitted();
   resolution.provider_ref = Str(in.getProviderRef());
-  RECKON_CO_TRY(std::string resolved_by, RequiredText(in.getResolvedBy(), "resolvedBy"));
-  resolution.resolved_by = std::move(resolved_by);
+  resolution.resolved_by = caller.name;  // the principal, never a name the client wrote
   resolution.note = Str(in.getNote());
+  if (in.getResolvedBy().size() > 0) {
+    // A client that still sends a name: kept as part of the note, beside the principal.
+    resolution.note = "(" + Str(in.getResolvedBy()) + ") " + resolution.note;
+  }
+  RECKON_CO_TRY(CheckToolScope(caller, id, resolution.operation_id, ""));
   auto resolved = engine_.Resolve(std::move(id), std::move(resolution));
   RECKON_CO_TRY(co_await std::move(resolved));
   out.initResult().setOk();

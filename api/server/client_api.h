@@ -27,6 +27,7 @@
 #include "reckon/api/protocol/reckon.capnp.h"
 #include "reckon/api/server/queries.h"
 #include "reckon/api/server/task_queues.h"
+#include "reckon/auth/principal.h"
 #include "reckon/base/error.h"
 #include "reckon/contract/contract_registry.h"
 #include "reckon/engine/engine.h"
@@ -41,7 +42,8 @@ class ClientApi {
 
   // Handles one client method; `timeout` is the request's deadline, already capped. A method
   // that is not the client API's is refused with Errc::kUnimplemented.
-  boost::asio::awaitable<Result<void>> Handle(wire::Request::Method::Reader method,
+  boost::asio::awaitable<Result<void>> Handle(const auth::Principal& caller,
+                                              wire::Request::Method::Reader method,
                                               std::chrono::milliseconds timeout,
                                               wire::Response::Builder out);
 
@@ -49,19 +51,30 @@ class ClientApi {
   void RunChanged(const std::string& workflow_id);
 
  private:
-  boost::asio::awaitable<Result<void>> Start(wire::StartWorkflow::Reader in,
+  boost::asio::awaitable<Result<void>> Start(const auth::Principal& caller,
+                                            wire::StartWorkflow::Reader in,
                                              wire::Response::Builder out);
-  boost::asio::awaitable<Result<void>> Signal(wire::SignalWorkflow::Reader in,
+  boost::asio::awaitable<Result<void>> Signal(const auth::Principal& caller,
+                                             wire::SignalWorkflow::Reader in,
                                               wire::Response::Builder out);
-  boost::asio::awaitable<Result<void>> Cancel(wire::CancelWorkflow::Reader in,
+  boost::asio::awaitable<Result<void>> Cancel(const auth::Principal& caller,
+                                             wire::CancelWorkflow::Reader in,
                                               wire::Response::Builder out);
-  boost::asio::awaitable<Result<void>> Decide(wire::DecideApproval::Reader in,
+  boost::asio::awaitable<Result<void>> Decide(const auth::Principal& caller,
+                                             wire::DecideApproval::Reader in,
                                               wire::Response::Builder out);
-  boost::asio::awaitable<Result<void>> Resolve(wire::ResolveOperation::Reader in,
+  boost::asio::awaitable<Result<void>> Resolve(const auth::Principal& caller,
+                                              wire::ResolveOperation::Reader in,
                                                wire::Response::Builder out);
   boost::asio::awaitable<Result<void>> Watch(wire::WatchWorkflow::Reader in,
                                              std::chrono::milliseconds timeout,
                                              wire::Response::Builder out);
+
+  // kPermissionDenied when `caller` is scoped to tools and the operation named (by id, else
+  // by approval id) calls another.
+  Result<void> CheckToolScope(const auth::Principal& caller, const std::string& workflow_id,
+                              const std::string& operation_id,
+                              const std::string& approval_id) const;
 
   storage::Journal& journal_;
   const ContractRegistry& contracts_;

@@ -79,6 +79,7 @@ Result<void> Queries::Describe(const std::string& workflow_id, wire::Response::B
   FillSummary(run.row, ops, stuck, reckon::WaitOf(run.state, stuck, false), detail.initSummary());
   detail.setInputJson(Text(run.state.input_json()));
   detail.setResultJson(Text(run.state.result_json()));
+  detail.setStartedBy(Text(run.state.started_by()));
   // Journal order of the steps (the map is by operation id).
   std::vector<const OperationRecord*> views;
   for (const auto& [id, op] : run.state.operations()) views.push_back(&op);

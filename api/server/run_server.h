@@ -25,6 +25,12 @@ struct ServerConfig {
   storage::SqliteJournalOptions journal;
   TaskQueueOptions tasks;
   ServerOptions server;
+  // Authentication (docs/SECURITY.md). The first start on a journal with no principal writes
+  // an admin token to `admin_token_file` (default <journal>.admin-token), mode 0600.
+  std::string admin_token_file;
+  // --insecure-dev: requests without a token act as the principal "dev" with every
+  // permission. Refused unless `listen` is a loopback address; warned about at every start.
+  bool insecure_dev = false;
   // Called once the server listens, with the bound port (tests and `--port-file`).
   std::function<void(std::uint16_t port)> on_listening;
 };

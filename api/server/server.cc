@@ -65,6 +65,7 @@ asio::awaitable<void> Server::Serve() {
     auto stream = std::make_shared<FrameStream>(std::move(socket), options_.limits);
     auto connection = std::make_shared<Connection>(std::move(stream), executor_);
     connection->session.id = next_session_++;
+    connection->session.peer = connection->stream->peer();
     connections_[connection->session.id] = connection;
     asio::co_spawn(executor_, ReadLoop(connection), asio::detached);
   }

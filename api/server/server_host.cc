@@ -6,7 +6,10 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "reckon/api/protocol/client.h"
+#include "reckon/api/protocol/credentials.h"
 #include "reckon/storage/sqlite/sqlite_journal.h"
+#include "reckon/storage/sqlite/sqlite_principal_store.h"
 
 namespace reckon::api {
 
@@ -46,6 +49,7 @@ Result<std::unique_ptr<ServerHost>> ServerHost::Create(const ServerConfig& confi
   // A second connection for everything but commits: the commit thread owns the first. It is the
   // owner's companion in this process, so it takes no lock of its own.
   RECKON_TRY(auto reader, OpenJournal(config, Mode::kCompanion));
+  RECKON_TRY(auto principals, storage::SqlitePrincipalStore::Open(config.journal_path));
   RECKON_TRY(auto trace_file, JsonlTraceSink::Open(config.trace_path.empty()
                                                        ? config.journal_path + ".trace.jsonl"
                                                        : config.trace_path));
@@ -53,8 +57,10 @@ Result<std::unique_ptr<ServerHost>> ServerHost::Create(const ServerConfig& confi
   if (!logger) logger = spdlog::stderr_color_mt("trace");
   logger->set_pattern("%H:%M:%S.%e %v");
   if (config.quiet) logger->set_level(spdlog::level::warn);
-  auto host = std::unique_ptr<ServerHost>(new ServerHost(
-      config, std::move(journal), std::move(reader), std::move(trace_file), std::move(logger)));
+  auto host = std::unique_ptr<ServerHost>(
+      new ServerHost(config, std::move(journal), std::move(reader), std::move(principals),
+                     std::move(trace_file), std::move(logger)));
+  RECKON_TRY(host->PrepareAuthentication());
   if (auto loaded = LoadJournaledContracts(*host->reader_, host->contracts_); !loaded) {
     return loaded.error().WithContext("cannot load the contracts journaled in '" +
                                       config.journal_path + "'");
@@ -62,15 +68,46 @@ Result<std::unique_ptr<ServerHost>> ServerHost::Create(const ServerConfig& confi
   return host;
 }
 
+Result<void> ServerHost::PrepareAuthentication() {
+  if (config_.insecure_dev) {
+    RECKON_TRY(HostPort where, ParseHostPort(config_.listen));
+    boost::system::error_code ec;
+    auto ip = asio::ip::make_address(where.host, ec);
+    if (ec || !ip.is_loopback()) {
+      return Err(Errc::kInvalidArgument,
+                 "--insecure-dev accepts requests without a token, so it is allowed only on a "
+                 "loopback address (127.0.0.1 or ::1), not on " + config_.listen);
+    }
+    spdlog::warn("INSECURE DEVELOPMENT MODE (--insecure-dev): requests without a token act as "
+                 "the principal 'dev' with every permission; never use it beyond this machine");
+  }
+  const std::string path = config_.admin_token_file.empty()
+                               ? config_.journal_path + ".admin-token"
+                               : config_.admin_token_file;
+  auto keep = [&path](std::string_view token) { return WriteTokenFile(path, token); };
+  RECKON_TRY(bool created, authorizer_->Bootstrap(keep));
+  if (created) {
+    spdlog::warn("first start on this journal: wrote the admin token to {} (mode 0600); use it "
+                 "to create the other principals: reckon auth token create --token-file {} "
+                 "--name NAME --role ROLE",
+                 path, path);
+  }
+  return Ok();
+}
+
 ServerHost::ServerHost(const ServerConfig& config, std::unique_ptr<storage::Journal> journal,
                        std::unique_ptr<storage::Journal> reader,
+                       std::unique_ptr<storage::PrincipalStore> principals,
                        std::unique_ptr<JsonlTraceSink> trace_file,
                        std::shared_ptr<spdlog::logger> trace_logger)
     : config_(config),
       journal_(std::move(journal)),
       reader_(std::move(reader)),
+      principals_(std::move(principals)),
       trace_file_(std::move(trace_file)),
       trace_log_(std::move(trace_logger)) {
+  authorizer_ = std::make_unique<Authorizer>(*principals_, clock_,
+                                             AuthOptions{config_.insecure_dev, std::chrono::seconds(5)});
   auto damaged = [this](const Error& error) {
     spdlog::critical("{}; stopping: nothing read from a damaged journal can be trusted",
                      error.ToString());
@@ -96,7 +133,7 @@ ServerHost::ServerHost(const ServerConfig& config, std::unique_ptr<storage::Jour
   engine_ = std::make_unique<Engine>(io_.get_executor(), *journal_, contracts_, *tasks_, *tasks_,
                                      clock_, std::move(engine_options));
   service_ = std::make_unique<Service>(*guarded_reader_, contracts_, *engine_, *tasks_,
-                                       config_.server.limits.max_message_bytes);
+                                       *authorizer_, config_.server.limits.max_message_bytes);
   server_ = std::make_unique<Server>(io_.get_executor(), *service_, config_.server);
   engine_->AddSink(trace_log_);
   engine_->AddSink(*trace_file_);

@@ -22,6 +22,7 @@
 #include <memory>
 #include <optional>
 
+#include "reckon/api/server/authorizer.h"
 #include "reckon/api/server/run_server.h"
 #include "reckon/api/server/server.h"
 #include "reckon/api/server/service.h"
@@ -32,6 +33,7 @@
 #include "reckon/engine/engine.h"
 #include "reckon/storage/corruption_guard.h"
 #include "reckon/storage/journal.h"
+#include "reckon/storage/principal_store.h"
 #include "reckon/telemetry/jsonl_trace_sink.h"
 #include "reckon/telemetry/log_trace_sink.h"
 
@@ -51,8 +53,12 @@ class ServerHost {
 
  private:
   ServerHost(const ServerConfig& config, std::unique_ptr<storage::Journal> journal,
-             std::unique_ptr<storage::Journal> reader, std::unique_ptr<JsonlTraceSink> trace_file,
+             std::unique_ptr<storage::Journal> reader,
+             std::unique_ptr<storage::PrincipalStore> principals,
+             std::unique_ptr<JsonlTraceSink> trace_file,
              std::shared_ptr<spdlog::logger> trace_logger);
+  // The first start's admin token; the development-mode warning.
+  Result<void> PrepareAuthentication();
   boost::asio::awaitable<void> Start();
   void StopServing(int exit_code);
 
@@ -63,9 +69,11 @@ class ServerHost {
   // read stops the server (storage/corruption_guard.h).
   std::unique_ptr<storage::CorruptionGuard> guarded_reader_;
   ContractRegistry contracts_;
+  std::unique_ptr<storage::PrincipalStore> principals_;
   std::unique_ptr<JsonlTraceSink> trace_file_;
   LogTraceSink trace_log_;
   SystemClock clock_;
+  std::unique_ptr<Authorizer> authorizer_;
   boost::asio::io_context io_{1};
   boost::asio::thread_pool commit_thread_{1};
   std::unique_ptr<TaskQueues> tasks_;

@@ -43,8 +43,11 @@ class ServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     SubprocessOptions options;
+    // Transport tests: credentials are tested elsewhere (authz_test.cc), so the server runs
+    // in loopback development mode, where requests without a token are accepted.
     options.args = {"server",      "--journal", dir_.File("journal.db"), "--listen",
-                    "127.0.0.1:0", "--port-file", dir_.File("port"),      "--quiet"};
+                    "127.0.0.1:0", "--port-file", dir_.File("port"),      "--quiet",
+                    "--insecure-dev"};
     options.stderr_path = dir_.File("server.log");
     auto server = Subprocess::Start(RECKON_CLI_PATH, options);
     ASSERT_TRUE(server) << server.error().ToString();

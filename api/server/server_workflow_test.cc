@@ -14,6 +14,7 @@
 #include <fstream>
 
 #include "reckon/api/protocol/client.h"
+#include "reckon/api/protocol/credentials.h"
 #include "reckon/plan/plan.h"
 #include "reckon/storage/sqlite/sqlite_journal.h"
 #include "tests/support/reckon_server.h"
@@ -60,12 +61,16 @@ class ServerWorkflowTest : public ::testing::Test {
     })) << "the worker did not register";
   }
 
-  // One request on a fresh connection.
-  Result<Reply> Call(std::unique_ptr<capnp::MallocMessageBuilder> request) {
+  // One request on a fresh connection, with the token of `role` (the operator starts, signals,
+  // cancels and reads).
+  Result<Reply> Call(std::unique_ptr<capnp::MallocMessageBuilder> request,
+                     const std::string& role = "operator") {
+    ClientOptions options;
+    RECKON_TRY(options.token, ReadTokenFile(server_->TokenFile(role)));
     asio::io_context io;
     std::optional<Result<Reply>> out;
     auto run = [&]() -> asio::awaitable<void> {
-      auto connect = Client::Connect(io.get_executor(), server_->address());
+      auto connect = Client::Connect(io.get_executor(), server_->address(), std::move(options));
       auto client = co_await std::move(connect);
       if (!client) {
         out.emplace(client.error());

@@ -1,17 +1,45 @@
 #include "reckon/api/server/service.h"
 
 #include <kj/exception.h>
+#include <spdlog/spdlog.h>
 
 #include "reckon/api/protocol/client.h"
+#include "reckon/api/protocol/wire_convert.h"
+#include "reckon/api/server/method_permission.h"
 
 namespace reckon::api {
 namespace asio = boost::asio;
 using std::chrono::milliseconds;
 
 Service::Service(storage::Journal& journal, ContractRegistry& contracts, Engine& engine,
-                 TaskQueues& tasks, std::size_t max_reply_bytes)
-    : client_(journal, contracts, engine, tasks),
-      worker_(journal, contracts, tasks, max_reply_bytes) {}
+                 TaskQueues& tasks, Authorizer& authorizer, std::size_t max_reply_bytes)
+    : authorizer_(authorizer),
+      client_(journal, contracts, engine, tasks),
+      worker_(journal, contracts, tasks, max_reply_bytes),
+      auth_(authorizer) {}
+
+Result<auth::Principal> Service::Admit(const SessionState& session,
+                                       wire::Request::Reader request) {
+  const auto which = request.getMethod().which();
+  const std::string_view method = MethodName(which);
+  auto refuse = [&](const Error& error) {
+    spdlog::warn("audit: refused {} from {} (session {}): {}", method, session.peer, session.id,
+                 error.ToString());
+    return error;
+  };
+  auto principal = authorizer_.Authenticate(Str(request.getCredential()));
+  if (!principal) return refuse(principal.error());
+  const auto permission = PermissionOf(which);
+  if (!permission) {
+    if (which == wire::Request::Method::WHO_AM_I) return principal;
+    return refuse(Err(Errc::kUnimplemented,
+                      "this server does not know the request's method (a newer client?)"));
+  }
+  if (auto allowed = Authorizer::Check(principal.value(), *permission, method); !allowed) {
+    return refuse(allowed.error());
+  }
+  return principal;
+}
 
 asio::awaitable<void> Service::Handle(SessionState& session, wire::Request::Reader request,
                                       milliseconds timeout, wire::Response::Builder response) {
@@ -31,12 +59,14 @@ asio::awaitable<Result<void>> Service::Dispatch(SessionState& session,
                                                 wire::Request::Reader request,
                                                 milliseconds timeout,
                                                 wire::Response::Builder response) {
+  RECKON_CO_TRY(auth::Principal caller, Admit(session, request));
   auto method = request.getMethod();
+  if (AuthApi::Handles(method.which())) co_return auth_.Handle(caller, method, response);
   if (WorkerApi::Handles(method.which())) {
-    auto handled = worker_.Handle(session, method, timeout, response);
+    auto handled = worker_.Handle(session, caller, method, timeout, response);
     co_return co_await std::move(handled);
   }
-  auto handled = client_.Handle(method, timeout, response);
+  auto handled = client_.Handle(caller, method, timeout, response);
   co_return co_await std::move(handled);
 }
 

@@ -1,12 +1,15 @@
 // Service: the server's request handling, behind the connection layer (api/server/server.h),
 // which reads a Request, calls Handle, and sends the Response it filled; Service knows nothing
-// of sockets. It dispatches each method (api/protocol/reckon.capnp) to the client API
-// (client_api.h: start, signal, cancel, queries, approvals, resolutions, watch) or the worker
-// API (worker_api.h: registration, polls, reports, heartbeats), and turns a refusal or a
-// malformed message into an error reply.
+// of sockets. Deny by default: it first authenticates the request's credential and checks the
+// method's one permission (authorizer.h, method_permission.h), refusing with an audit log line
+// that names the method, the peer and the reason (never the token). Then it dispatches the
+// method (api/protocol/reckon.capnp) to the client API (client_api.h: start, signal, cancel,
+// queries, approvals, resolutions, watch), the worker API (worker_api.h: registration, polls,
+// reports, heartbeats) or the principal API (auth_api.h: tokens, whoAmI), with the caller's
+// principal, and turns a refusal or a malformed message into an error reply.
 //
-// Ownership: owns both handlers; references the journal, contracts, engine and task queues,
-// which outlive it. Threads: one single-threaded executor shared with the engine and the task
+// Ownership: owns the handlers; references the journal, contracts, engine, task queues and
+// authorizer, which outlive it. Threads: one single-threaded executor shared with the engine and the task
 // queues.
 #pragma once
 
@@ -17,6 +20,8 @@
 #include <string>
 
 #include "reckon/api/protocol/reckon.capnp.h"
+#include "reckon/api/server/auth_api.h"
+#include "reckon/api/server/authorizer.h"
 #include "reckon/api/server/client_api.h"
 #include "reckon/api/server/task_queues.h"
 #include "reckon/api/server/worker_api.h"
@@ -31,7 +36,7 @@ class Service {
  public:
   // `max_reply_bytes`: the frame limit; a workflow task whose history would not fit fails.
   Service(storage::Journal& journal, ContractRegistry& contracts, Engine& engine,
-          TaskQueues& tasks, std::size_t max_reply_bytes);
+          TaskQueues& tasks, Authorizer& authorizer, std::size_t max_reply_bytes);
 
   // Fills `response` (its id already set) for `request`. Never throws for bad input: every
   // refusal becomes an error reply. `timeout` is the request's deadline, already capped.
@@ -51,8 +56,13 @@ class Service {
                                                 std::chrono::milliseconds timeout,
                                                 wire::Response::Builder response);
 
+  // The caller of `request`, if it may call the method; else the refusal (logged).
+  Result<auth::Principal> Admit(const SessionState& session, wire::Request::Reader request);
+
+  Authorizer& authorizer_;
   ClientApi client_;
   WorkerApi worker_;
+  AuthApi auth_;
 };
 
 }  // namespace reckon::api

@@ -147,9 +147,23 @@ asio::awaitable<ReconcileOutcome> TaskQueues::Reconcile(ReconcileRequest request
 
 // --- sessions ---------------------------------------------------------------------------------
 
-void TaskQueues::AddSession(SessionId session, std::string worker_id,
+void TaskQueues::AddSession(SessionId session, std::string principal, std::string worker_id,
                             std::set<std::string> workflow_types, std::set<std::string> tools) {
-  sessions_[session] = Session{std::move(worker_id), std::move(workflow_types), std::move(tools)};
+  sessions_[session] = Session{std::move(principal), std::move(worker_id),
+                               std::move(workflow_types), std::move(tools)};
+}
+
+std::optional<std::string> TaskQueues::WorkerConnected(const std::string& worker_id) const {
+  for (const auto& [id, session] : sessions_) {
+    if (session.worker_id == worker_id) return session.principal;
+  }
+  return std::nullopt;
+}
+
+bool TaskQueues::HoldsLease(const ToolTask& task, SessionId session) const {
+  auto it = sessions_.find(session);
+  return it != sessions_.end() && task.leased_to != 0 && task.worker_id == it->second.worker_id &&
+         task.principal == it->second.principal;
 }
 
 void TaskQueues::RemoveSession(SessionId session) {
@@ -279,6 +293,7 @@ void TaskQueues::Undeliverable(std::uint64_t token) {
              it != tool_tasks_.end() && it->second.leased_to != 0 && !it->second.cancelled) {
     it->second.leased_to = 0;
     it->second.worker_id.clear();
+    it->second.principal.clear();
     tool_queues_[it->second.view.tool].push_front(token);
   }
   MatchWaiters();
@@ -375,6 +390,7 @@ std::optional<ToolTaskView> TaskQueues::TakeToolTask(SessionId session) {
       if (t == tool_tasks_.end() || t->second.leased_to != 0 || t->second.cancelled) continue;
       t->second.leased_to = session;
       t->second.worker_id = s->second.worker_id;
+      t->second.principal = s->second.principal;
       t->second.lease_expires = Clock::now() + options_.lease_timeout;
       return t->second.view;
     }
@@ -459,7 +475,7 @@ void TaskQueues::CompleteToolTask(SessionId session, ToolReport report) {
   // A worker that reconnected reports on a new session: the token and the worker id decide.
   auto it = tool_tasks_.find(report.token);
   const bool current = it != tool_tasks_.end() && !it->second.cancelled &&
-                       it->second.leased_to != 0 && it->second.worker_id == WorkerOf(session) &&
+                       HoldsLease(it->second, session) &&
                        it->second.view.operation_id == report.operation_id &&
                        it->second.view.attempt == report.attempt;
   if (current) {
@@ -529,8 +545,7 @@ std::vector<std::uint64_t> TaskQueues::Heartbeat(SessionId session,
   const auto now = Clock::now();
   for (std::uint64_t token : tokens) {
     auto it = tool_tasks_.find(token);
-    if (it == tool_tasks_.end() || it->second.cancelled || it->second.leased_to == 0 ||
-        it->second.worker_id != WorkerOf(session)) {
+    if (it == tool_tasks_.end() || it->second.cancelled || !HoldsLease(it->second, session)) {
       stop.push_back(token);
       continue;
     }

@@ -112,8 +112,12 @@ class TaskQueues final : public WorkflowHost, public ToolDispatcher {
   boost::asio::awaitable<ReconcileOutcome> Reconcile(ReconcileRequest request) override;
 
   // --- the workers' side ---
-  void AddSession(SessionId session, std::string worker_id, std::set<std::string> workflow_types,
-                  std::set<std::string> tools);
+  // `principal` with `worker_id` is who holds the session's tool leases: only the same
+  // principal presenting the same worker id may renew or complete them (after a reconnect).
+  void AddSession(SessionId session, std::string principal, std::string worker_id,
+                  std::set<std::string> workflow_types, std::set<std::string> tools);
+  // The principal whose connected session uses `worker_id`, if any.
+  std::optional<std::string> WorkerConnected(const std::string& worker_id) const;
   // The session's connection closed: its polls end, its workflow tasks go back to their
   // queues. Its tool tasks keep their leases: the worker may reconnect and heartbeat them.
   void RemoveSession(SessionId session);
@@ -157,6 +161,7 @@ class TaskQueues final : public WorkflowHost, public ToolDispatcher {
   template <class Signature>
   using HandlerPtr = std::unique_ptr<boost::asio::any_completion_handler<Signature>>;
   struct Session {
+    std::string principal;
     std::string worker_id;
     std::set<std::string> workflow_types;
     std::set<std::string> tools;
@@ -181,6 +186,7 @@ class TaskQueues final : public WorkflowHost, public ToolDispatcher {
     ToolTaskView view;
     SessionId leased_to = 0;
     std::string worker_id;  // the worker holding the lease; only it may renew or complete it
+    std::string principal;  // and the principal it registered as
     bool cancelled = false;  // the engine stopped waiting; kept until the worker lets go
     Clock::time_point lease_expires;
     boost::asio::cancellation_slot slot;
@@ -205,6 +211,8 @@ class TaskQueues final : public WorkflowHost, public ToolDispatcher {
   // the earlier delivery can never be taken for the new one. Returns the new token.
   std::uint64_t RequeueWorkflowTask(std::uint64_t token);
   const std::string& WorkerOf(SessionId session) const;
+  // Whether `session` is the worker (principal and worker id) that holds `task`'s lease.
+  bool HoldsLease(const ToolTask& task, SessionId session) const;
   bool Eligible(const WorkflowTask& task, SessionId session, Clock::time_point now) const;
   std::optional<WorkflowTaskView> TakeWorkflowTask(SessionId session);
   // The journal's history of the task's run followed by its batch's pending events.

@@ -78,7 +78,7 @@ struct Fixture : ::testing::Test {
 };
 
 TEST_F(Fixture, AWorkerThatStopsHeartbeatingLosesItsLeaseAndTheOutcomeIsUnknown) {
-  queues.AddSession(1, "w1", {}, {"send"});
+  queues.AddSession(1, "worker-principal", "w1", {}, {"send"});
   std::optional<AttemptOutcome> outcome;
   asio::co_spawn(io, queues.RunAttempt(Attempt()),
                  [&](std::exception_ptr, AttemptOutcome o) { outcome = o; });
@@ -101,7 +101,7 @@ TEST_F(Fixture, AWorkerThatStopsHeartbeatingLosesItsLeaseAndTheOutcomeIsUnknown)
 }
 
 TEST_F(Fixture, HeartbeatsKeepTheLeaseAndTheResultArrives) {
-  queues.AddSession(1, "w1", {}, {"send"});
+  queues.AddSession(1, "worker-principal", "w1", {}, {"send"});
   std::optional<AttemptOutcome> outcome;
   asio::co_spawn(io, queues.RunAttempt(Attempt()),
                  [&](std::exception_ptr, AttemptOutcome o) { outcome = o; });
@@ -121,8 +121,8 @@ TEST_F(Fixture, HeartbeatsKeepTheLeaseAndTheResultArrives) {
 }
 
 TEST_F(Fixture, AReconnectedWorkerKeepsItsLeaseButAnotherWorkerCannotTakeIt) {
-  queues.AddSession(1, "w1", {}, {"send"});
-  queues.AddSession(2, "w2", {}, {"send"});
+  queues.AddSession(1, "worker-principal", "w1", {}, {"send"});
+  queues.AddSession(2, "worker-principal", "w2", {}, {"send"});
   std::optional<AttemptOutcome> outcome;
   asio::co_spawn(io, queues.RunAttempt(Attempt()),
                  [&](std::exception_ptr, AttemptOutcome o) { outcome = o; });
@@ -131,8 +131,17 @@ TEST_F(Fixture, AReconnectedWorkerKeepsItsLeaseButAnotherWorkerCannotTakeIt) {
   queues.RemoveSession(1);
   // Another worker presenting the token is told to stop, and its completion is not the result.
   EXPECT_EQ(queues.Heartbeat(2, {task->token}), std::vector<std::uint64_t>{task->token});
+  // Nor may another principal that presents the same worker id.
+  queues.AddSession(4, "intruder", "w1", {}, {"send"});
+  EXPECT_EQ(queues.Heartbeat(4, {task->token}), std::vector<std::uint64_t>{task->token});
+  queues.CompleteToolTask(4, Success(*task));
+  RunFor(20ms);
+  EXPECT_FALSE(outcome);
+  EXPECT_EQ(queues.WorkerConnected("w1"), "intruder");
+  queues.RemoveSession(4);
+  EXPECT_FALSE(queues.WorkerConnected("w1"));
   // w1 reconnects on a new session and renews.
-  queues.AddSession(3, "w1", {}, {"send"});
+  queues.AddSession(3, "worker-principal", "w1", {}, {"send"});
   EXPECT_TRUE(queues.Heartbeat(3, {task->token}).empty());
   queues.CompleteToolTask(3, Success(*task));
   RunFor(20ms);
@@ -141,7 +150,7 @@ TEST_F(Fixture, AReconnectedWorkerKeepsItsLeaseButAnotherWorkerCannotTakeIt) {
 }
 
 TEST_F(Fixture, ACompletionOfAnOtherAttemptIsOnlyEvidence) {
-  queues.AddSession(1, "w1", {}, {"send"});
+  queues.AddSession(1, "worker-principal", "w1", {}, {"send"});
   std::optional<AttemptOutcome> outcome;
   asio::co_spawn(io, queues.RunAttempt(Attempt(2)),
                  [&](std::exception_ptr, AttemptOutcome o) { outcome = o; });
@@ -157,7 +166,7 @@ TEST_F(Fixture, ACompletionOfAnOtherAttemptIsOnlyEvidence) {
 }
 
 TEST_F(Fixture, CancellingAnUndeliveredAttemptProvesItNeverRan) {
-  queues.AddSession(1, "w1", {}, {"other"});
+  queues.AddSession(1, "worker-principal", "w1", {}, {"other"});
   std::optional<AttemptOutcome> outcome;
   asio::cancellation_signal cancel;
   asio::co_spawn(io, queues.RunAttempt(Attempt()),
@@ -172,7 +181,7 @@ TEST_F(Fixture, CancellingAnUndeliveredAttemptProvesItNeverRan) {
 }
 
 TEST_F(Fixture, CancellingADeliveredAttemptIsUnknownAndTheWorkerIsToldToStop) {
-  queues.AddSession(1, "w1", {}, {"send"});
+  queues.AddSession(1, "worker-principal", "w1", {}, {"send"});
   std::optional<AttemptOutcome> outcome;
   asio::cancellation_signal cancel;
   asio::co_spawn(io, queues.RunAttempt(Attempt()),
@@ -206,8 +215,8 @@ asio::awaitable<void> ActivateInto(TaskQueues& queues, std::vector<storage::Even
 }
 
 TEST_F(Fixture, StickyRunsGetNewEventsOthersGetTheFullHistory) {
-  queues.AddSession(1, "w1", {"refund"}, {});
-  queues.AddSession(2, "w2", {"refund"}, {});
+  queues.AddSession(1, "worker-principal", "w1", {"refund"}, {});
+  queues.AddSession(2, "worker-principal", "w2", {"refund"}, {});
   auto activate = [&](std::vector<storage::Event> events, bool full,
                       std::optional<Result<std::vector<Command>>>& out) {
     asio::co_spawn(io, ActivateInto(queues, std::move(events), full, &out), asio::detached);
@@ -259,8 +268,8 @@ TEST_F(Fixture, StickyRunsGetNewEventsOthersGetTheFullHistory) {
 }
 
 TEST_F(Fixture, AWorkflowTaskOfADisconnectedWorkerGoesToAnother) {
-  queues.AddSession(1, "w1", {"refund"}, {});
-  queues.AddSession(2, "w2", {"refund"}, {});
+  queues.AddSession(1, "worker-principal", "w1", {"refund"}, {});
+  queues.AddSession(2, "worker-principal", "w2", {"refund"}, {});
   std::optional<Result<std::vector<Command>>> out;
   asio::co_spawn(io, ActivateInto(queues, {SignalEvent(1)}, true, &out), asio::detached);
   std::optional<WorkflowTaskView> t1, t2;

@@ -77,12 +77,18 @@ bool WorkerApi::Handles(wire::Request::Method::Which method) {
 }
 
 asio::awaitable<Result<void>> WorkerApi::Handle(SessionState& session,
+                                                const auth::Principal& caller,
                                                 wire::Request::Method::Reader method,
                                                 milliseconds timeout,
                                                 wire::Response::Builder out) {
+  if (session.registered && caller.name != session.principal) {
+    co_return Err(Errc::kPermissionDenied,
+                  "this connection is registered as worker '" + session.worker_id +
+                      "' of principal '" + session.principal + "', not of '" + caller.name + "'");
+  }
   switch (method.which()) {
     case wire::Request::Method::REGISTER_WORKER:
-      co_return Register(session, method.getRegisterWorker(), out);
+      co_return Register(session, caller, method.getRegisterWorker(), out);
     case wire::Request::Method::POLL_WORKFLOW_TASK: {
       RECKON_CO_TRY(NeedsRegistration(session, "pollWorkflowTask"));
       const milliseconds wait =
@@ -122,16 +128,36 @@ void WorkerApi::Disconnected(const SessionState& session) {
   }
 }
 
-Result<void> WorkerApi::Register(SessionState& session, wire::RegisterWorker::Reader in,
-                               wire::Response::Builder out) {
+Result<void> WorkerApi::Register(SessionState& session, const auth::Principal& caller,
+                               wire::RegisterWorker::Reader in, wire::Response::Builder out) {
   if (session.registered) {
     return Err(Errc::kFailedPrecondition,
                "this connection is already registered as worker '" + session.worker_id +
                    "'; open a new connection to register again");
   }
   RECKON_TRY(std::string worker_id, RequiredText(in.getWorkerId(), "workerId"));
+  if (auto live = tasks_.WorkerConnected(worker_id)) {
+    return Err(Errc::kAlreadyExists,
+               "worker id '" + worker_id + "' is in use by a live connection (principal '" + *live +
+                   "'); give each worker process its own --worker-id, or retry once the old "
+                   "connection has closed");
+  }
   std::set<std::string> types;
-  for (auto type : in.getWorkflowTypes()) types.insert(Str(type));
+  for (auto type : in.getWorkflowTypes()) {
+    types.insert(Str(type));
+    if (!caller.AllowsWorkflowType(Str(type))) {
+      return Err(Errc::kPermissionDenied, "principal '" + caller.name +
+                                              "' may not host workflow type '" + Str(type) +
+                                              "' (its token is scoped to other types)");
+    }
+  }
+  for (auto tool : in.getTools()) {
+    if (!caller.AllowsTool(Str(tool.getName()))) {
+      return Err(Errc::kPermissionDenied, "principal '" + caller.name + "' may not host tool '" +
+                                              Str(tool.getName()) +
+                                              "' (its token is scoped to other tools)");
+    }
+  }
   // Check every declared contract before changing anything.
   struct Declared {
     ToolContract contract;
@@ -177,9 +203,11 @@ Result<void> WorkerApi::Register(SessionState& session, wire::RegisterWorker::Re
   }
   session.registered = true;
   session.worker_id = worker_id;
-  spdlog::info("worker {} registered: {} workflow type(s), {} tool(s)", worker_id, types.size(),
-               tools.size());
-  tasks_.AddSession(session.id, std::move(worker_id), std::move(types), std::move(tools));
+  session.principal = caller.name;
+  spdlog::info("worker {} (principal {}) registered: {} workflow type(s), {} tool(s)", worker_id,
+               caller.name, types.size(), tools.size());
+  tasks_.AddSession(session.id, caller.name, std::move(worker_id), std::move(types),
+                    std::move(tools));
   auto result = out.initResult().initRegistered();
   result.setHeartbeatIntervalMs(
       static_cast<std::uint32_t>(tasks_.options().heartbeat_interval.count()));

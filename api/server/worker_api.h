@@ -29,6 +29,7 @@
 
 #include "reckon/api/protocol/reckon.capnp.h"
 #include "reckon/api/server/task_queues.h"
+#include "reckon/auth/principal.h"
 #include "reckon/base/error.h"
 #include "reckon/contract/contract_registry.h"
 #include "reckon/storage/journal.h"
@@ -38,6 +39,8 @@ namespace reckon::api {
 // Per-connection state the service needs.
 struct SessionState {
   SessionId id = 0;
+  std::string peer;       // "IP:PORT", for logs
+  std::string principal;  // who registered the session (every later request must be them)
   bool registered = false;
   std::string worker_id;
 };
@@ -58,6 +61,7 @@ class WorkerApi {
   // Handles one worker method for the connection of `session`; `timeout` is the request's
   // deadline, already capped, and bounds a poll's wait.
   boost::asio::awaitable<Result<void>> Handle(SessionState& session,
+                                              const auth::Principal& caller,
                                               wire::Request::Method::Reader method,
                                               std::chrono::milliseconds timeout,
                                               wire::Response::Builder out);
@@ -66,7 +70,8 @@ class WorkerApi {
   void Disconnected(const SessionState& session);
 
  private:
-  Result<void> Register(SessionState& session, wire::RegisterWorker::Reader in,
+  Result<void> Register(SessionState& session, const auth::Principal& caller,
+                        wire::RegisterWorker::Reader in,
                         wire::Response::Builder out);
   boost::asio::awaitable<Result<void>> PollWorkflow(SessionState& session,
                                                     std::chrono::milliseconds wait,

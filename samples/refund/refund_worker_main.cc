@@ -30,6 +30,10 @@ int main(int argc, char** argv) {
   CLI::App app("refund-worker: hosts the refund workflow and tools for a reckon server.",
                "refund-worker");
   app.add_option("--server", options.server, "reckon server address, HOST:PORT")->required();
+  std::string token_file;
+  app.add_option("--token-file", token_file,
+                 "file with the worker's API token (default $RECKON_TOKEN_FILE, then "
+                 "~/.config/reckon/token)");
   app.add_option("--provider", provider_url, "payments provider base URL")->required();
   app.add_option("--seed", seed, "card vault seed (as the embedded sample)");
   app.add_option("--id", options.worker_id, "worker id (default: <hostname>-<pid>)");
@@ -38,6 +42,10 @@ int main(int argc, char** argv) {
   app.add_option("--workflow-slots", options.workflow_slots, "workflow task polls at once")
       ->check(CLI::Range(1, 64));
   CLI11_PARSE(app, argc, argv);
+  if (auto loaded = LoadWorkerToken(options, token_file); !loaded) {
+    std::fprintf(stderr, "refund-worker: %s\n", loaded.error().ToString().c_str());
+    return 2;
+  }
   spdlog::set_default_logger(spdlog::stderr_color_mt("refund-worker"));
 
   auto provider = samples::ParseHttpUrl(provider_url);

@@ -108,9 +108,38 @@ CREATE TABLE contracts (
 ) WITHOUT ROWID;
 )sql";
 
+// Server mode: principals (API tokens, stored as their SHA-256 only) and the audit log of
+// changes to them (storage/principal_store.h, docs/SECURITY.md). A name is unique among the
+// principals that are not revoked.
+constexpr std::string_view kV3 = R"sql(
+CREATE TABLE principals (
+  id            INTEGER PRIMARY KEY,
+  name          TEXT    NOT NULL,
+  role          TEXT    NOT NULL,
+  scopes        TEXT    NOT NULL DEFAULT '',
+  token_hash    TEXT    NOT NULL UNIQUE,
+  created_at_us INTEGER NOT NULL,
+  created_by    TEXT    NOT NULL,
+  expires_at_us INTEGER NOT NULL DEFAULT 0,
+  revoked_at_us INTEGER NOT NULL DEFAULT 0,
+  revoked_by    TEXT    NOT NULL DEFAULT ''
+);
+CREATE UNIQUE INDEX principals_live_name ON principals (name) WHERE revoked_at_us = 0;
+
+CREATE TABLE audit_log (
+  id        INTEGER PRIMARY KEY,
+  at_us     INTEGER NOT NULL,
+  principal TEXT    NOT NULL,
+  action    TEXT    NOT NULL,
+  subject   TEXT    NOT NULL,
+  detail    TEXT    NOT NULL DEFAULT ''
+);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "event log, run index, operations, timers, tasks, approvals, outbox", kV1},
     {2, "contracts declared by workers (server mode)", kV2},
+    {3, "principals and the audit log of changes to them (server mode)", kV3},
 };
 
 }  // namespace

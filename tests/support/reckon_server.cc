@@ -1,8 +1,11 @@
 #include "tests/support/reckon_server.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <thread>
+
+#include "tests/support/role_tokens.h"
 
 namespace reckon::testing {
 namespace {
@@ -54,7 +57,14 @@ Result<std::unique_ptr<ReckonServer>> ReckonServer::Start(std::string reckon_pat
                                             ReadFile(server->dir_.File("server.log")));
   }
   server->address_ = "127.0.0.1:" + std::to_string(port);
+  RECKON_TRY(IssueRoleTokens(server->reckon_path_, server->address_, server->TokenFile("admin"),
+                             server->dir_.path().string()));
   return server;
+}
+
+std::string ReckonServer::TokenFile(const std::string& role) const {
+  if (role == "admin") return journal_path() + ".admin-token";
+  return RoleTokenFile(dir_.path().string(), role);
 }
 
 ReckonServer::~ReckonServer() = default;  // each Subprocess SIGKILLs and reaps its child
@@ -65,12 +75,18 @@ Result<void> ReckonServer::StartWorker(const std::string& path, const std::strin
   options.args = {"--server", address_};
   options.args.insert(options.args.end(), args.begin(), args.end());
   options.stderr_path = dir_.File(name + ".log");
+  options.env.emplace_back("RECKON_TOKEN_FILE", TokenFile("worker"));
   RECKON_TRY(Subprocess process, Subprocess::Start(path, std::move(options)));
   workers_.emplace_back(name, std::move(process));
   return Ok();
 }
 
 CliRun ReckonServer::Cli(std::vector<std::string> args, std::chrono::milliseconds timeout) {
+  if (std::find(args.begin(), args.end(), "--token-file") == args.end()) {
+    const std::string role = RoleForCommand(args);
+    args.push_back("--token-file");
+    args.push_back(TokenFile(role));
+  }
   args.push_back("--server");
   args.push_back(address_);
   SubprocessOptions options;

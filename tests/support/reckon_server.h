@@ -2,6 +2,13 @@
 // its own temporary directory, the worker processes started against it, and the CLI pointed at
 // it: what tests of server mode through the real binaries share.
 //
+// Credentials: the server's first start writes the admin token; Start() then creates one
+// principal per role (operator, approver, reader, worker), each named after its role, with
+// its token in <dir>/<role>.token. Cli() presents the token of the role its subcommand needs
+// (start/signal/cancel: operator; approve/deny/resolve: approver; auth: admin; the rest:
+// reader) unless the arguments name a --token-file; workers get the worker token through
+// $RECKON_TOKEN_FILE.
+//
 // Ownership: owns the directory and every process it started; the destructor SIGKILLs what is
 // still running (Stop() ends them gracefully first). Not thread-safe. Each process's stderr goes
 // to a file in dir() (server.log, <worker name>.log, cli-<n>.err), for failure messages.
@@ -57,6 +64,8 @@ class ReckonServer {
   Result<void> Stop();
 
   const std::string& address() const { return address_; }
+  // The token file of `role` ("admin", "operator", "approver", "reader", "worker").
+  std::string TokenFile(const std::string& role) const;
   std::string journal_path() const { return dir_.File("journal.db"); }
   const TempDir& dir() const { return dir_; }
 

@@ -96,8 +96,16 @@ int Main(int argc, char** argv) {
   CLI::App app("reckon-test-worker: test workflows and tools for a reckon server.",
                "reckon-test-worker");
   app.add_option("--server", options.server, "reckon server address, HOST:PORT")->required();
+  std::string token_file;
+  app.add_option("--token-file", token_file,
+                 "file with the worker's API token (default $RECKON_TOKEN_FILE, then "
+                 "~/.config/reckon/token)");
   app.add_option("--id", options.worker_id, "worker id (default: <hostname>-<pid>)");
   CLI11_PARSE(app, argc, argv);
+  if (auto loaded = LoadWorkerToken(options, token_file); !loaded) {
+    std::fprintf(stderr, "reckon-test-worker: %s\n", loaded.error().ToString().c_str());
+    return 2;
+  }
 
   FakeProvider provider;
   Ledger ledger;

@@ -1,0 +1,260 @@
+// Who may do what, against the real `reckon server`: every protocol method with every role's
+// token (and with no token, a malformed one, an unknown one, a revoked one and an expired
+// one), allowed exactly when the role grants the method's permission; refusals journal
+// nothing and leave an audit line; the token lifecycle; separation of duties; scopes.
+#include <gtest/gtest.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/json.hpp>
+
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "reckon/api/protocol/client.h"
+#include "reckon/api/protocol/credentials.h"
+#include "reckon/api/server/method_permission.h"
+#include "reckon/auth/role.h"
+#include "reckon/storage/sqlite/sqlite_journal.h"
+#include "tests/support/reckon_server.h"
+
+namespace reckon::api {
+namespace {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using namespace std::chrono_literals;
+using Method = wire::Request::Method;
+using testing::CliRun;
+using testing::ReckonServer;
+
+using Fill = std::function<void(Method::Builder)>;
+
+// One minimal request per method. Each either succeeds or fails for a reason after
+// authorization (not_found, failed_precondition, invalid_argument): never by changing a run.
+const std::vector<std::pair<Method::Which, Fill>>& EveryMethod() {
+  static const auto* methods = new std::vector<std::pair<Method::Which, Fill>>{
+      {Method::START_WORKFLOW,
+       [](Method::Builder m) {
+         auto s = m.initStartWorkflow();
+         s.setWorkflowId("authz-start");
+         s.setWorkflowType("no_worker_hosts_this");
+         s.setInputJson("{}");
+       }},
+      {Method::SIGNAL_WORKFLOW,
+       [](Method::Builder m) {
+         auto s = m.initSignalWorkflow();
+         s.setWorkflowId("authz-none");
+         s.setName("go");
+       }},
+      {Method::CANCEL_WORKFLOW, [](Method::Builder m) { m.initCancelWorkflow().setWorkflowId("authz-none"); }},
+      {Method::DESCRIBE_WORKFLOW, [](Method::Builder m) { m.initDescribeWorkflow().setWorkflowId("authz-none"); }},
+      {Method::LIST_WORKFLOWS, [](Method::Builder m) { m.initListWorkflows(); }},
+      {Method::GET_HISTORY, [](Method::Builder m) { m.initGetHistory().setWorkflowId("authz-none"); }},
+      {Method::DECIDE_APPROVAL,
+       [](Method::Builder m) {
+         auto d = m.initDecideApproval();
+         d.setWorkflowId("authz-none");
+         d.setOperationId("op_x");
+         d.setExpectedIntentHash("h");
+         d.setGranted(true);
+       }},
+      {Method::RESOLVE_OPERATION,
+       [](Method::Builder m) {
+         auto r = m.initResolveOperation();
+         r.setWorkflowId("authz-none");
+         r.setOperationId("op_x");
+       }},
+      {Method::LIST_CONTRACTS, [](Method::Builder m) { m.setListContracts(); }},
+      {Method::GET_TRACE, [](Method::Builder m) { m.initGetTrace().setWorkflowId("authz-none"); }},
+      {Method::REGISTER_WORKER, [](Method::Builder m) { m.initRegisterWorker(); }},  // no id
+      {Method::POLL_WORKFLOW_TASK, [](Method::Builder m) { m.initPollWorkflowTask(); }},
+      {Method::COMPLETE_WORKFLOW_TASK, [](Method::Builder m) { m.initCompleteWorkflowTask(); }},
+      {Method::POLL_TOOL_TASK, [](Method::Builder m) { m.initPollToolTask(); }},
+      {Method::COMPLETE_TOOL_TASK, [](Method::Builder m) { m.initCompleteToolTask(); }},
+      {Method::HEARTBEAT, [](Method::Builder m) { m.initHeartbeat(); }},
+      {Method::WATCH_WORKFLOW,
+       [](Method::Builder m) { m.initWatchWorkflow().setWorkflowId("authz-none"); }},
+      {Method::CREATE_TOKEN, [](Method::Builder m) { m.initCreateToken(); }},  // no name
+      {Method::LIST_TOKENS, [](Method::Builder m) { m.setListTokens(); }},
+      {Method::REVOKE_TOKEN, [](Method::Builder m) { m.initRevokeToken().setName("nobody"); }},
+      {Method::WHO_AM_I, [](Method::Builder m) { m.setWhoAmI(); }},
+  };
+  return *methods;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+class AuthzTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto server = ReckonServer::Start(RECKON_CLI_PATH);
+    ASSERT_TRUE(server) << server.error().ToString();
+    server_ = std::move(server).value();
+  }
+
+  std::string Token(const std::string& role) {
+    auto token = ReadTokenFile(server_->TokenFile(role));
+    EXPECT_TRUE(token) << token.error().ToString();
+    return token ? token.value() : std::string();
+  }
+
+  // One request on a fresh connection, presenting `token` (none when empty).
+  Result<Reply> Call(const std::string& token, const Fill& fill) {
+    auto message = std::make_unique<capnp::MallocMessageBuilder>();
+    fill(message->initRoot<wire::Request>().initMethod());
+    ClientOptions options;
+    options.token = token;
+    asio::io_context io;
+    std::optional<Result<Reply>> out;
+    auto run = [&]() -> asio::awaitable<void> {
+      auto connect = Client::Connect(io.get_executor(), server_->address(), std::move(options));
+      auto client = co_await std::move(connect);
+      if (!client) {
+        out.emplace(client.error());
+        co_return;
+      }
+      auto call = client.value()->Call(std::move(message), 10s);
+      out.emplace(co_await std::move(call));
+      client.value()->Close();
+    };
+    asio::co_spawn(io, run(), asio::detached);
+    io.run();
+    return std::move(*out);
+  }
+
+  // Whether the request got past authentication and authorization.
+  static bool Admitted(const Result<Reply>& reply) {
+    return reply || (reply.error().code() != Errc::kUnauthenticated &&
+                     reply.error().code() != Errc::kPermissionDenied);
+  }
+
+  // Every method with `token`: each refused with `code`.
+  void ExpectEveryMethodRefused(const std::string& token, Errc code, const std::string& why) {
+    for (const auto& [method, fill] : EveryMethod()) {
+      auto reply = Call(token, fill);
+      ASSERT_FALSE(reply) << MethodName(method) << " was allowed " << why;
+      EXPECT_EQ(reply.error().code(), code) << MethodName(method) << " " << why << ": "
+                                            << reply.error().ToString();
+      EXPECT_EQ(reply.error().message().find(token.empty() ? "\x01" : token), std::string::npos)
+          << "a refusal repeats the token";
+    }
+  }
+
+  std::unique_ptr<ReckonServer> server_;
+};
+
+TEST_F(AuthzTest, EveryMethodIsAllowedExactlyToTheRolesThatGrantItsPermission) {
+  for (const char* role_name : {"admin", "operator", "approver", "reader", "worker"}) {
+    const auth::Role role = *auth::ParseRole(role_name);
+    const std::string token = Token(role_name);
+    for (const auto& [method, fill] : EveryMethod()) {
+      auto reply = Call(token, fill);
+      const auto permission = PermissionOf(method);
+      const bool expected = !permission || auth::RoleGrants(role, *permission);  // whoAmI: all
+      EXPECT_EQ(Admitted(reply), expected)
+          << role_name << " calling " << MethodName(method) << ": "
+          << (reply ? "ok" : reply.error().ToString());
+      if (!expected && !reply) {
+        EXPECT_EQ(reply.error().code(), Errc::kPermissionDenied);
+        EXPECT_NE(reply.error().message().find(std::string("principal '") + role_name + "'"),
+                  std::string::npos)
+            << reply.error().message();
+      }
+    }
+  }
+  // Refusals changed nothing: the one start that was admitted found no worker, so no run exists.
+  auto listed = Call(Token("reader"), [](Method::Builder m) { m.initListWorkflows(); });
+  ASSERT_TRUE(listed) << listed.error().ToString();
+  EXPECT_EQ(listed.value().get().getResult().getWorkflows().size(), 0u);
+}
+
+TEST_F(AuthzTest, WithoutAValidTokenEveryMethodIsRefusedAndAudited) {
+  ExpectEveryMethodRefused("", Errc::kUnauthenticated, "without a token");
+  ExpectEveryMethodRefused("hunter2", Errc::kUnauthenticated, "with a malformed token");
+  ExpectEveryMethodRefused("rk1_" + std::string(64, 'a'), Errc::kUnauthenticated,
+                           "with an unknown token");
+  const std::string log = ReadFile(server_->dir().File("server.log"));
+  for (const auto& [method, fill] : EveryMethod()) {
+    EXPECT_NE(log.find("audit: refused " + std::string(MethodName(method)) + " from 127.0.0.1:"),
+              std::string::npos)
+        << MethodName(method) << " left no audit line";
+  }
+  EXPECT_EQ(log.find("rk1_" + std::string(64, 'a')), std::string::npos) << "a token was logged";
+}
+
+TEST_F(AuthzTest, ATokenWorksUntilItIsRevokedOrExpires) {
+  // Created by the admin through the CLI, shown once.
+  CliRun created = server_->Cli({"auth", "token", "create", "--name", "carol", "--role", "reader",
+                                 "--out", server_->dir().File("carol.token")});
+  ASSERT_EQ(created.code(), 0) << created.Describe();
+  EXPECT_EQ(created.out.find("rk1_"), std::string::npos) << "--out keeps it off stdout";
+  auto carol = ReadTokenFile(server_->dir().File("carol.token"));
+  ASSERT_TRUE(carol) << carol.error().ToString();
+  auto who = Call(carol.value(), [](Method::Builder m) { m.setWhoAmI(); });
+  ASSERT_TRUE(who) << who.error().ToString();
+  EXPECT_EQ(std::string(who.value().get().getResult().getPrincipal().getName().cStr()), "carol");
+  EXPECT_TRUE(Call(carol.value(), [](Method::Builder m) { m.initListWorkflows(); }));
+
+  // A name is unique while its principal is live.
+  CliRun twice = server_->Cli({"auth", "token", "create", "--name", "carol", "--role", "reader"});
+  EXPECT_EQ(twice.code(), 2) << twice.Describe();
+  EXPECT_NE(twice.err.find("exists already"), std::string::npos) << twice.err;
+
+  CliRun revoked = server_->Cli({"auth", "token", "revoke", "carol"});
+  ASSERT_EQ(revoked.code(), 0) << revoked.Describe();
+  ExpectEveryMethodRefused(carol.value(), Errc::kUnauthenticated, "with a revoked token");
+  auto refused = Call(carol.value(), [](Method::Builder m) { m.setWhoAmI(); });
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message().find("revoked"), std::string::npos);
+
+  CliRun brief = server_->Cli({"auth", "token", "create", "--name", "dave", "--role", "reader",
+                               "--expires", "1s", "--out", server_->dir().File("dave.token")});
+  ASSERT_EQ(brief.code(), 0) << brief.Describe();
+  auto dave = ReadTokenFile(server_->dir().File("dave.token"));
+  ASSERT_TRUE(dave);
+  EXPECT_TRUE(Call(dave.value(), [](Method::Builder m) { m.setWhoAmI(); }));
+  std::this_thread::sleep_for(1100ms);
+  auto expired = Call(dave.value(), [](Method::Builder m) { m.setWhoAmI(); });
+  ASSERT_FALSE(expired);
+  EXPECT_EQ(expired.error().code(), Errc::kUnauthenticated);
+  EXPECT_NE(expired.error().message().find("expired"), std::string::npos);
+
+  // The list shows every principal and never a token; the audit log has each change.
+  CliRun list = server_->Cli({"auth", "token", "list", "--json"});
+  ASSERT_EQ(list.code(), 0) << list.Describe();
+  EXPECT_EQ(list.out.find("rk1_"), std::string::npos);
+  const json::array principals = json::parse(list.out).as_array();
+  int carols = 0;
+  for (const auto& p : principals) {
+    if (p.at("name") == "carol") {
+      ++carols;
+      EXPECT_NE(p.at("revoked_at_us").as_int64(), 0);
+      EXPECT_EQ(p.at("revoked_by"), "admin");
+    }
+  }
+  EXPECT_EQ(carols, 1);
+}
+
+TEST_F(AuthzTest, TheCliReadsItsTokenFromAPrivateFileOnly) {
+  const std::string loose = server_->dir().File("loose.token");
+  std::ofstream(loose) << ReadFile(server_->TokenFile("reader"));
+  CliRun refused = server_->Cli({"list", "--token-file", loose});
+  EXPECT_NE(refused.code(), 0);
+  EXPECT_NE(refused.err.find("chmod 600"), std::string::npos) << refused.err;
+  CliRun missing = server_->Cli({"list", "--token-file", server_->dir().File("absent")});
+  EXPECT_EQ(missing.code(), 2) << missing.Describe();
+  EXPECT_NE(missing.err.find("absent"), std::string::npos) << missing.err;
+}
+
+}  // namespace
+}  // namespace reckon::api
