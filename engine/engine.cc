@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "reckon/base/jcs.h"
+#include "reckon/engine/input_checks.h"
 
 namespace reckon {
 
@@ -92,7 +93,7 @@ asio::awaitable<Result<RunRef>> Engine::Start(std::string workflow_id, std::stri
                                               json::value input,
                                               std::string definition_hash) {
   if (failed_) co_return Err(Errc::kUnavailable, "engine stopped: " + failure_);
-  if (workflow_id.empty()) co_return Err(Errc::kInvalidArgument, "workflow id is empty");
+  RECKON_CO_TRY(CheckStart(workflow_id, workflow_type, input, definition_hash, contracts_));
   RECKON_CO_TRY(std::string input_json, CanonicalizeJson(input));
   auto same_start = [&](const std::string& type, const std::string& json) -> Result<void> {
     if (type == workflow_type && json == input_json) return Ok();
@@ -129,24 +130,35 @@ asio::awaitable<Result<RunRef>> Engine::Start(std::string workflow_id, std::stri
   co_return ref;
 }
 
+// Each request is checked (engine/input_checks.h) before it reaches a run: a refused one is
+// answered at once, and nothing is journaled. The input is built before the co_await (GCC 12).
 asio::awaitable<Result<void>> Engine::Signal(std::string workflow_id, std::string name,
                                              std::string payload_json) {
-  return SubmitToRun(std::move(workflow_id),
-                     SignalInput{std::move(name), std::move(payload_json)});
+  RECKON_CO_TRY(CheckSignal(workflow_id, name, payload_json, contracts_));
+  Input input = SignalInput{std::move(name), std::move(payload_json)};
+  auto signalled = SubmitToRun(std::move(workflow_id), std::move(input));
+  co_return co_await std::move(signalled);
 }
 
 asio::awaitable<Result<void>> Engine::DecideApproval(std::string workflow_id,
                                                      ApprovalDecision decision) {
-  return SubmitToRun(std::move(workflow_id), std::move(decision));
+  RECKON_CO_TRY(CheckDecision(workflow_id, decision));
+  auto decided = SubmitToRun(std::move(workflow_id), std::move(decision));
+  co_return co_await std::move(decided);
 }
 
 asio::awaitable<Result<void>> Engine::Resolve(std::string workflow_id,
                                               HumanResolution resolution) {
-  return SubmitToRun(std::move(workflow_id), std::move(resolution));
+  RECKON_CO_TRY(CheckResolution(workflow_id, resolution));
+  auto resolved = SubmitToRun(std::move(workflow_id), std::move(resolution));
+  co_return co_await std::move(resolved);
 }
 
 asio::awaitable<Result<void>> Engine::Cancel(std::string workflow_id, std::string reason) {
-  return SubmitToRun(std::move(workflow_id), CancelInput{std::move(reason)});
+  RECKON_CO_TRY(CheckCancel(workflow_id, reason));
+  Input input = CancelInput{std::move(reason)};
+  auto cancelled = SubmitToRun(std::move(workflow_id), std::move(input));
+  co_return co_await std::move(cancelled);
 }
 
 void Engine::ReportLateAttempt(const std::string& workflow_id, std::string operation_id,
