@@ -112,15 +112,14 @@ Result<void> ValidateId(IdKind kind, std::string_view value, std::string_view fi
                                            WithArticle(spec.name) + " is " +
                                            std::string(spec.rule));
   }
-  if (value.size() > spec.max_bytes || value.size() < spec.min_bytes) {
-    return Invalid(field, value, "it is " + std::to_string(value.size()) + " bytes long",
-                   spec.name, spec.rule);
-  }
+  const std::string length = "it is " + std::to_string(value.size()) + " bytes long";
+  if (value.size() > spec.max_bytes) return Invalid(field, value, length, spec.name, spec.rule);
   for (std::size_t i = 0; i < value.size(); ++i) {
     if (!Allowed(spec, value[i])) {
       return Invalid(field, value, DescribeByte(value, i), spec.name, spec.rule);
     }
   }
+  if (value.size() < spec.min_bytes) return Invalid(field, value, length, spec.name, spec.rule);
   if (spec.alnum_first && !(IsDigit(value[0]) || IsLower(value[0]) || IsUpper(value[0]))) {
     return Invalid(field, value, "it starts with '" + std::string(1, value[0]) + "'", spec.name,
                    spec.rule);

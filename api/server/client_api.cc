@@ -24,6 +24,7 @@ ClientApi::ClientApi(storage::Journal& journal, const ContractRegistry& contract
 asio::awaitable<Result<void>> ClientApi::Handle(wire::Request::Method::Reader method,
                                                 milliseconds timeout,
                                                 wire::Response::Builder out) {
+  RECKON_CO_TRY(ValidateRequestFields(method));  // identifiers and texts (base/identifier.h)
   switch (method.which()) {
     case wire::Request::Method::START_WORKFLOW: {
       auto started = Start(method.getStartWorkflow(), out);

@@ -80,6 +80,7 @@ asio::awaitable<Result<void>> WorkerApi::Handle(SessionState& session,
                                                 wire::Request::Method::Reader method,
                                                 milliseconds timeout,
                                                 wire::Response::Builder out) {
+  RECKON_CO_TRY(ValidateRequestFields(method));  // identifiers and texts (base/identifier.h)
   switch (method.which()) {
     case wire::Request::Method::REGISTER_WORKER:
       co_return Register(session, method.getRegisterWorker(), out);
