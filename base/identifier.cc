@@ -11,44 +11,44 @@ namespace {
 struct IdRuleSpec {
   std::string_view name;
   std::string_view rule;
-  std::size_t min_bytes;
-  std::size_t max_bytes;
-  std::string_view punctuation;  // allowed besides letters and digits
-  bool lower_only;               // letters a-z only (tool names)
-  bool hex_only;                 // 0-9 a-f only (intent hashes)
-  bool alnum_first;              // the first byte is a letter or digit
+  std::size_t min_bytes = 1;
+  std::size_t max_bytes = 128;
+  std::string_view punctuation = "_-.:@/";  // allowed besides letters and digits
+  bool lower_only = false;                   // letters a-z only (tool names)
+  bool hex_only = false;                     // 0-9 a-f only (intent hashes)
+  bool alnum_first = true;                   // the first byte is a letter or digit
 };
-
-constexpr std::string_view kIdPunctuation = "_-.:@/";
 
 IdRuleSpec SpecOf(IdKind kind) {
   constexpr std::string_view kIdRule =
       "1-128 bytes of A-Z a-z 0-9 _ - . : @ /, starting with a letter or digit";
   switch (kind) {
-    case IdKind::kWorkflowId:
-      return {"workflow id", kIdRule, 1, 128, kIdPunctuation, false, false, true};
-    case IdKind::kWorkflowType:
-      return {"workflow type", kIdRule, 1, 128, kIdPunctuation, false, false, true};
-    case IdKind::kSignalName:
-      return {"signal name", kIdRule, 1, 128, kIdPunctuation, false, false, true};
-    case IdKind::kWorkerId:
-      return {"worker id", kIdRule, 1, 128, kIdPunctuation, false, false, true};
-    case IdKind::kOperationId:
-      return {"operation id", kIdRule, 1, 128, kIdPunctuation, false, false, true};
-    case IdKind::kApprovalId:
-      return {"approval id", kIdRule, 1, 128, kIdPunctuation, false, false, true};
+    case IdKind::kWorkflowId: return {.name = "workflow id", .rule = kIdRule};
+    case IdKind::kWorkflowType: return {.name = "workflow type", .rule = kIdRule};
+    case IdKind::kSignalName: return {.name = "signal name", .rule = kIdRule};
+    case IdKind::kWorkerId: return {.name = "worker id", .rule = kIdRule};
+    case IdKind::kOperationId: return {.name = "operation id", .rule = kIdRule};
+    case IdKind::kApprovalId: return {.name = "approval id", .rule = kIdRule};
     case IdKind::kPrincipalName:
-      return {"principal name",
-              "1-64 bytes of A-Z a-z 0-9 _ - . @, starting with a letter or digit", 1, 64,
-              "_-.@", false, false, true};
+      return {.name = "principal name",
+              .rule = "1-64 bytes of A-Z a-z 0-9 _ - . @, starting with a letter or digit",
+              .max_bytes = 64,
+              .punctuation = "_-.@"};
     case IdKind::kToolName:
-      return {"tool name", "1-128 bytes of a-z 0-9 _ . - (the contract rule)", 1, 128, "_.-",
-              true, false, false};
+      return {.name = "tool name",
+              .rule = "1-128 bytes of a-z 0-9 _ . - (the contract rule)",
+              .punctuation = "_.-",
+              .lower_only = true,
+              .alnum_first = false};
     case IdKind::kIntentHash:
-      return {"intent hash", "64 lowercase hex digits (0-9 a-f), as `reckon show` prints it",
-              64, 64, "", true, true, false};
+      return {.name = "intent hash",
+              .rule = "64 lowercase hex digits (0-9 a-f), as `reckon show` prints it",
+              .min_bytes = 64,
+              .max_bytes = 64,
+              .hex_only = true,
+              .alnum_first = false};
   }
-  return {"identifier", kIdRule, 1, 128, kIdPunctuation, false, false, true};
+  return {.name = "identifier", .rule = kIdRule};
 }
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
@@ -64,7 +64,8 @@ bool Allowed(const IdRuleSpec& spec, char c) {
 
 // "a workflow id", "an intent hash".
 std::string WithArticle(std::string_view name) {
-  const bool vowel = !name.empty() && std::string_view("aeiou").find(name[0]) != std::string_view::npos;
+  const bool vowel =
+      !name.empty() && std::string_view("aeiou").find(name[0]) != std::string_view::npos;
   return (vowel ? "an " : "a ") + std::string(name);
 }
 
@@ -88,14 +89,15 @@ std::string DescribeByte(std::string_view value, std::size_t i) {
                : "it contains a non-ASCII character" + at;
   }
   if (c == ' ') return "it contains a space" + at;
-  return "it contains '" + std::string(1, static_cast<char>(c)) + "'" + at + ", which is not allowed";
+  return "it contains '" + std::string(1, static_cast<char>(c)) + "'" + at +
+         ", which is not allowed";
 }
 
 Error Invalid(std::string_view field, std::string_view value, const std::string& problem,
               std::string_view name, std::string_view rule) {
   return Err(Errc::kInvalidArgument, std::string(field) + " " + QuoteForMessage(value) +
-                                         " is not valid: " + problem + "; " +
-                                         WithArticle(name) + " is " + std::string(rule));
+                                         " is not valid: " + problem + "; " + WithArticle(name) +
+                                         " is " + std::string(rule));
 }
 
 }  // namespace
@@ -108,9 +110,8 @@ Result<void> ValidateId(IdKind kind, std::string_view value, std::string_view fi
   const IdRuleSpec spec = SpecOf(kind);
   if (field.empty()) field = spec.name;
   if (value.empty()) {
-    return Err(Errc::kInvalidArgument, std::string(field) + " is empty; " +
-                                           WithArticle(spec.name) + " is " +
-                                           std::string(spec.rule));
+    return Err(Errc::kInvalidArgument, std::string(field) + " is empty; " + WithArticle(spec.name) +
+                                           " is " + std::string(spec.rule));
   }
   const std::string length = "it is " + std::to_string(value.size()) + " bytes long";
   if (value.size() > spec.max_bytes) return Invalid(field, value, length, spec.name, spec.rule);
@@ -131,8 +132,8 @@ Result<void> ValidateText(TextKind kind, std::string_view value, std::string_vie
   const bool ref = kind == TextKind::kProviderRef;
   const std::size_t max = ref ? 256 : 1024;
   const std::string_view name = ref ? "provider ref" : "text field";
-  const std::string rule = "at most " + std::to_string(max) +
-                           " bytes of UTF-8 on one line, without control characters";
+  const std::string rule =
+      "at most " + std::to_string(max) + " bytes of UTF-8 on one line, without control characters";
   if (value.size() > max) {
     return Invalid(field, value, "it is " + std::to_string(value.size()) + " bytes long", name,
                    rule);
@@ -145,9 +146,9 @@ Result<void> ValidateText(TextKind kind, std::string_view value, std::string_vie
     }
     if (d.code_point >= 0x80 && d.code_point <= 0x9f) {  // C1 controls (a terminal's CSI)
       return Invalid(field, value,
-                     "it contains the control character U+00" + Hex2(static_cast<unsigned char>(
-                                                                    d.code_point)) +
-                         " at byte " + std::to_string(i),
+                     "it contains the control character U+00" +
+                         Hex2(static_cast<unsigned char>(d.code_point)) + " at byte " +
+                         std::to_string(i),
                      name, rule);
     }
     i += d.length;

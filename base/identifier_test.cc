@@ -17,16 +17,16 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 const std::vector<IdKind> kAllKinds = {
-    IdKind::kWorkflowId, IdKind::kWorkflowType,  IdKind::kSignalName,
-    IdKind::kWorkerId,   IdKind::kOperationId,   IdKind::kApprovalId,
-    IdKind::kPrincipalName, IdKind::kToolName,   IdKind::kIntentHash};
+    IdKind::kWorkflowId,    IdKind::kWorkflowType, IdKind::kSignalName,
+    IdKind::kWorkerId,      IdKind::kOperationId,  IdKind::kApprovalId,
+    IdKind::kPrincipalName, IdKind::kToolName,     IdKind::kIntentHash};
 
 std::string Message(const Result<void>& r) { return r ? std::string("ok") : r.error().message(); }
 
 TEST(IdentifierTest, AcceptsWhatTheEngineAndItsUsersMake) {
-  const std::vector<std::string> ids = {"order-1001",       "refund-pay-3", "a",
-                                        "wf:2026/11/30",    "user@example.com",
-                                        "A.B_C-D",          std::string(128, 'x')};
+  const std::vector<std::string> ids = {"order-1001",         "refund-pay-3",     "a",
+                                        "wf:2026/11/30",      "user@example.com", "A.B_C-D",
+                                        std::string(128, 'x')};
   for (const std::string& id : ids) {
     EXPECT_TRUE(ValidateId(IdKind::kWorkflowId, id)) << id;
   }
@@ -53,7 +53,9 @@ TEST(IdentifierTest, EveryKindRefusesTheBadInputsWithAMessageNamingFieldProblemA
     ASSERT_FALSE(empty);
     EXPECT_EQ(empty.error().code(), Errc::kInvalidArgument);
     EXPECT_EQ(empty.error().message(),
-              name + " is empty; " + (std::string("aeiou").find(name[0]) != std::string::npos ? "an " : "a ") + name + " is " + std::string(IdRule(kind)));
+              name + " is empty; " +
+                  (std::string("aeiou").find(name[0]) != std::string::npos ? "an " : "a ") + name +
+                  " is " + std::string(IdRule(kind)));
 
     auto big = ValidateId(kind, huge, "theField");
     ASSERT_FALSE(big);
@@ -61,7 +63,8 @@ TEST(IdentifierTest, EveryKindRefusesTheBadInputsWithAMessageNamingFieldProblemA
     EXPECT_THAT(big.error().message(),
                 HasSubstr(std::string("theField 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'... "
                                       "(102400 bytes) is not valid: it is 102400 bytes long; ") +
-                          (std::string("aeiou").find(name[0]) != std::string::npos ? "an " : "a ") + name + " is "));
+                          (std::string("aeiou").find(name[0]) != std::string::npos ? "an " : "a ") +
+                          name + " is "));
     EXPECT_LT(big.error().message().size(), 400u);  // the value is not copied into the message
 
     auto newline = ValidateId(kind, "ab\nc");
@@ -96,8 +99,7 @@ TEST(IdentifierTest, SaysWhatIsWrong) {
               HasSubstr("it contains a space at byte 1"));
   EXPECT_THAT(Message(ValidateId(IdKind::kWorkflowId, "a'b")),
               HasSubstr("'a\\x27b' is not valid: it contains ''' at byte 1, which is not allowed"));
-  EXPECT_THAT(Message(ValidateId(IdKind::kWorkflowId, "-rf")),
-              HasSubstr("it starts with '-'"));
+  EXPECT_THAT(Message(ValidateId(IdKind::kWorkflowId, "-rf")), HasSubstr("it starts with '-'"));
   EXPECT_THAT(Message(ValidateId(IdKind::kWorkflowId, std::string(129, 'x'))),
               HasSubstr("it is 129 bytes long"));
   EXPECT_THAT(Message(ValidatePrincipalName("alice:admin")),

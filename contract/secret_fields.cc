@@ -1,7 +1,6 @@
 #include "reckon/contract/secret_fields.h"
 
 #include <boost/json/serialize.hpp>
-
 #include <optional>
 
 #include "reckon/base/intent_hash.h"
@@ -82,7 +81,8 @@ Result<void> RefuseSecretValues(const json::value& value, const ContractRegistry
              std::string(what) + " carries a value for '" + found->field +
                  "', a secret field of tool '" + found->tool + "' (at " + at +
                  "); secrets come from the worker's side: the tool fetches them (e.g. from a "
-                 "vault) when it runs, so they are never journaled. Remove '" + at + "'");
+                 "vault) when it runs, so they are never journaled. Remove '" +
+                 at + "'");
 }
 
 std::vector<std::string> SecretValuesOf(const json::value& input,

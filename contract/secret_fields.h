@@ -22,7 +22,6 @@
 #pragma once
 
 #include <boost/json/value.hpp>
-
 #include <cstddef>
 #include <span>
 #include <string>

@@ -4,10 +4,11 @@
 // secret value of the call's input.
 #include "reckon/contract/secret_fields.h"
 
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 
 #include "reckon/contract/test_contracts.h"
 
@@ -27,7 +28,8 @@ ContractRegistry Registry() {
   card.secret_fields = {"card.number"};
   card.input_schema = json::parse(R"({"type":"object","properties":{
       "payee":{"type":"string"},
-      "card":{"type":"object","properties":{"number":{"type":"string"},"brand":{"type":"string"}}}}})");
+      "card":{"type":"object","properties":{"number":{"type":"string"},
+                                            "brand":{"type":"string"}}}}})");
   auto registered = registry.Register(card);
   EXPECT_TRUE(registered) << registered.error().ToString();
   return registry;
@@ -36,7 +38,8 @@ ContractRegistry Registry() {
 TEST(SecretFieldsTest, AnInputWithoutSecretFieldsPasses) {
   const ContractRegistry registry = Registry();
   EXPECT_TRUE(RefuseSecretValues(json::parse(R"({"payment_id":"pay-1","card":{"brand":"visa"},
-      "items":[{"card_token_hint":"x"}],"memo":"card_token"})"), registry, "the input"));
+      "items":[{"card_token_hint":"x"}],"memo":"card_token"})"),
+                                 registry, "the input"));
   EXPECT_TRUE(RefuseSecretValues(json::value(nullptr), registry, "the input"));
   EXPECT_TRUE(RefuseSecretValues(json::parse("[1, \"card_token\"]"), registry, "the input"));
 }
@@ -78,15 +81,14 @@ TEST(SecretFieldsTest, SecretValuesOfAnInput) {
       json::parse(R"({"card_token":"tok_abcdefgh","card":{"number":{"a":"4242424242424242",
           "b":["x", 7]}},"pin":1234,"memo":"m"})"),
       fields);
-  EXPECT_THAT(values, ::testing::ElementsAre("tok_abcdefgh", "4242424242424242", "x", "7",
-                                             "1234"));
+  EXPECT_THAT(values, ::testing::ElementsAre("tok_abcdefgh", "4242424242424242", "x", "7", "1234"));
   EXPECT_TRUE(SecretValuesOf(json::parse(R"({"memo":"m"})"), fields).empty());
 }
 
 TEST(SecretFieldsTest, AReportLosesSecretPathsAndValues) {
   const std::vector<std::string> fields = {"card_token"};
-  SecretRedactor redactor{fields, SecretValuesOf(json::parse(
-                                      R"({"card_token":"tok_canary_0123"})"), fields)};
+  SecretRedactor redactor{
+      fields, SecretValuesOf(json::parse(R"({"card_token":"tok_canary_0123"})"), fields)};
   // A tool that echoes its input, and quotes the token inside other strings.
   json::value output = json::parse(R"({"refund_id":"re_1","card_token":"tok_canary_0123",
       "echo":{"note":"charged tok_canary_0123 twice: tok_canary_0123"},

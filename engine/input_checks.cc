@@ -25,7 +25,8 @@ Result<void> CheckSignal(std::string_view workflow_id, std::string_view name,
   RECKON_TRY(ValidateId(IdKind::kWorkflowId, workflow_id));
   RECKON_TRY(ValidateId(IdKind::kSignalName, name));
   auto payload = ParseStrictJson(payload_json);
-  if (!payload) return payload.error().WithContext("the payload of signal '" + std::string(name) + "'");
+  if (!payload)
+    return payload.error().WithContext("the payload of signal '" + std::string(name) + "'");
   return RefuseSecretValues(payload.value(), contracts,
                             "the payload of signal '" + std::string(name) + "'");
 }
@@ -44,8 +45,8 @@ Result<void> CheckDecision(std::string_view workflow_id, const ApprovalDecision&
     RECKON_TRY(ValidateId(IdKind::kApprovalId, decision.approval_id));
   }
   if (!decision.expected_intent_hash.empty()) {
-    RECKON_TRY(ValidateId(IdKind::kIntentHash, decision.expected_intent_hash,
-                          "expected intent hash"));
+    RECKON_TRY(
+        ValidateId(IdKind::kIntentHash, decision.expected_intent_hash, "expected intent hash"));
   }
   RECKON_TRY(ValidatePrincipalName(decision.decided_by, "decided by"));
   return ValidateText(TextKind::kText, decision.reason, "reason");

@@ -10,7 +10,6 @@
 #pragma once
 
 #include <boost/json/value.hpp>
-
 #include <string_view>
 
 #include "reckon/base/error.h"

@@ -3,9 +3,10 @@
 // workflow input or a signal payload.
 #include "reckon/engine/input_checks.h"
 
-#include <boost/json/parse.hpp>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <boost/json/parse.hpp>
 
 #include "reckon/contract/test_contracts.h"
 
@@ -37,8 +38,8 @@ TEST(InputChecksTest, AGoodRequestOfEachKindPasses) {
   EXPECT_TRUE(CheckStart("plan-1", "plan", json::object(), kHash, contracts));
   EXPECT_TRUE(CheckSignal("order-1", "packed", R"({"box":3})", contracts));
   EXPECT_TRUE(CheckCancel("order-1", "changed my mind"));
-  EXPECT_TRUE(CheckDecision("order-1", ApprovalDecision{"ap_x_1", "", kHash, true,
-                                                        "alice@example.com", ""}));
+  EXPECT_TRUE(CheckDecision("order-1",
+                            ApprovalDecision{"ap_x_1", "", kHash, true, "alice@example.com", ""}));
   EXPECT_TRUE(CheckResolution("order-1", HumanResolution{"op_1", true, "re_1", "bob", "ok"}));
 }
 
@@ -69,12 +70,12 @@ TEST(InputChecksTest, EveryFieldIsChecked) {
               StartsWith("expected intent hash 'abc' is not valid"));
   EXPECT_THAT(MessageOf(CheckDecision("w", ApprovalDecision{"ap", "", "", true, "", ""})),
               StartsWith("decided by is empty; a principal name is 1-64 bytes"));
-  EXPECT_THAT(MessageOf(CheckDecision("w", ApprovalDecision{"ap", "", "", true,
-                                                            "refund-agent --approve-all", ""})),
+  EXPECT_THAT(MessageOf(CheckDecision(
+                  "w", ApprovalDecision{"ap", "", "", true, "refund-agent --approve-all", ""})),
               StartsWith("decided by 'refund-agent --approve-all' is not valid: it contains a "
                          "space"));
-  EXPECT_THAT(MessageOf(CheckDecision("w", ApprovalDecision{"ap", "", "", false, "a",
-                                                            std::string(2000, 'r')})),
+  EXPECT_THAT(MessageOf(CheckDecision(
+                  "w", ApprovalDecision{"ap", "", "", false, "a", std::string(2000, 'r')})),
               StartsWith("reason 'rrrr"));
   EXPECT_THAT(MessageOf(CheckResolution("w", HumanResolution{"", true, "re", "bob", ""})),
               StartsWith("operation id is empty"));
@@ -82,22 +83,23 @@ TEST(InputChecksTest, EveryFieldIsChecked) {
               StartsWith("provider ref 're\\x0d' is not valid"));
   EXPECT_THAT(MessageOf(CheckResolution("w", HumanResolution{"op", true, "re", "b\tb", ""})),
               StartsWith("resolved by 'b\\x09b' is not valid"));
-  EXPECT_THAT(MessageOf(CheckResolution("w", HumanResolution{"op", true, "re", "bob",
-                                                             std::string("\0", 1)})),
+  EXPECT_THAT(MessageOf(CheckResolution(
+                  "w", HumanResolution{"op", true, "re", "bob", std::string("\0", 1)})),
               StartsWith("note '\\x00' is not valid"));
 }
 
 TEST(InputChecksTest, AWorkflowInputOrSignalPayloadMayNotCarryASecretField) {
   const ContractRegistry contracts = Contracts();
-  const std::string start = MessageOf(CheckStart(
-      "pay-1", "pay", json::parse(R"({"payee":"a","card_token":"tok_canary_start"})"), "",
-      contracts));
-  EXPECT_EQ(start, "the input of workflow 'pay-1' carries a value for 'card_token', a secret "
-                   "field of tool 'send_payout' (at card_token); secrets come from the worker's "
-                   "side: the tool fetches them (e.g. from a vault) when it runs, so they are "
-                   "never journaled. Remove 'card_token'");
-  const std::string signal = MessageOf(
-      CheckSignal("pay-1", "card", R"({"card_token":"tok_canary_signal"})", contracts));
+  const std::string start = MessageOf(
+      CheckStart("pay-1", "pay", json::parse(R"({"payee":"a","card_token":"tok_canary_start"})"),
+                 "", contracts));
+  EXPECT_EQ(start,
+            "the input of workflow 'pay-1' carries a value for 'card_token', a secret "
+            "field of tool 'send_payout' (at card_token); secrets come from the worker's "
+            "side: the tool fetches them (e.g. from a vault) when it runs, so they are "
+            "never journaled. Remove 'card_token'");
+  const std::string signal =
+      MessageOf(CheckSignal("pay-1", "card", R"({"card_token":"tok_canary_signal"})", contracts));
   EXPECT_THAT(signal, StartsWith("the payload of signal 'card' carries a value for 'card_token'"));
   EXPECT_THAT(signal, ::testing::Not(HasSubstr("tok_canary")));
 }

@@ -170,7 +170,8 @@ TEST(PlanTest, ANestedSecretFieldIsRefusedAtTheFieldOrAtAReferenceThatHoldsIt) {
   card.name = "charge_card";
   card.secret_fields = {"card.number"};
   card.input_schema = json::parse(R"({"type":"object","properties":{"payee":{"type":"string"},
-      "card":{"type":"object","properties":{"number":{"type":"string"},"brand":{"type":"string"}}}}})");
+      "card":{"type":"object","properties":{"number":{"type":"string"},
+                                            "brand":{"type":"string"}}}}})");
   ASSERT_TRUE(contracts.Register(card));
   auto error_of = [&](const char* input) {
     auto plan = ParsePlanJson(json::parse(std::string(R"({"plan_id":"p","steps":[
@@ -183,7 +184,8 @@ TEST(PlanTest, ANestedSecretFieldIsRefusedAtTheFieldOrAtAReferenceThatHoldsIt) {
   EXPECT_EQ(error_of(R"({"card":{"brand":"visa"}})"), "");
   EXPECT_NE(error_of(R"({"card":{"number":"4242"}})").find("input.card.number: 'card.number'"),
             std::string::npos);
-  EXPECT_NE(error_of(R"({"card":{"$ref":"steps.lookup.output"}})").find("input.card: 'card.number'"),
+  EXPECT_NE(error_of(R"({"card":{"$ref":"steps.lookup.output"}})")
+                .find("input.card: 'card.number'"),
             std::string::npos);
 }
 

@@ -10,7 +10,6 @@
 #include <boost/json/object.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -120,27 +119,26 @@ TEST_F(EngineInputTest, BadIdentifiersAreRefusedAtEveryEntranceAndNothingIsJourn
     ExpectRefused(h_.Await(engine.Signal(bad, "go", "null")), "workflow id", problem);
     ExpectRefused(h_.Await(engine.Signal("waiting-1", bad, "null")), "signal name", problem);
     ExpectRefused(h_.Await(engine.Cancel(bad, "")), "workflow id", problem);
-    ExpectRefused(h_.Await(engine.DecideApproval(
-                      "waiting-1", ApprovalDecision{"", "op_1", "", true, bad, ""})),
+    ExpectRefused(h_.Await(engine.DecideApproval("waiting-1",
+                                                 ApprovalDecision{"", "op_1", "", true, bad, ""})),
                   "decided by", problem);
-    ExpectRefused(h_.Await(engine.Resolve("waiting-1",
-                                          HumanResolution{bad, false, "", "bob", ""})),
+    ExpectRefused(h_.Await(engine.Resolve("waiting-1", HumanResolution{bad, false, "", "bob", ""})),
                   "operation id", problem);
     if (!bad.empty()) {
       ExpectRefused(h_.Await(engine.DecideApproval(
                         "waiting-1", ApprovalDecision{bad, "", "", true, "alice", ""})),
                     "approval id", problem);
-      ExpectRefused(h_.Await(engine.Resolve("waiting-1",
-                                            HumanResolution{"op_1", true, "ref", bad, ""})),
-                    "resolved by", problem);
+      ExpectRefused(
+          h_.Await(engine.Resolve("waiting-1", HumanResolution{"op_1", true, "ref", bad, ""})),
+          "resolved by", problem);
     }
   }
   // Texts: one line, bounded.
-  ExpectRefused(h_.Await(engine.Cancel("waiting-1", std::string(kCanary) + "\nline two")),
-                "reason", "contains a newline");
-  ExpectRefused(h_.Await(engine.Resolve("waiting-1", HumanResolution{
-                                                         "op_1", false, "", "bob",
-                                                         std::string(kCanary) + std::string(2000, 'n')})),
+  ExpectRefused(h_.Await(engine.Cancel("waiting-1", std::string(kCanary) + "\nline two")), "reason",
+                "contains a newline");
+  ExpectRefused(h_.Await(engine.Resolve(
+                    "waiting-1", HumanResolution{"op_1", false, "", "bob",
+                                                 std::string(kCanary) + std::string(2000, 'n')})),
                 "note", "is 2008 bytes long");
   EXPECT_EQ(h_.Describe("waiting-1")->status, RunStatus::kRunning);
   h_.Shutdown();
@@ -157,8 +155,8 @@ TEST_F(EngineInputTest, BadIdentifiersAreRefusedAtEveryEntranceAndNothingIsJourn
 
 TEST_F(EngineInputTest, AWorkflowInputOrSignalPayloadWithASecretFieldIsRefused) {
   h_.Boot();
-  auto start = h_.Start("pay-1", kCallOnce,
-                        CallOnceInput("send_payout", FastInput("acct-1", 100, kSecret)));
+  auto start =
+      h_.Start("pay-1", kCallOnce, CallOnceInput("send_payout", FastInput("acct-1", 100, kSecret)));
   ASSERT_FALSE(start);
   EXPECT_EQ(start.error().code(), Errc::kInvalidArgument);
   EXPECT_EQ(start.error().message(),
@@ -176,7 +174,8 @@ TEST_F(EngineInputTest, AWorkflowInputOrSignalPayloadWithASecretFieldIsRefused) 
   ASSERT_FALSE(*signalled);
   EXPECT_EQ(signalled->error().message().rfind(
                 "the payload of signal 'go' carries a value for 'card_token'", 0),
-            0u) << signalled->error().message();
+            0u)
+      << signalled->error().message();
   EXPECT_EQ(signalled->error().message().find(kSecret), std::string::npos);
   h_.Shutdown();
 
@@ -188,7 +187,8 @@ TEST_F(EngineInputTest, AWorkflowInputOrSignalPayloadWithASecretFieldIsRefused) 
 }
 
 // The card token comes from the worker's vault (here: the test), as in the refund sample.
-Task<WorkflowOutcome> PayWithCard(WorkflowContext& ctx, json::value input, const std::string* vault) {
+Task<WorkflowOutcome> PayWithCard(WorkflowContext& ctx, json::value input,
+                                  const std::string* vault) {
   const std::int64_t amount = input.as_object().at("amount_cents").as_int64();
   auto pay = ctx.Call("send_payout", FastInput("acct-9", amount, *vault));
   CallResult paid = co_await pay;
@@ -199,7 +199,8 @@ Task<WorkflowOutcome> PayWithCard(WorkflowContext& ctx, json::value input, const
 // A careless tool: its output echoes the input it got, secrets included, and a rejection quotes
 // the card token.
 Tool EchoingTool(const ToolContract& contract) {
-  Tool tool{contract, [](json::value input, ToolCallContext) -> boost::asio::awaitable<AttemptOutcome> {
+  Tool tool{contract,
+            [](json::value input, ToolCallContext) -> boost::asio::awaitable<AttemptOutcome> {
               const std::string token(input.as_object().at("card_token").as_string());
               if (input.as_object().at("amount_cents").as_int64() == 13) {
                 co_return ToolFailed(FailureKind::kDefinitive, "card_declined",
@@ -234,9 +235,9 @@ TEST(EngineSecretTest, WhatAToolOrAPersonReportsLosesTheCallsSecrets) {
   ASSERT_TRUE(h.RunUntilSettled("declined-1"));
   ASSERT_TRUE(h.RunUntilState("denied-1", "send_payout#1", OperationState::kAwaitingApproval));
   const OperationRecord waiting = *h.Operation("denied-1", "send_payout#1");
-  RECKON_ASSERT_OK(h.Decide("denied-1",
-                            ApprovalDecision{waiting.approval_id, "", waiting.intent_hash, false,
-                                             "alice", std::string("card ") + kSecret + " is stolen"}));
+  RECKON_ASSERT_OK(h.Decide(
+      "denied-1", ApprovalDecision{waiting.approval_id, "", waiting.intent_hash, false, "alice",
+                                   std::string("card ") + kSecret + " is stolen"}));
   ASSERT_TRUE(h.RunUntilSettled("denied-1"));
 
   // The code saw what the journal holds: the token replaced wherever the tool put it.

@@ -85,8 +85,8 @@ Result<void> CheckWorkerMethod(wire::Request::Method::Reader m) {
       }
       auto tools = in.getTools();
       for (unsigned i = 0; i < tools.size(); ++i) {
-        RECKON_TRY(Id(IdKind::kToolName, tools[i].getName(),
-                      "tools[" + std::to_string(i) + "].name"));
+        RECKON_TRY(
+            Id(IdKind::kToolName, tools[i].getName(), "tools[" + std::to_string(i) + "].name"));
       }
       return Ok();
     }

@@ -11,7 +11,6 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/json.hpp>
-
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -46,8 +45,8 @@ struct Bad {
 
 std::vector<Bad> BadValues(bool hex) {
   const std::string c = hex ? kHexCanary : kCanary;
-  return {{c + std::string(100 * 1024, 'x'), "it is " + std::to_string(c.size() + 102400) +
-                                                 " bytes long"},
+  return {{c + std::string(100 * 1024, 'x'),
+           "it is " + std::to_string(c.size() + 102400) + " bytes long"},
           {c + "\nforged line", "contains a newline (0x0a) at byte 12"},
           {c + "\xc3\x28", "is not valid UTF-8 (byte 0xc3 at byte 12)"},
           {c + std::string("\0tail", 5), "contains a NUL byte at byte 12"},
@@ -61,7 +60,7 @@ struct FieldCase {
   std::string field;  // as the message names it
   bool required;      // an empty value is refused too
   std::function<void(Method, const std::string&)> fill;
-  bool hex = false;   // a hash: only hex digits
+  bool hex = false;  // a hash: only hex digits
 };
 
 const std::string kHash(64, 'a');
@@ -125,17 +124,22 @@ std::vector<FieldCase> FieldCases() {
        [](Method m, const std::string& v) { m.initGetTrace().setWorkflowId(Text(v)); }},
       {"workflowId", true,
        [](Method m, const std::string& v) { m.initWatchWorkflow().setWorkflowId(Text(v)); }},
-      {"tool", false, [](Method m, const std::string& v) { m.initListWorkflows().setTool(Text(v)); }},
-      {"operationId", false, [=](Method m, const std::string& v) { decide(m, v, "", "", "alice"); }},
+      {"tool", false,
+       [](Method m, const std::string& v) { m.initListWorkflows().setTool(Text(v)); }},
+      {"operationId", false,
+       [=](Method m, const std::string& v) { decide(m, v, "", "", "alice"); }},
       {"approvalId", false, [=](Method m, const std::string& v) { decide(m, "", v, "", "alice"); }},
       {"expectedIntentHash", false,
        [=](Method m, const std::string& v) { decide(m, "op_1", "", v, "alice"); }, true},
-      {"decidedBy", false, [=](Method m, const std::string& v) { decide(m, "op_1", "", kHash, v); }},
+      {"decidedBy", false,
+       [=](Method m, const std::string& v) { decide(m, "op_1", "", kHash, v); }},
       {"operationId", true, [=](Method m, const std::string& v) { resolve(m, v, "bob"); }},
       {"resolvedBy", false, [=](Method m, const std::string& v) { resolve(m, "op_1", v); }},
       {"workerId", true, [=](Method m, const std::string& v) { reg(m, v, "call_once", "charge"); }},
-      {"workflowTypes[0]", true, [=](Method m, const std::string& v) { reg(m, "w-2", v, "charge"); }},
-      {"tools[0].name", true, [=](Method m, const std::string& v) { reg(m, "w-2", "call_once", v); }},
+      {"workflowTypes[0]", true,
+       [=](Method m, const std::string& v) { reg(m, "w-2", v, "charge"); }},
+      {"tools[0].name", true,
+       [=](Method m, const std::string& v) { reg(m, "w-2", "call_once", v); }},
       {"workflowId", true,
        [](Method m, const std::string& v) {
          auto c = m.initCompleteToolTask();
@@ -217,8 +221,8 @@ class ServerInputTest : public ::testing::Test {
   std::vector<std::string> FilesHolding(const std::string& needle) {
     std::vector<std::string> holding;
     const std::string journal = server_->journal_path();
-    for (const std::string& path : {journal, journal + "-wal", journal + ".trace.jsonl",
-                                    server_->dir().File("server.log")}) {
+    for (const std::string& path :
+         {journal, journal + "-wal", journal + ".trace.jsonl", server_->dir().File("server.log")}) {
       if (std::filesystem::exists(path) && ReadFile(path).find(needle) != std::string::npos) {
         holding.push_back(path);
       }
@@ -255,7 +259,8 @@ TEST_F(ServerInputTest, EveryIdentifierOfEveryMethodRefusesBadValuesAndNothingIs
                                    "contains a newline (0x0a) at byte 12; a text field is at "
                                    "most 1024 bytes of UTF-8 on one line",
                                    0),
-            0u) << reason.message();
+            0u)
+      << reason.message();
   const std::string long_note = std::string(kCanary) + std::string(2000, 'n');
   const Error note = Refusal([&](Method m) {
     auto r = m.initResolveOperation();
@@ -313,7 +318,8 @@ TEST_F(ServerInputTest, AnInputAPlanOrASignalWithASecretFieldIsRefusedAndNeverSt
             "Remove 'input.card_token'");
 
   // The same through `reckon start`: exit 2, the server's message, not the secret.
-  const CliRun cli_start = server_->Cli({"start", "secret-2", "--type", "call_once", "--input", input});
+  const CliRun cli_start =
+      server_->Cli({"start", "secret-2", "--type", "call_once", "--input", input});
   EXPECT_EQ(cli_start.code(), 2) << cli_start.Describe();
   EXPECT_NE(cli_start.err.find("a secret field of tool 'charge'"), std::string::npos)
       << cli_start.Describe();
@@ -322,13 +328,15 @@ TEST_F(ServerInputTest, AnInputAPlanOrASignalWithASecretFieldIsRefusedAndNeverSt
   const std::string plan_path = server_->dir().File("secret-plan.json");
   std::ofstream(plan_path) << R"({"plan_id": "secret-plan", "steps": [
       {"id": "pay", "tool": "payout", "input": {"account": "a", "amount_cents": 5,
-                                                "card_token": ")" << kSecret << R"("}}]})";
+                                                "card_token": ")"
+                           << kSecret << R"("}}]})";
   const CliRun plan_run = server_->Cli({"plan", "run", plan_path});
   EXPECT_EQ(plan_run.code(), 2) << plan_run.Describe();
   EXPECT_NE(plan_run.err.find("step 'pay': input.card_token: 'card_token' is a secret field of "
                               "tool 'payout', and a plan may not carry a value for it: secrets "
                               "come from the worker's side"),
-            std::string::npos) << plan_run.Describe();
+            std::string::npos)
+      << plan_run.Describe();
   // The same plan sent straight to the server (a client that skips the CLI's check).
   const Error plan_start = Refusal([&](Method m) {
     auto s = m.initStartWorkflow();
@@ -338,14 +346,16 @@ TEST_F(ServerInputTest, AnInputAPlanOrASignalWithASecretFieldIsRefusedAndNeverSt
   });
   EXPECT_NE(plan_start.message().find("step 'pay': input.card_token: 'card_token' is a secret "
                                       "field of tool 'payout'"),
-            std::string::npos) << plan_start.message();
+            std::string::npos)
+      << plan_start.message();
 
   // A signal payload.
-  const CliRun signal = server_->Cli(
-      {"signal", "waiting-1", "go", "--payload", R"({"card_token":")" + std::string(kSecret) + "\"}"});
+  const CliRun signal = server_->Cli({"signal", "waiting-1", "go", "--payload",
+                                      R"({"card_token":")" + std::string(kSecret) + "\"}"});
   EXPECT_EQ(signal.code(), 2) << signal.Describe();
   EXPECT_NE(signal.err.find("the payload of signal 'go' carries a value for 'card_token'"),
-            std::string::npos) << signal.Describe();
+            std::string::npos)
+      << signal.Describe();
 
   for (const CliRun& run : {cli_start, plan_run, signal}) {
     EXPECT_EQ(run.out.find(kSecret), std::string::npos) << run.Describe();
