@@ -20,7 +20,7 @@ inline Result<std::string> RequiredText(capnp::Text::Reader text, std::string_vi
 }
 
 // Checks every identifier and text the request carries against its rule (base/identifier.h;
-// the table per method is in docs/PROTOCOL.md, "Identifiers"): the identifiers a method
+// the table is in docs/PROTOCOL.md, "Identifiers and texts"): the identifiers a method
 // requires (workflowId, workflowType, a signal's name, workerId, a resolution's operationId)
 // even when empty, the optional ones (definitionHash, a decision's ids and hash, decidedBy,
 // resolvedBy, the tool filter) when given, and texts (reasons, notes, providerRef) always.
