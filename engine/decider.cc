@@ -12,6 +12,7 @@
 #include "reckon/base/jcs.h"
 #include "reckon/engine/approval.h"
 #include "reckon/contract/failure_policy.h"
+#include "reckon/contract/secret_fields.h"
 #include "reckon/engine/operation_id.h"
 
 namespace reckon {
@@ -98,6 +99,14 @@ Result<json::value> Decider::InputOf(const OperationRecord& op) const {
   return Err(Errc::kFailedPrecondition,
              "operation '" + op.operation_id + "' (step '" + op.step_id +
                  "') has no input in memory: the workflow has not replayed this step yet");
+}
+
+SecretRedactor Decider::RedactorFor(const OperationRecord& op) const {
+  const ToolContract* contract = contracts_.Find(op.tool);
+  if (contract == nullptr) return SecretRedactor{};
+  return SecretRedactor{contract->secret_fields,
+                        op.input ? SecretValuesOf(*op.input, contract->secret_fields)
+                                 : std::vector<std::string>()};
 }
 
 // --- workflow lifecycle ------------------------------------------------------------------
@@ -256,17 +265,21 @@ Result<void> Decider::AttemptFinished(const std::string& operation_id, std::uint
   OperationRecord* op = state_.FindOperation(operation_id);
   if (op == nullptr || IsTerminal(op->state)) return Ok();  // nothing left to learn
   const bool current = op->state == OperationState::kInFlight && op->attempt == attempt;
+  // What the tool reported is journaled without the call's secrets (contract/secret_fields.h).
+  const SecretRedactor redact = RedactorFor(*op);
   if (outcome.success) {
     // From the current attempt: the result. From an attempt already given up on: late
     // evidence that the effect happened, never a reason for another one. Every non-terminal
     // state after a first attempt has an edge to committed for exactly this.
-    return Emit(OperationCommitted{operation_id, attempt, json::serialize(outcome.output),
-                                   outcome.provider_ref,
+    return Emit(OperationCommitted{operation_id, attempt,
+                                   json::serialize(redact.Output(outcome.output)),
+                                   redact.Text(outcome.provider_ref),
                                    current ? CommitSource::kAttempt
                                            : CommitSource::kLateCompletion});
   }
   if (!current) return Ok();  // a stale attempt's failure proves nothing
-  return HandleFailure(*op, outcome.kind, outcome.code, outcome.message);
+  return HandleFailure(*op, outcome.kind, redact.Text(outcome.code),
+                       redact.Text(outcome.message));
 }
 
 Result<void> Decider::HandleFailure(OperationRecord& op, FailureKind reported,
@@ -371,10 +384,13 @@ Result<void> Decider::ReconcileFinished(const std::string& operation_id, std::ui
   const ToolContract& c = contract->contract();
   switch (outcome.verdict) {
     case ReconcileVerdict::kCommitted: {
+      const SecretRedactor redact = RedactorFor(*op);
+      const std::string provider_ref = redact.Text(outcome.provider_ref);
       RECKON_TRY(Emit(ReconciliationResult{operation_id, round, ReconcileVerdict::kCommitted,
-                                           outcome.provider_ref, 0}));
-      return Emit(OperationCommitted{operation_id, op->attempt, json::serialize(outcome.output),
-                                     outcome.provider_ref, CommitSource::kReconciliation});
+                                           provider_ref, 0}));
+      return Emit(OperationCommitted{operation_id, op->attempt,
+                                     json::serialize(redact.Output(outcome.output)), provider_ref,
+                                     CommitSource::kReconciliation});
     }
     case ReconcileVerdict::kNotFound: {
       RECKON_TRY(
@@ -518,7 +534,8 @@ Result<void> Decider::ApprovalDecided(const ApprovalDecision& decision) {
   RECKON_TRY(SeparateDuties(*op, contract, decision.decided_by, "approve or deny"));
   if (!decision.granted) {
     return Emit(ApprovalDenied{op->operation_id, op->approval_id, decision.decided_by,
-                               decision.reason.empty() ? "denied" : decision.reason});
+                               decision.reason.empty() ? "denied"
+                                                       : RedactorFor(*op).Text(decision.reason)});
   }
   const std::chrono::seconds ttl =
       contract ? contract->contract().approval.grant_ttl : std::chrono::seconds(0);
@@ -546,7 +563,7 @@ Result<void> Decider::Resolve(const HumanResolution& resolution) {
   }
   RECKON_TRY(SeparateDuties(*op, ContractOf(*op), resolution.resolved_by, "resolve"));
   RECKON_TRY(Emit(HumanResolved{op->operation_id, resolution.committed, resolution.provider_ref,
-                                resolution.resolved_by, resolution.note}));
+                                resolution.resolved_by, RedactorFor(*op).Text(resolution.note)}));
   if (resolution.committed) {
     json::object result{{"provider_ref", resolution.provider_ref},
                         {"resolved_by", resolution.resolved_by}};

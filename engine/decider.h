@@ -6,6 +6,11 @@
 // The class-by-failure table (contract/failure_policy.h), the reconciliation routing, approval
 // binding (engine/approval.h) and the lifecycle table (engine/operation_state.h) meet here.
 //
+// Secrets: what a tool reports (outputs, failure messages, provider refs) and what a person
+// writes about an operation (a denial's reason, a resolution's note) is journaled without the
+// operation's secret fields and values (contract/secret_fields.h, SecretRedactor), and the code
+// sees what is journaled, so replay sees the same.
+//
 // Errors: kPermissionDenied / kFailedPrecondition / kNotFound for a request that does not fit
 // the run's state (checked before anything is emitted, so the batch stays clean);
 // kNondeterminism when replayed code no longer matches its history; kInternal for an engine bug
@@ -25,6 +30,7 @@
 #include "reckon/engine/clock.h"
 #include "reckon/engine/command.h"
 #include "reckon/contract/contract_registry.h"
+#include "reckon/contract/secret_fields.h"
 #include "reckon/engine/run_state.h"
 #include "reckon/engine/tool_dispatcher.h"
 #include "reckon/storage/journal.h"
@@ -138,6 +144,8 @@ class Decider {
   // The contract the operation runs under: its tool's, tightened by the call's overrides.
   const RegisteredContract* ContractOf(const OperationRecord& op) const;
   Result<boost::json::value> InputOf(const OperationRecord& op) const;
+  // What keeps the operation's secrets out of what a tool or a person reports about it.
+  SecretRedactor RedactorFor(const OperationRecord& op) const;
 
   RunState& state_;
   const ContractRegistry& contracts_;

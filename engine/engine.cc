@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "reckon/base/jcs.h"
+#include "reckon/engine/input_checks.h"
 
 namespace reckon {
 
@@ -100,7 +101,7 @@ asio::awaitable<Result<RunRef>> Engine::Start(std::string workflow_id, std::stri
 asio::awaitable<Result<RunRef>> Engine::Start(std::string workflow_id, std::string workflow_type,
                                               json::value input, StartOptions options) {
   if (failed_) co_return Err(Errc::kUnavailable, "engine stopped: " + failure_);
-  if (workflow_id.empty()) co_return Err(Errc::kInvalidArgument, "workflow id is empty");
+  RECKON_CO_TRY(CheckStart(workflow_id, workflow_type, input, options.definition_hash, contracts_));
   RECKON_CO_TRY(std::string input_json, CanonicalizeJson(input));
   auto same_start = [&](const std::string& type, const std::string& json) -> Result<void> {
     if (type == workflow_type && json == input_json) return Ok();
@@ -138,6 +139,8 @@ asio::awaitable<Result<RunRef>> Engine::Start(std::string workflow_id, std::stri
   co_return ref;
 }
 
+// Each request is checked (engine/input_checks.h) before it reaches a run: a refused one is
+// answered at once, and nothing is journaled. The input is built before the co_await (GCC 12).
 asio::awaitable<Result<void>> Engine::Signal(std::string workflow_id, std::string name,
                                              std::string payload_json) {
   return Signal(std::move(workflow_id), std::move(name), std::move(payload_json), std::string());
@@ -145,18 +148,24 @@ asio::awaitable<Result<void>> Engine::Signal(std::string workflow_id, std::strin
 
 asio::awaitable<Result<void>> Engine::Signal(std::string workflow_id, std::string name,
                                              std::string payload_json, std::string sent_by) {
-  return SubmitToRun(std::move(workflow_id),
-                     SignalInput{std::move(name), std::move(payload_json), std::move(sent_by)});
+  RECKON_CO_TRY(CheckSignal(workflow_id, name, payload_json, contracts_));
+  Input input = SignalInput{std::move(name), std::move(payload_json), std::move(sent_by)};
+  auto signalled = SubmitToRun(std::move(workflow_id), std::move(input));
+  co_return co_await std::move(signalled);
 }
 
 asio::awaitable<Result<void>> Engine::DecideApproval(std::string workflow_id,
                                                      ApprovalDecision decision) {
-  return SubmitToRun(std::move(workflow_id), std::move(decision));
+  RECKON_CO_TRY(CheckDecision(workflow_id, decision));
+  auto decided = SubmitToRun(std::move(workflow_id), std::move(decision));
+  co_return co_await std::move(decided);
 }
 
 asio::awaitable<Result<void>> Engine::Resolve(std::string workflow_id,
                                               HumanResolution resolution) {
-  return SubmitToRun(std::move(workflow_id), std::move(resolution));
+  RECKON_CO_TRY(CheckResolution(workflow_id, resolution));
+  auto resolved = SubmitToRun(std::move(workflow_id), std::move(resolution));
+  co_return co_await std::move(resolved);
 }
 
 asio::awaitable<Result<void>> Engine::Cancel(std::string workflow_id, std::string reason) {
@@ -165,8 +174,10 @@ asio::awaitable<Result<void>> Engine::Cancel(std::string workflow_id, std::strin
 
 asio::awaitable<Result<void>> Engine::Cancel(std::string workflow_id, std::string reason,
                                              std::string requested_by) {
-  return SubmitToRun(std::move(workflow_id),
-                     CancelInput{std::move(reason), std::move(requested_by)});
+  RECKON_CO_TRY(CheckCancel(workflow_id, reason));
+  Input input = CancelInput{std::move(reason), std::move(requested_by)};
+  auto cancelled = SubmitToRun(std::move(workflow_id), std::move(input));
+  co_return co_await std::move(cancelled);
 }
 
 void Engine::ReportLateAttempt(const std::string& workflow_id, std::string operation_id,

@@ -14,6 +14,10 @@
 // damaged (Errc::kCorruption) stops it too; recovery then resumes every run
 // from the journal. A bug (illegal transition) stops only the run it happened in.
 //
+// Bad input: Start, Signal, Cancel, DecideApproval and Resolve first check what they are given
+// (engine/input_checks.h: identifiers, one-line texts, no value for a secret field in an
+// input or a signal payload) and refuse it with Errc::kInvalidArgument, journaling nothing.
+//
 // Observing: sinks (engine/trace_sink.h) hear of every committed batch and every stopped run;
 // OnFailed hears of the engine's stop; UntilIdle() completes when nothing shown is pending,
 // UntilSettled(id) when one run can go no further by itself.

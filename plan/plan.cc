@@ -12,6 +12,7 @@
 #include "reckon/base/jcs.h"
 #include "reckon/base/json_schema.h"
 #include "reckon/contract/approval_rule.h"
+#include "reckon/contract/field_path.h"
 
 namespace reckon {
 namespace json = boost::json;
@@ -555,12 +556,39 @@ void CheckOverrides(const PlanStep& step, const ToolContract& c, Problems& probl
   }
 }
 
+// A plan carries no value for a secret field, neither a literal nor a reference (which would
+// copy another step's output into it), at the field or at an object that holds it.
+void CheckSecretFields(const PlanStep& step, const ToolContract& c, Problems& problems) {
+  for (const std::string& field : c.secret_fields) {
+    const json::value* node = &step.input;
+    std::string at = "input";
+    bool carried = true;
+    for (const std::string& segment : SplitFieldPath(field)) {
+      const json::object* object = node->if_object();
+      node = object == nullptr ? nullptr : object->if_contains(segment);
+      if (node == nullptr) {
+        carried = false;
+        break;
+      }
+      at += "." + segment;
+      if (IsRefObject(*node)) break;
+    }
+    if (!carried) continue;
+    problems.push_back("step '" + step.id + "': " + at + ": '" + field +
+                       "' is a secret field of tool '" + c.name +
+                       "', and a plan may not carry a value for it: secrets come from the "
+                       "worker's side (the tool fetches them, e.g. from a vault, when it runs), "
+                       "so they are never journaled; remove " + at + " from the plan");
+  }
+}
+
 void CheckStep(PlanIndex& index, const PlanStep& step, Problems& problems) {
   CheckTool(step, index.contracts, problems);
   const ReferencedFields fields = CheckInputReferences(index, step, problems);
   CheckCondition(index, step, problems);
   const RegisteredContract* registered = index.contracts.FindRegistered(step.tool);
   if (registered == nullptr) return;
+  CheckSecretFields(step, registered->contract(), problems);
   CheckInputSchema(step, registered->contract(), fields, problems);
   CheckOverrides(step, registered->contract(), problems);
 }

@@ -138,6 +138,57 @@ TEST(PlanTest, EveryKindOfBadPlanNamesTheStepAndTheField) {
   }
 }
 
+// A plan is journaled whole (the input of WorkflowStarted) and shown by `reckon show`, so it
+// may carry no value for a tool's secret field: not a literal, not a reference.
+TEST(PlanTest, ASecretFieldIsRefusedWhetherLiteralOrReference) {
+  const std::string literal = ErrorOf(Mutated([](json::object& p) {
+    Step(p, 1)["input"].as_object()["card_token"] = "tok_canary_plan";
+  }));
+  EXPECT_NE(literal.find("step 'pay': input.card_token: 'card_token' is a secret field of tool "
+                         "'send_payout', and a plan may not carry a value for it: secrets come "
+                         "from the worker's side (the tool fetches them, e.g. from a vault, when "
+                         "it runs), so they are never journaled; remove input.card_token from "
+                         "the plan"),
+            std::string::npos) << literal;
+  EXPECT_EQ(literal.find("tok_canary_plan"), std::string::npos) << literal;
+  const std::string reference = ErrorOf(Mutated([](json::object& p) {
+    Step(p, 1)["input"].as_object()["card_token"] =
+        json::object{{"$ref", "steps.lookup.output.status"}};
+  }));
+  EXPECT_NE(reference.find("step 'pay': input.card_token: 'card_token' is a secret field"),
+            std::string::npos) << reference;
+  // The same field name on a tool without secrets is an ordinary (here: unknown) field.
+  const std::string other = ErrorOf(Mutated([](json::object& p) {
+    Step(p, 0)["input"].as_object()["card_token"] = "x";
+  }));
+  EXPECT_EQ(other.find("secret"), std::string::npos) << other;
+}
+
+TEST(PlanTest, ANestedSecretFieldIsRefusedAtTheFieldOrAtAReferenceThatHoldsIt) {
+  ContractRegistry contracts = Contracts();
+  ToolContract card = testing_contracts::Lookup();
+  card.name = "charge_card";
+  card.secret_fields = {"card.number"};
+  card.input_schema = json::parse(R"({"type":"object","properties":{"payee":{"type":"string"},
+      "card":{"type":"object","properties":{"number":{"type":"string"},
+                                            "brand":{"type":"string"}}}}})");
+  ASSERT_TRUE(contracts.Register(card));
+  auto error_of = [&](const char* input) {
+    auto plan = ParsePlanJson(json::parse(std::string(R"({"plan_id":"p","steps":[
+        {"id":"lookup","tool":"get_payee","input":{"payee":"a"}},
+        {"id":"charge","tool":"charge_card","depends_on":["lookup"],"input":)") + input + "}]}"));
+    EXPECT_TRUE(plan) << plan.error().ToString();
+    auto valid = ValidatePlan(plan.value(), contracts);
+    return valid ? std::string() : valid.error().message();
+  };
+  EXPECT_EQ(error_of(R"({"card":{"brand":"visa"}})"), "");
+  EXPECT_NE(error_of(R"({"card":{"number":"4242"}})").find("input.card.number: 'card.number'"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"card":{"$ref":"steps.lookup.output"}})")
+                .find("input.card: 'card.number'"),
+            std::string::npos);
+}
+
 TEST(PlanTest, EveryProblemIsReportedAtOnce) {
   const std::string error = ErrorOf(Mutated([](json::object& p) {
     Step(p, 0)["tool"] = "nope";

@@ -95,8 +95,9 @@ class EmbeddedHost {
     return engine_->UntilSettled(std::move(workflow_id));
   }
   // Grants every approval that waits in `workflow_id` (every run in the first form) for its
-  // current intent hash, as `decided_by`; returns how many it granted. What a person does from
-  // the CLI. Two overloads, no default argument (GCC 12, see engine/engine.h).
+  // current intent hash, as `decided_by` (a principal name, base/identifier.h: "ops-bot", not
+  // "ops bot"); returns how many it granted. What a person does from the CLI. Two overloads,
+  // no default argument (GCC 12, see engine/engine.h).
   boost::asio::awaitable<Result<int>> ApprovePending(std::string decided_by);
   boost::asio::awaitable<Result<int>> ApprovePending(std::string decided_by,
                                                      std::string workflow_id);

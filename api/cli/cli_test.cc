@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
@@ -227,6 +228,57 @@ TEST_F(CliTest, ServerCommandsSayWhenNoServerListens) {
   const Outcome bad = Reckon({"show", "x", "--server", "localhost"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("is not HOST:PORT"), std::string::npos) << bad.err;
+}
+
+// Identifiers are checked before anything is sent: nothing listens at 127.0.0.1:1, so a
+// command that tried to connect would fail with exit code 1 instead.
+TEST_F(CliTest, BadIdentifiersAreRefusedBeforeAnythingIsSent) {
+  const std::string server = "127.0.0.1:1";
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"start", "a\\b", "--type", "t"}, "reckon start: workflow id 'a\\x5cb' is not valid"},
+      {{"start", "a\nb", "--type", "t"},
+       "reckon start: workflow id 'a\\x0ab' is not valid: it contains a newline (0x0a) at byte 1"},
+      {{"start", std::string(100 * 1024, 'w'), "--type", "t"}, "it is 102400 bytes long"},
+      {{"start", "w-1", "--type", "bad\xfftype"},
+       "reckon start: --type 'bad\\xfftype' is not valid: it is not valid UTF-8"},
+      {{"signal", "w-1", "has space"},
+       "reckon signal: signal name 'has space' is not valid: it contains a space at byte 3"},
+      {{"cancel", "w-1", "--reason", "two\nlines"},
+       "reckon cancel: --reason 'two\\x0alines' is not valid"},
+      {{"show", ""}, "reckon show: workflow id is empty"},
+      {{"history", "_x"}, "reckon history: workflow id '_x' is not valid: it starts with '_'"},
+      {{"trace", "x\x01"}, "reckon trace: workflow id 'x\\x01' is not valid"},
+  };
+  for (Case c : cases) {
+    c.args.push_back("--server");
+    c.args.push_back(server);
+    const Outcome run = Reckon(c.args);
+    EXPECT_EQ(run.exit_code, 2) << c.args[0] << ": " << run.err;
+    EXPECT_NE(run.err.find(c.message), std::string::npos) << run.err;
+    EXPECT_EQ(run.err.find("cannot reach"), std::string::npos) << run.err;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << "one line: " << run.err;
+  }
+}
+
+// A plan that carries a value for a secret field is refused by `plan validate` (and `plan
+// run`, which validates first), naming the step, the tool and the field, never the value.
+TEST_F(CliTest, APlanWithASecretValueIsRefused) {
+  const std::string plan = (dir_ / "secret.json").string();
+  std::ofstream(plan) << R"({"plan_id": "p-1", "steps": [{"id": "refund", "tool": "send_refund",
+      "input": {"payment_id": "pay-1", "amount_cents": 100, "reason": "r",
+                "card_token": "tok_cli_canary_77"}}]})";
+  const Outcome run = Reckon({"plan", "validate", "--contracts", kRefundContracts, plan});
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(run.err.find("step 'refund': input.card_token: 'card_token' is a secret field of "
+                         "tool 'send_refund', and a plan may not carry a value for it: secrets "
+                         "come from the worker's side"),
+            std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find("tok_cli_canary_77"), std::string::npos) << run.err;
+  EXPECT_EQ(run.out.find("tok_cli_canary_77"), std::string::npos) << run.out;
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "reckon/api/cli/remote.h"
 #include "reckon/api/protocol/wire_convert.h"
+#include "reckon/base/identifier.h"
 #include "reckon/storage/events.capnp.h"
 
 namespace reckon::cli {
@@ -39,6 +40,9 @@ struct StartArgs {
 };
 
 Result<void> RunStart(CommandEnv& env, const StartArgs& args) {
+  // Refused here, before anything is sent, by the server's rules (base/identifier.h).
+  RECKON_TRY(ValidateId(IdKind::kWorkflowId, args.workflow_id));
+  RECKON_TRY(ValidateId(IdKind::kWorkflowType, args.type, "--type"));
   std::string input = args.input;
   if (!args.input_file.empty()) {
     std::ifstream file(args.input_file);
@@ -146,6 +150,7 @@ struct IdArgs {
 };
 
 Result<void> RunShow(CommandEnv& env, const IdArgs& args) {
+  RECKON_TRY(ValidateId(IdKind::kWorkflowId, args.workflow_id));
   auto request = NewRequest();
   request->getRoot<wire::Request>().initMethod().initDescribeWorkflow().setWorkflowId(
       args.workflow_id);
@@ -233,6 +238,7 @@ Result<std::string> EventJson(capnp::Data::Reader payload) {
 }
 
 Result<void> RunHistory(CommandEnv& env, const IdArgs& args) {
+  RECKON_TRY(ValidateId(IdKind::kWorkflowId, args.workflow_id));
   auto request = NewRequest();
   request->getRoot<wire::Request>().initMethod().initGetHistory().setWorkflowId(args.workflow_id);
   RECKON_TRY(api::Reply reply, CallServer(args.remote, std::move(request)));
@@ -260,6 +266,7 @@ Result<void> RunHistory(CommandEnv& env, const IdArgs& args) {
 }
 
 Result<void> RunTrace(CommandEnv& env, const IdArgs& args) {
+  RECKON_TRY(ValidateId(IdKind::kWorkflowId, args.workflow_id));
   auto request = NewRequest();
   request->getRoot<wire::Request>().initMethod().initGetTrace().setWorkflowId(args.workflow_id);
   RECKON_TRY(api::Reply reply, CallServer(args.remote, std::move(request)));
@@ -277,6 +284,8 @@ struct CancelArgs {
 };
 
 Result<void> RunCancel(CommandEnv& env, const CancelArgs& args) {
+  RECKON_TRY(ValidateId(IdKind::kWorkflowId, args.workflow_id));
+  RECKON_TRY(ValidateText(TextKind::kText, args.reason, "--reason"));
   auto request = NewRequest();
   auto cancel = request->getRoot<wire::Request>().initMethod().initCancelWorkflow();
   cancel.setWorkflowId(args.workflow_id);
@@ -293,6 +302,8 @@ struct SignalArgs {
 };
 
 Result<void> RunSignal(CommandEnv& env, const SignalArgs& args) {
+  RECKON_TRY(ValidateId(IdKind::kWorkflowId, args.workflow_id));
+  RECKON_TRY(ValidateId(IdKind::kSignalName, args.name));
   boost::system::error_code ec;
   (void)json::parse(args.payload, ec);
   if (ec) return Err(Errc::kInvalidArgument, "--payload is not valid JSON: " + ec.message());

@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 
 #include "reckon/auth/token.h"
+#include "reckon/base/identifier.h"
 
 namespace reckon::api {
 
@@ -86,6 +87,13 @@ Result<CreatedToken> Authorizer::CreateToken(const Principal& by, const NewToken
 
 Result<CreatedToken> Authorizer::CreateWithToken(const Principal& by, const NewToken& request,
                                                  std::string token) {
+  RECKON_TRY(ValidatePrincipalName(request.name, "name"));
+  for (const std::string& tool : request.tools) {
+    RECKON_TRY(ValidateId(IdKind::kToolName, tool, "tools"));
+  }
+  for (const std::string& type : request.workflow_types) {
+    RECKON_TRY(ValidateId(IdKind::kWorkflowType, type, "workflowTypes"));
+  }
   Principal principal{request.name, request.roles, request.tools, request.workflow_types, 0};
   if (principal.roles.empty()) return Err(Errc::kInvalidArgument, "a principal needs a role");
   if ((!request.tools.empty() && !principal.Has(Role::kApprover) && !principal.Has(Role::kWorker)) ||

@@ -81,6 +81,7 @@ asio::awaitable<Result<void>> WorkerApi::Handle(SessionState& session,
                                                 wire::Request::Method::Reader method,
                                                 milliseconds timeout,
                                                 wire::Response::Builder out) {
+  RECKON_CO_TRY(ValidateRequestFields(method));  // identifiers and texts (base/identifier.h)
   if (session.registered && caller.name != session.principal) {
     co_return Err(Errc::kPermissionDenied,
                   "this connection is registered as worker '" + session.worker_id +

@@ -97,7 +97,7 @@ asio::awaitable<int> Run(EmbeddedHost& host, const Options& options) {
   }
   // Until every batch is durable and only a person could let the loop go on (or it ended).
   std::optional<std::string> approve_as;
-  if (options.approve_all) approve_as = "agent-loop --approve-all";
+  if (options.approve_all) approve_as = "agent-loop.approve-all";
   if (auto settled = co_await host.Settle(approve_as); !settled) {
     spdlog::error("{}", settled.error().ToString());
     co_return 1;

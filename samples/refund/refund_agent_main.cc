@@ -81,7 +81,7 @@ asio::awaitable<int> RunAgent(EmbeddedHost& host, const Options& options) {
     }
   }
   std::optional<std::string> approve_as;
-  if (options.approve_all) approve_as = "refund-agent --approve-all";
+  if (options.approve_all) approve_as = "refund-agent.approve-all";
   if (auto settled = co_await host.Settle(approve_as); !settled) {
     spdlog::error("{}", settled.error().ToString());
     co_return 1;
@@ -135,7 +135,7 @@ asio::awaitable<int> RunPlanFile(EmbeddedHost& host, const Options& options, Pla
     co_return 1;
   }
   PlanRunOptions run_options;
-  if (options.approve_all) run_options.approve_as = "refund-agent plan --approve-all";
+  if (options.approve_all) run_options.approve_as = "refund-agent.plan.approve-all";
   run_options.on_line = [](const std::string& line) { std::printf("%s\n", line.c_str()); };
   auto ran = co_await RunPlan(host, plan, std::move(run_options));
   if (!ran) {
