@@ -3,6 +3,7 @@
 #include <capnp/message.h>
 #include <capnp/serialize.h>
 #include <kj/exception.h>
+#include <kj/io.h>
 
 #include <cstring>
 #include <type_traits>
@@ -299,10 +300,13 @@ Result<EventBody> DecodeUnion(EventPayload::Reader p) {
                  ": the journal was written by a newer release of reckon; upgrade to read it");
 }
 
+// The message in the standard flat-array form, written straight into the string.
 std::string ToBytes(capnp::MessageBuilder& message) {
-  kj::Array<capnp::word> words = capnp::messageToFlatArray(message);
-  auto bytes = words.asBytes();
-  return std::string(reinterpret_cast<const char*>(bytes.begin()), bytes.size());
+  std::string out(capnp::computeSerializedSizeInWords(message) * sizeof(capnp::word), '\0');
+  kj::ArrayOutputStream stream(
+      kj::arrayPtr(reinterpret_cast<kj::byte*>(out.data()), out.size()));
+  capnp::writeMessage(stream, message);
+  return out;
 }
 
 // The payload of a sealed event: the clear part decoded, then the fields opened into it.
@@ -349,7 +353,9 @@ Result<std::string> EncodeStoredEvent(const EventBody& body, const EventPlace& p
   // builder would leave the old bytes in the message.
   EventBody clear = body;
   ClearPayload(clear);
-  capnp::MallocMessageBuilder message(64);
+  // One segment holds the box and the clear part (which is small: no payload).
+  capnp::MallocMessageBuilder message(
+      static_cast<unsigned>(64 + (sealed.box.size() + sealed.key_id.size()) / sizeof(capnp::word)));
   auto b = message.initRoot<EventPayload>().initSealed();
   auto inner = b.initEvent();
   std::visit([&](const auto& event) { Encode(inner, event); }, clear);

@@ -4,15 +4,20 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
+#include <array>
 #include <climits>
 #include <cstring>
+#include <mutex>
 #include <utility>
+#include <vector>
 
 namespace reckon::storage {
 namespace {
 
 constexpr int kNonceBytes = 12;
 constexpr int kTagBytes = 16;
+constexpr std::size_t kPooledNonces = 64;    // drawn from RAND_bytes at once
+constexpr std::size_t kPooledContexts = 8;   // sealing contexts kept for reuse
 
 struct ContextDeleter {
   void operator()(EVP_CIPHER_CTX* ctx) const { EVP_CIPHER_CTX_free(ctx); }
@@ -24,23 +29,23 @@ const unsigned char* Bytes(std::string_view s) {
 }
 unsigned char* Bytes(std::string& s) { return reinterpret_cast<unsigned char*>(s.data()); }
 
-// AES-256-GCM of `in` into `out` (as long as `in`), `aad` authenticated; writes the tag.
-bool Encrypt(const EVP_CIPHER* cipher, const unsigned char* key, const unsigned char* nonce,
-             std::string_view aad, std::string_view in, unsigned char* out, unsigned char* tag) {
-  CipherContext ctx(EVP_CIPHER_CTX_new());
+// AES-256-GCM of `in` into `out` (as long as `in`) with a context already keyed for
+// encryption, under `nonce`, `aad` authenticated; writes the tag.
+bool Encrypt(EVP_CIPHER_CTX* ctx, const unsigned char* nonce, std::string_view aad,
+             std::string_view in, unsigned char* out, unsigned char* tag) {
   int n = 0;
   int tail = 0;
-  return ctx && EVP_EncryptInit_ex2(ctx.get(), cipher, key, nonce, nullptr) == 1 &&
-         EVP_EncryptUpdate(ctx.get(), nullptr, &n, Bytes(aad), static_cast<int>(aad.size())) == 1 &&
-         EVP_EncryptUpdate(ctx.get(), out, &n, Bytes(in), static_cast<int>(in.size())) == 1 &&
-         EVP_EncryptFinal_ex(ctx.get(), out + n, &tail) == 1 &&
-         EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_GET_TAG, kTagBytes, tag) == 1;
+  return EVP_EncryptInit_ex2(ctx, nullptr, nullptr, nonce, nullptr) == 1 &&
+         EVP_EncryptUpdate(ctx, nullptr, &n, Bytes(aad), static_cast<int>(aad.size())) == 1 &&
+         EVP_EncryptUpdate(ctx, out, &n, Bytes(in), static_cast<int>(in.size())) == 1 &&
+         EVP_EncryptFinal_ex(ctx, out + n, &tail) == 1 &&
+         EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, kTagBytes, tag) == 1;
 }
 
 enum class Opened { kOk, kRefused, kFailed };
 
-// The inverse of Encrypt: kRefused when the tag does not match (`out` then holds no plaintext
-// anyone may use; the caller wipes it).
+// The inverse of Encrypt, with a fresh context: kRefused when the tag does not match (`out`
+// then holds nothing anyone may use; the caller wipes it).
 Opened Decrypt(const EVP_CIPHER* cipher, const unsigned char* key, const unsigned char* nonce,
                std::string_view aad, std::string_view in, const unsigned char* tag,
                unsigned char* out) {
@@ -68,7 +73,32 @@ Error CryptoFailure(const char* what) {
 
 struct AesGcmCodec::Cipher {
   EVP_CIPHER* cipher = nullptr;
+  std::mutex mutex;
+  std::array<unsigned char, kNonceBytes * kPooledNonces> nonces{};  // mutex
+  std::size_t nonces_used = kPooledNonces;                          // mutex
+  std::vector<CipherContext> sealing;  // mutex; keyed with the sealing key, for encryption
+
   ~Cipher() { EVP_CIPHER_free(cipher); }
+
+  // The next random nonce, and a sealing context if one is free. False if the generator failed.
+  bool Take(unsigned char* nonce, CipherContext& ctx) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (nonces_used == kPooledNonces) {
+      if (RAND_bytes(nonces.data(), static_cast<int>(nonces.size())) != 1) return false;
+      nonces_used = 0;
+    }
+    std::memcpy(nonce, nonces.data() + nonces_used * kNonceBytes, kNonceBytes);
+    ++nonces_used;
+    if (!sealing.empty()) {
+      ctx = std::move(sealing.back());
+      sealing.pop_back();
+    }
+    return true;
+  }
+  void Give(CipherContext ctx) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (sealing.size() < kPooledContexts) sealing.push_back(std::move(ctx));
+  }
 };
 
 Result<std::unique_ptr<AesGcmCodec>> AesGcmCodec::Create(PayloadKeySet keys) {
@@ -113,11 +143,19 @@ Result<SealedPayload> AesGcmCodec::Seal(std::string_view plaintext,
   SealedPayload sealed{key.id, std::string(kNonceBytes + plaintext.size() + kTagBytes, '\0')};
   unsigned char* nonce = Bytes(sealed.box);
   unsigned char* out = nonce + kNonceBytes;
-  if (RAND_bytes(nonce, kNonceBytes) != 1) return CryptoFailure("nonce generation");
-  if (!Encrypt(cipher_->cipher, key.bytes.data(), nonce, context, plaintext, out,
-               out + plaintext.size())) {
-    return CryptoFailure("encryption");
+  CipherContext ctx;
+  if (!cipher_->Take(nonce, ctx)) return CryptoFailure("nonce generation");
+  if (!ctx) {
+    ctx.reset(EVP_CIPHER_CTX_new());
+    if (!ctx || EVP_EncryptInit_ex2(ctx.get(), cipher_->cipher, key.bytes.data(), nullptr,
+                                    nullptr) != 1) {
+      return CryptoFailure("key setup");
+    }
   }
+  if (!Encrypt(ctx.get(), nonce, context, plaintext, out, out + plaintext.size())) {
+    return CryptoFailure("encryption");  // the context is dropped, not reused
+  }
+  cipher_->Give(std::move(ctx));
   return sealed;
 }
 

@@ -4,6 +4,9 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <mutex>
+#include <set>
+#include <thread>
 
 #include "tests/support/temp_dir.h"
 
@@ -53,6 +56,29 @@ TEST(AesGcmCodecTest, SealsTheSameTextDifferentlyEachTime) {
   ASSERT_TRUE(a && b);
   EXPECT_NE(a.value().box.substr(0, 12), b.value().box.substr(0, 12));  // fresh nonces
   EXPECT_NE(a.value().box, b.value().box);
+}
+
+TEST(AesGcmCodecTest, NoncesStayDistinctAcrossPoolRefillsAndThreads) {
+  auto codec = Codec({{"k1", 1}});
+  std::mutex mutex;
+  std::set<std::string> nonces;
+  int failures = 0;
+  auto work = [&](int thread) {
+    for (int i = 0; i < 300; ++i) {
+      const std::string text = kText + std::to_string(thread * 1000 + i);
+      auto sealed = codec->Seal(text, kContext);
+      auto opened = sealed ? codec->Open("k1", sealed.value().box, kContext)
+                           : Result<std::string>(sealed.error());
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!opened || opened.value() != text) ++failures;
+      if (sealed) nonces.insert(sealed.value().box.substr(0, 12));
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) threads.emplace_back(work, t);
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(failures, 0);
+  EXPECT_EQ(nonces.size(), 1200u);
 }
 
 TEST(AesGcmCodecTest, RefusesEveryAlteredByteAndAnotherContext) {
