@@ -5,7 +5,8 @@
 //               CPU nanoseconds of this thread per event, and the difference
 //   journal     appends of an engine-like transition (two events with a JSON payload and one
 //               operation row), 32 per commit, clear and sealed in alternating rounds:
-//               synchronous=FULL (next to the fsync floor) and synchronous=OFF (CPU alone)
+//               synchronous=FULL (next to the fsync floor) and synchronous=OFF (CPU alone);
+//               appends/s and this thread's CPU time per append
 //
 // Usage: payload_codec_bench [--dir DIR] [--events N] [--seconds S] [--rounds R]
 #include <CLI/CLI.hpp>
@@ -111,8 +112,13 @@ AppendRequest Transition(int run, std::int64_t seq) {
   return request;
 }
 
+struct Rate {
+  double per_second = 0;
+  double cpu_us = 0;  // CPU time of this thread per append (user and system)
+};
+
 // Appends per second for `seconds`, 32 transitions (of 32 runs) per commit.
-double AppendsPerSecond(const std::string& path, const PayloadCodec* codec,
+Rate AppendsPerSecond(const std::string& path, const PayloadCodec* codec,
                         SqliteJournalOptions::Sync sync, double seconds) {
   std::filesystem::remove(path);
   std::filesystem::remove(path + "-wal");
@@ -124,6 +130,7 @@ double AppendsPerSecond(const std::string& path, const PayloadCodec* codec,
   constexpr int kGroup = 32;
   std::vector<std::int64_t> next(kGroup, 1);
   std::int64_t appends = 0;
+  const double cpu_start = ThreadCpuNs();
   const auto start = Clock::now();
   const auto end = start + std::chrono::duration<double>(seconds);
   while (Clock::now() < end) {
@@ -141,22 +148,33 @@ double AppendsPerSecond(const std::string& path, const PayloadCodec* codec,
     }
     appends += kGroup;
   }
-  return appends / std::chrono::duration<double>(Clock::now() - start).count();
+  return Rate{appends / std::chrono::duration<double>(Clock::now() - start).count(),
+              (ThreadCpuNs() - cpu_start) / 1000 / appends};
 }
 
 void JournalTable(const std::string& dir, const PayloadCodec& codec, double seconds, int rounds) {
   const std::string path = dir + "/payload_codec_bench.db";
+  const AppendRequest sample = Transition(7, 42);
+  for (const EventBody& body : sample.events) {
+    const EventPlace place{sample.run.workflow_id, sample.run.run_id, 42};
+    std::printf("\n%s stored: %zu bytes clear, %zu bytes sealed", EventTypeName(body).data(),
+                EncodeEventBody(body).size(),
+                EncodeStoredEvent(body, place, &codec).value().size());
+  }
+  std::printf("\n");
   std::printf("\njournal: 32 transitions per commit (2 events + 1 row each), %.0f s per cell\n",
               seconds);
-  std::printf("| sync | round | clear appends/s | sealed appends/s | sealed / clear |\n"
-              "|---|---:|---:|---:|---:|\n");
+  std::printf("| sync | round | clear appends/s | sealed appends/s | sealed / clear | "
+              "clear CPU us/append | sealed CPU us/append | + us |\n"
+              "|---|---:|---:|---:|---:|---:|---:|---:|\n");
   for (auto [sync, name] : {std::pair{SqliteJournalOptions::Sync::kFull, "FULL"},
                             std::pair{SqliteJournalOptions::Sync::kOff, "OFF"}}) {
     for (int round = 1; round <= rounds; ++round) {
-      const double clear = AppendsPerSecond(path, nullptr, sync, seconds);
-      const double sealed = AppendsPerSecond(path, &codec, sync, seconds);
-      std::printf("| %s | %d | %.0f | %.0f | %.3f |\n", name, round, clear, sealed,
-                  sealed / clear);
+      const Rate clear = AppendsPerSecond(path, nullptr, sync, seconds);
+      const Rate sealed = AppendsPerSecond(path, &codec, sync, seconds);
+      std::printf("| %s | %d | %.0f | %.0f | %.3f | %.1f | %.1f | %.1f |\n", name, round,
+                  clear.per_second, sealed.per_second, sealed.per_second / clear.per_second,
+                  clear.cpu_us, sealed.cpu_us, sealed.cpu_us - clear.cpu_us);
     }
   }
   std::filesystem::remove(path);
