@@ -218,7 +218,8 @@ asio::awaitable<Result<void>> StartAll(EmbeddedHost& host) {
   RECKON_CO_TRY(co_await host.UntilIdle());
   auto signal = host.engine().Signal("wf-main", "go", json::serialize(json::value(kSignal)));
   RECKON_CO_TRY(co_await std::move(signal));
-  RECKON_CO_TRY(co_await DenyAll(host, "wf-deny"));
+  auto deny = DenyAll(host, "wf-deny");
+  RECKON_CO_TRY(co_await std::move(deny));
   auto cancel = host.engine().Cancel("wf-cancel", kCancelReason);
   RECKON_CO_TRY(co_await std::move(cancel));
   co_return co_await host.UntilIdle();
