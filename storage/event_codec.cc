@@ -3,6 +3,7 @@
 #include <capnp/message.h>
 #include <capnp/serialize.h>
 #include <kj/exception.h>
+#include <kj/io.h>
 
 #include <cstring>
 #include <type_traits>
@@ -296,11 +297,48 @@ Result<EventBody> DecodeUnion(EventPayload::Reader p) {
       return RetryScheduled{S(r.getOperationId()), r.getNextAttempt(), r.getRetryAtUs(),
                             reason};
     }
+    case EventPayload::SEALED:  // handled by EventDecoder before it gets here
+      return Err(Errc::kCorruption, "a sealed event holds another sealed event");
   }
   // A union ordinal this release does not know: written by a newer release.
   return Err(Errc::kFailedPrecondition,
              "unknown event type ordinal " + std::to_string(static_cast<int>(p.which())) +
                  ": the journal was written by a newer release of reckon; upgrade to read it");
+}
+
+// The message in the standard flat-array form, written straight into the string.
+std::string ToBytes(capnp::MessageBuilder& message) {
+  std::string out(capnp::computeSerializedSizeInWords(message) * sizeof(capnp::word), '\0');
+  kj::ArrayOutputStream stream(
+      kj::arrayPtr(reinterpret_cast<kj::byte*>(out.data()), out.size()));
+  capnp::writeMessage(stream, message);
+  return out;
+}
+
+// The payload of a sealed event: the clear part decoded, then the fields opened into it.
+Result<EventBody> OpenSealed(wire::SealedEvent::Reader sealed, const PayloadCodec* codec,
+                             const EventPlace* place) {
+  RECKON_TRY(EventBody body, DecodeUnion(sealed.getEvent()));
+  const std::string key_id = S(sealed.getKeyId());
+  if (place == nullptr) {
+    return Err(Errc::kFailedPrecondition,
+               "a sealed event (payload key '" + key_id +
+                   "') arrived outside the journal; sealed payloads are opened only where "
+                   "they are stored");
+  }
+  if (codec == nullptr) {
+    return Err(Errc::kFailedPrecondition,
+               "the payload is sealed with payload key '" + key_id +
+                   "' and the journal was opened without payload keys; open it with the key "
+                   "file that holds '" + key_id + "' (reckon server --payload-key FILE)");
+  }
+  capnp::Data::Reader box = sealed.getBox();
+  RECKON_TRY(std::string plaintext,
+             codec->Open(key_id,
+                         std::string_view(reinterpret_cast<const char*>(box.begin()), box.size()),
+                         SealContext(*place, EventTypeNumber(body))));
+  RECKON_TRY(UnpackPayload(plaintext, body));
+  return body;
 }
 
 }  // namespace
@@ -309,12 +347,41 @@ std::string EncodeEventBody(const EventBody& body) {
   capnp::MallocMessageBuilder message(64);
   auto payload = message.initRoot<EventPayload>();
   std::visit([&](const auto& event) { Encode(payload, event); }, body);
-  kj::Array<capnp::word> words = capnp::messageToFlatArray(message);
-  auto bytes = words.asBytes();
-  return std::string(reinterpret_cast<const char*>(bytes.begin()), bytes.size());
+  return ToBytes(message);
+}
+
+Result<std::string> EncodeStoredEvent(const EventBody& body, const EventPlace& place,
+                                      const PayloadCodec* codec) {
+  if (codec == nullptr || !HasPayload(body)) return EncodeEventBody(body);
+  RECKON_TRY(SealedPayload sealed,
+             codec->Seal(PackPayload(body), SealContext(place, EventTypeNumber(body))));
+  // The clear part is encoded from a copy without the payload: overwriting a text in a
+  // builder would leave the old bytes in the message.
+  EventBody clear = body;
+  ClearPayload(clear);
+  // One segment holds the box and the clear part (which is small: no payload).
+  capnp::MallocMessageBuilder message(
+      static_cast<unsigned>(64 + (sealed.box.size() + sealed.key_id.size()) / sizeof(capnp::word)));
+  auto b = message.initRoot<EventPayload>().initSealed();
+  auto inner = b.initEvent();
+  std::visit([&](const auto& event) { Encode(inner, event); }, clear);
+  b.setKeyId(T(sealed.key_id));
+  b.setBox(capnp::Data::Reader(reinterpret_cast<const capnp::byte*>(sealed.box.data()),
+                               sealed.box.size()));
+  return ToBytes(message);
 }
 
 Result<EventBody> EventDecoder::Decode(std::span<const std::byte> bytes) {
+  return DecodeAt(bytes, nullptr);
+}
+
+Result<EventBody> EventDecoder::Decode(std::span<const std::byte> bytes,
+                                       const EventPlace& place) {
+  return DecodeAt(bytes, &place);
+}
+
+Result<EventBody> EventDecoder::DecodeAt(std::span<const std::byte> bytes,
+                                         const EventPlace* place) {
   if (bytes.empty() || bytes.size() % sizeof(capnp::word) != 0) {
     return Err(Errc::kCorruption, "event payload of " + std::to_string(bytes.size()) +
                                       " bytes is not a whole number of 8-byte words");
@@ -326,7 +393,9 @@ Result<EventBody> EventDecoder::Decode(std::span<const std::byte> bytes) {
     options.traversalLimitInWords = scratch_.size() * 4 + 64;
     capnp::FlatArrayMessageReader reader(
         kj::ArrayPtr<const capnp::word>(scratch_.data(), scratch_.size()), options);
-    return DecodeUnion(reader.getRoot<EventPayload>());
+    EventPayload::Reader root = reader.getRoot<EventPayload>();
+    if (root.isSealed()) return OpenSealed(root.getSealed(), codec_, place);
+    return DecodeUnion(root);
   } catch (const kj::Exception& e) {
     return Err(Errc::kCorruption,
                std::string("event payload does not decode: ") + e.getDescription().cStr());

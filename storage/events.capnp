@@ -6,7 +6,8 @@
 #   - a new event type is a new union member at the next ordinal;
 #   - the SQLite `type` column holds the union ordinal + 1, so it is stable too.
 # Every time is microseconds since the Unix epoch (UTC). JSON values are canonical JSON text
-# (RFC 8785) with the tool contract's secret fields removed.
+# (RFC 8785) with the tool contract's secret fields removed. With a payload codec, the payload
+# fields of an event are sealed (`sealed`, below).
 @0x8ab1e29bc7fdb7e5;
 
 using Cxx = import "/capnp/c++.capnp";
@@ -40,7 +41,21 @@ struct EventPayload {
     signalReceived @23 :SignalReceived;
     markerRecorded @24 :MarkerRecorded;
     retryScheduled @25 :RetryScheduled;
+    # An event whose payload fields are encrypted (docs/JOURNAL_FORMAT.md, "Sealed payloads").
+    # Never nested; never on the wire, only in the journal.
+    sealed @26 :SealedEvent;
   }
+}
+
+# The event as it would be without sealing, with its payload fields (storage/payload_fields.h)
+# left empty, so ids, hashes, states, codes and times read without the key; the fields, packed,
+# are in `box`, sealed under the key `keyId`. The SQLite `type` column holds the inner
+# event's type. The box is bound to the event's place: workflow id, run id, seq and type
+# (the authenticated context, docs/JOURNAL_FORMAT.md).
+struct SealedEvent {
+  event @0 :EventPayload;
+  keyId @1 :Text;
+  box @2 :Data;              # AES-256-GCM: 12-byte nonce, ciphertext, 16-byte tag
 }
 
 struct Empty {}

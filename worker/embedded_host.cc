@@ -2,6 +2,7 @@
 
 #include <boost/asio/use_awaitable.hpp>
 
+#include "reckon/storage/crypto/aes_gcm_codec.h"
 #include "reckon/storage/sqlite/sqlite_journal.h"
 
 namespace reckon {
@@ -10,8 +11,17 @@ namespace asio = boost::asio;
 
 Result<std::unique_ptr<EmbeddedHost>> EmbeddedHost::Open(const std::string& journal_path,
                                                          EmbeddedHostOptions options) {
-  RECKON_TRY(auto journal, storage::OpenSqliteJournal(journal_path));
-  return std::make_unique<EmbeddedHost>(std::move(journal), std::move(options));
+  std::unique_ptr<storage::PayloadCodec> codec;
+  if (!options.payload_key_file.empty()) {
+    RECKON_TRY(auto opened, storage::OpenPayloadKeyFile(options.payload_key_file));
+    codec = std::move(opened);
+  }
+  storage::SqliteJournalOptions journal_options;
+  journal_options.payload_codec = codec.get();
+  RECKON_TRY(auto journal, storage::OpenSqliteJournal(journal_path, journal_options));
+  auto host = std::make_unique<EmbeddedHost>(std::move(journal), std::move(options));
+  host->payload_codec_ = std::move(codec);
+  return host;
 }
 
 EmbeddedHost::EmbeddedHost(std::unique_ptr<storage::Journal> journal,

@@ -30,6 +30,7 @@
 #include "reckon/engine/clock.h"
 #include "reckon/engine/engine.h"
 #include "reckon/storage/journal.h"
+#include "reckon/storage/payload_codec.h"
 #include "reckon/worker/local_worker.h"
 #include "reckon/worker/tool.h"
 #include "reckon/worker/workflow_registry.h"
@@ -50,11 +51,17 @@ struct RunResult<Result<U>> {
 struct EmbeddedHostOptions {
   EngineOptions engine;
   Clock* clock = nullptr;  // not owned; null: the system clock
+  // Open() only: a payload key file (storage/crypto/payload_keys.h). Non-empty: the journal
+  // seals every payload it writes and opens those it reads with these keys (docs/SECURITY.md,
+  // "Payloads at rest"); the host owns the codec. A journal handed to a constructor was opened
+  // by its caller, with its own SqliteJournalOptions::payload_codec.
+  std::string payload_key_file;
 };
 
 class EmbeddedHost {
  public:
-  // Opens (or creates) the SQLite journal at `path` as its owner and builds the host.
+  // Opens (or creates) the SQLite journal at `path` as its owner and builds the host. With
+  // options.payload_key_file, errors of the key file too (naming it).
   static Result<std::unique_ptr<EmbeddedHost>> Open(const std::string& journal_path,
                                                     EmbeddedHostOptions options = {});
 
@@ -121,6 +128,7 @@ class EmbeddedHost {
     out->emplace(co_await std::move(main));
   }
 
+  std::unique_ptr<storage::PayloadCodec> payload_codec_;  // Open() with keys; outlives journal_
   std::unique_ptr<storage::Journal> journal_;
   std::unique_ptr<ToolRegistry> owned_tools_;          // null when borrowed
   std::unique_ptr<WorkflowRegistry> owned_workflows_;  // null when borrowed

@@ -129,6 +129,9 @@ void AddServerCommands(CLI::App& app, CommandEnv& env) {
     c->add_option("--trace", args->config.trace_path,
                   "Effect trace JSON-lines file (default <journal>.trace.jsonl)");
     c->add_flag("--quiet", args->config.quiet, "No log line per transition");
+    c->add_option("--payload-key", args->config.payload_key_file,
+                  "Payload key file: seal inputs, results and other payloads in the journal "
+                  "with AES-256-GCM (docs/SECURITY.md, \"Payloads at rest\")");
     c->add_flag("--inline-commit", args->config.inline_commit,
                 "Commit on the event loop's thread, not a commit thread (lower latency alone, "
                 "lower throughput under load; see docs/PERFORMANCE.md)");

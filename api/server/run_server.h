@@ -23,6 +23,7 @@ struct ServerConfig {
   // compares the two).
   bool inline_commit = false;
   storage::SqliteJournalOptions journal;
+  std::string payload_key_file;  // --payload-key: seal payloads at rest (docs/SECURITY.md)
   TaskQueueOptions tasks;
   ServerOptions server;
   // Authentication (docs/SECURITY.md). The first start on a journal with no principal writes

@@ -8,6 +8,7 @@
 
 #include "reckon/api/protocol/client.h"
 #include "reckon/api/protocol/credentials.h"
+#include "reckon/storage/crypto/aes_gcm_codec.h"
 #include "reckon/storage/sqlite/sqlite_journal.h"
 #include "reckon/storage/sqlite/sqlite_principal_store.h"
 
@@ -41,9 +42,23 @@ Result<std::unique_ptr<storage::Journal>> OpenJournal(
   return journal;
 }
 
+// The codec of --payload-key, or none.
+Result<std::unique_ptr<storage::PayloadCodec>> OpenPayloadCodec(const std::string& key_file) {
+  if (key_file.empty()) return std::unique_ptr<storage::PayloadCodec>();
+  auto codec = storage::OpenPayloadKeyFile(key_file);
+  if (!codec) return codec.error().WithContext("cannot use the payload keys (--payload-key)");
+  spdlog::info("payloads at rest are sealed with key '{}' of {}",
+               codec.value()->sealing_key_id(), key_file);
+  return codec;
+}
+
 }  // namespace
 
-Result<std::unique_ptr<ServerHost>> ServerHost::Create(const ServerConfig& config) {
+Result<std::unique_ptr<ServerHost>> ServerHost::Create(const ServerConfig& given) {
+  // Both connections seal and open payloads with the host's codec (owned by the host).
+  RECKON_TRY(auto payload_codec, OpenPayloadCodec(given.payload_key_file));
+  ServerConfig config = given;
+  config.journal.payload_codec = payload_codec.get();
   using Mode = storage::SqliteJournalOptions::Mode;
   RECKON_TRY(auto journal, OpenJournal(config, Mode::kOwner));  // refused if another process owns it
   // A second connection for everything but commits: the commit thread owns the first. It is the
@@ -60,6 +75,7 @@ Result<std::unique_ptr<ServerHost>> ServerHost::Create(const ServerConfig& confi
   auto host = std::unique_ptr<ServerHost>(
       new ServerHost(config, std::move(journal), std::move(reader), std::move(principals),
                      std::move(trace_file), std::move(logger)));
+  host->payload_codec_ = std::move(payload_codec);
   RECKON_TRY(host->PrepareAuthentication());
   if (auto loaded = LoadJournaledContracts(*host->reader_, host->contracts_); !loaded) {
     return loaded.error().WithContext("cannot load the contracts journaled in '" +

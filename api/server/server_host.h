@@ -34,6 +34,7 @@
 #include "reckon/storage/corruption_guard.h"
 #include "reckon/storage/journal.h"
 #include "reckon/storage/principal_store.h"
+#include "reckon/storage/payload_codec.h"
 #include "reckon/telemetry/jsonl_trace_sink.h"
 #include "reckon/telemetry/log_trace_sink.h"
 
@@ -63,6 +64,7 @@ class ServerHost {
   void StopServing(int exit_code);
 
   const ServerConfig config_;
+  std::unique_ptr<storage::PayloadCodec> payload_codec_;  // --payload-key; outlives the journals
   std::unique_ptr<storage::Journal> journal_;  // the commit thread's connection
   std::unique_ptr<storage::Journal> reader_;   // everything else reads through this one
   // reader_ as the engine, the task queues and the service use it: a damaged file found by any

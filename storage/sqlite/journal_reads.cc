@@ -109,7 +109,8 @@ Result<std::vector<Event>> SqliteJournal::ReadEvents(const RunRef& run, std::int
       return more.error();
     }
     if (!more.value()) break;
-    auto body = decoder_.Decode(stmt.ColumnBlob(3));
+    auto body = decoder_.Decode(stmt.ColumnBlob(3),
+                                EventPlace{run.workflow_id, run.run_id, stmt.ColumnInt(0)});
     if (!body) {
       Error error = body.error().WithContext(
           "run '" + run.workflow_id + "/" + run.run_id + "' event " +

@@ -89,8 +89,13 @@ Result<std::unique_ptr<SqliteJournal::Statements>> SqliteJournal::Statements::Pr
   return s;
 }
 
-SqliteJournal::SqliteJournal(SqliteDb db, int schema_version, std::unique_ptr<Statements> stmts)
-    : db_(std::move(db)), schema_version_(schema_version), stmts_(std::move(stmts)) {}
+SqliteJournal::SqliteJournal(SqliteDb db, int schema_version, std::unique_ptr<Statements> stmts,
+                             const PayloadCodec* payload_codec)
+    : db_(std::move(db)),
+      schema_version_(schema_version),
+      payload_codec_(payload_codec),
+      decoder_(payload_codec),
+      stmts_(std::move(stmts)) {}
 
 SqliteJournal::~SqliteJournal() {
   stmts_.reset();  // statements must be finalized before the connection closes
@@ -135,8 +140,8 @@ Result<std::unique_ptr<SqliteJournal>> SqliteJournal::Open(const std::string& pa
   }
   RECKON_TRY(std::int64_t version, db.QueryInt("PRAGMA user_version"));
   RECKON_TRY(auto stmts, Statements::Prepare(db));
-  std::unique_ptr<SqliteJournal> journal(
-      new SqliteJournal(std::move(db), static_cast<int>(version), std::move(stmts)));
+  std::unique_ptr<SqliteJournal> journal(new SqliteJournal(
+      std::move(db), static_cast<int>(version), std::move(stmts), options.payload_codec));
   journal->lock_ = std::move(lock);
   return journal;
 }
@@ -234,7 +239,9 @@ Result<AppendAck> SqliteJournal::ApplyOne(const AppendRequest& request) {
   }
   const std::int64_t first_seq = next_seq;
   for (const EventBody& body : request.events) {
-    encode_buffer_ = EncodeEventBody(body);
+    const EventPlace place{run.workflow_id, run.run_id, next_seq};
+    RECKON_TRY(std::string stored, EncodeStoredEvent(body, place, payload_codec_));
+    encode_buffer_ = std::move(stored);
     s.insert_event.Reset();
     s.insert_event.Bind(1, run_pk)
         .Bind(2, next_seq)

@@ -54,6 +54,12 @@ struct SqliteJournalOptions {
   // Page cache of the connection, in KiB. The engine's working set (run index, operations,
   // the right edge of the event log) should fit.
   int cache_kib = 65536;
+  // Seals the payload fields of every event written and opens those read (storage/
+  // payload_codec.h; format in docs/JOURNAL_FORMAT.md, "Sealed payloads"). Not owned: it must
+  // outlive the journal. Null: events are written in the clear, and reading a sealed one fails
+  // with kFailedPrecondition naming its key id. Costs one AES-GCM seal per event with a payload
+  // (docs/PERFORMANCE.md, "Payload codec").
+  const PayloadCodec* payload_codec = nullptr;
 };
 
 // Opens or creates the journal at `path`, applies pending migrations, and checks that the
@@ -96,7 +102,8 @@ class SqliteJournal final : public Journal {
 
  private:
   struct Statements;  // journal_statements.h
-  SqliteJournal(SqliteDb db, int schema_version, std::unique_ptr<Statements> stmts);
+  SqliteJournal(SqliteDb db, int schema_version, std::unique_ptr<Statements> stmts,
+                const PayloadCodec* payload_codec);
   Result<AppendAck> ApplyOne(const AppendRequest& request);
   Result<void> ApplyDerived(const AppendRequest& request, std::int64_t run_pk);
 
@@ -104,6 +111,7 @@ class SqliteJournal final : public Journal {
   SqliteDb db_;
   int schema_version_;
   bool poisoned_ = false;  // a commit failed: refuse writes until reopened
+  const PayloadCodec* payload_codec_;  // not owned; may be null
   EventDecoder decoder_;
   std::string encode_buffer_;
 

@@ -8,6 +8,8 @@
 //   unsure  non-repeatable write reconciled by lookup: the first attempt of every operation
 //           loses its reply without committing and no lookup can tell, so the operation needs
 //           a person; an attempt after that (once a person said "not committed") commits
+//   echo    read-only; replies {"reversed": its input's memo reversed}, an output that is not
+//           a copy of the input (tests/payload_canary_test.cc)
 //
 //   reckon-test-worker --server HOST:PORT [--id NAME]
 //
@@ -80,7 +82,19 @@ Tool UnsureTool(Ledger& ledger) {
   return tool;
 }
 
+Tool EchoTool() {
+  Tool tool;
+  tool.contract = FastContract("echo", SideEffect::kReadOnly);
+  tool.execute = [](json::value input, ToolCallContext) -> asio::awaitable<AttemptOutcome> {
+    const json::value* memo = input.as_object().if_contains("memo");
+    std::string text = memo != nullptr && memo->is_string() ? std::string(memo->as_string()) : "";
+    co_return ToolSucceeded(json::object{{"reversed", std::string(text.rbegin(), text.rend())}});
+  };
+  return tool;
+}
+
 Result<void> RegisterTools(ToolRegistry& tools, FakeProvider& provider, Ledger& ledger) {
+  RECKON_TRY(tools.Register(EchoTool()));
   ToolContract charge = FastContract("charge", SideEffect::kIdempotentWrite);
   charge.attempt_timeout = 5s;
   ToolContract payout = FastContract("payout", SideEffect::kNonRepeatableWrite);
