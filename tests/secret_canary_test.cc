@@ -67,7 +67,7 @@ class SecretCanaryTest : public ::testing::Test {
     for (const json::value& op : detail.at("operations").as_array()) {
       if (op.at("state").as_string() != "awaiting_approval") continue;
       Cli({"approve", id, "--operation", std::string(op.at("operation_id").as_string()),
-           "--intent-hash", std::string(op.at("intent_hash").as_string()), "--by", "canary-test"});
+           "--fingerprint", std::string(op.at("intent_hash").as_string()), "--note", "canary-test"});
     }
     return false;
   }

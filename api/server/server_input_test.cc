@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "reckon/api/protocol/client.h"
+#include "reckon/api/protocol/credentials.h"
 #include "reckon/api/protocol/wire_convert.h"
 #include "reckon/base/identifier.h"
 #include "reckon/storage/sqlite/sqlite_journal.h"
@@ -173,7 +174,7 @@ class ServerInputTest : public ::testing::Test {
       auto message = Request();
       message->getRoot<wire::Request>().initMethod().setListContracts();
       auto listed = Call(std::move(message));
-      return listed && listed.value().get().getResult().getContracts().size() == 3;
+      return listed && listed.value().get().getResult().getContracts().size() == 4;  // charge, payout, unsure, echo
     })) << "the worker did not register";
     // A run to signal, cancel and decide on: it waits for the signal "go".
     const CliRun started = server_->StartWorkflow(
@@ -182,12 +183,30 @@ class ServerInputTest : public ::testing::Test {
     ASSERT_EQ(started.code(), 0) << started.Describe();
   }
 
-  // One request on a fresh connection.
+  // The role whose token may call the request's method: the approver decides and resolves, a
+  // worker registers, polls and reports, the operator does the rest.
+  static std::string RoleOf(capnp::MallocMessageBuilder& request) {
+    switch (request.getRoot<wire::Request>().getMethod().which()) {
+      case wire::Request::Method::DECIDE_APPROVAL:
+      case wire::Request::Method::RESOLVE_OPERATION: return "approver";
+      case wire::Request::Method::REGISTER_WORKER:
+      case wire::Request::Method::POLL_WORKFLOW_TASK:
+      case wire::Request::Method::COMPLETE_WORKFLOW_TASK:
+      case wire::Request::Method::POLL_TOOL_TASK:
+      case wire::Request::Method::COMPLETE_TOOL_TASK:
+      case wire::Request::Method::HEARTBEAT: return "worker";
+      default: return "operator";
+    }
+  }
+
+  // One request on a fresh connection, with the token of the role that may call it.
   Result<Reply> Call(std::unique_ptr<capnp::MallocMessageBuilder> request) {
+    ClientOptions options;
+    RECKON_TRY(options.token, ReadTokenFile(server_->TokenFile(RoleOf(*request))));
     asio::io_context io;
     std::optional<Result<Reply>> out;
     auto run = [&]() -> asio::awaitable<void> {
-      auto connect = Client::Connect(io.get_executor(), server_->address());
+      auto connect = Client::Connect(io.get_executor(), server_->address(), std::move(options));
       auto client = co_await std::move(connect);
       if (!client) {
         out.emplace(client.error());
@@ -296,7 +315,7 @@ TEST_F(ServerInputTest, EveryIdentifierOfEveryMethodRefusesBadValuesAndNothingIs
   EXPECT_EQ(runs.value()[0].ref.workflow_id, "waiting-1");
   auto contracts = journal.value()->ListContracts();
   ASSERT_TRUE(contracts);
-  EXPECT_EQ(contracts.value().size(), 3u) << "a refused registration journals no contract";
+  EXPECT_EQ(contracts.value().size(), 4u) << "a refused registration journals no contract";
 }
 
 TEST_F(ServerInputTest, AnInputAPlanOrASignalWithASecretFieldIsRefusedAndNeverStored) {
