@@ -245,6 +245,87 @@ TEST_F(AuthzTest, ATokenWorksUntilItIsRevokedOrExpires) {
   EXPECT_EQ(carols, 1);
 }
 
+// Requests on two connections opened at once, in the order given, each with its own
+// credential (the clients send none of their own): what a worker's connection looks like, and
+// what another principal on it, or another worker with its id, would try.
+struct OnConnection {
+  int connection;  // 0 or 1
+  std::string token;
+  Fill fill;
+};
+std::vector<Result<Reply>> OnTwoConnections(const std::string& address,
+                                            std::vector<OnConnection> requests) {
+  asio::io_context io;
+  std::vector<Result<Reply>> out;
+  auto run = [&]() -> asio::awaitable<void> {
+    std::shared_ptr<Client> clients[2];
+    for (auto& client : clients) {
+      auto connect = Client::Connect(io.get_executor(), address);
+      auto connected = co_await std::move(connect);
+      if (!connected) {
+        out.push_back(connected.error());
+        co_return;
+      }
+      client = connected.value();
+    }
+    for (auto& [connection, token, fill] : requests) {
+      auto message = std::make_unique<capnp::MallocMessageBuilder>();
+      auto request = message->initRoot<wire::Request>();
+      request.setCredential(token);
+      fill(request.initMethod());
+      auto call = clients[connection]->Call(std::move(message), 10s);
+      out.push_back(co_await std::move(call));
+    }
+    for (auto& client : clients) client->Close();
+  };
+  asio::co_spawn(io, run(), asio::detached);
+  io.run();
+  return out;
+}
+
+Fill Register(std::string worker_id, std::string type) {
+  return [worker_id, type](Method::Builder m) {
+    auto r = m.initRegisterWorker();
+    r.setWorkerId(worker_id);
+    r.initWorkflowTypes(1).set(0, type);
+  };
+}
+
+TEST_F(AuthzTest, AWorkerIsHeldToItsScopesItsConnectionAndItsId) {
+  CliRun created = server_->Cli({"auth", "token", "create", "--name", "refunds-only", "--role",
+                                 "worker", "--workflow-types", "refund", "--out",
+                                 server_->dir().File("scoped.token")});
+  ASSERT_EQ(created.code(), 0) << created.Describe();
+  auto scoped = ReadTokenFile(server_->dir().File("scoped.token"));
+  ASSERT_TRUE(scoped);
+  const std::string worker = Token("worker");
+
+  auto outside = Call(scoped.value(), Register("w-scoped", "payout"));
+  ASSERT_FALSE(outside);
+  EXPECT_EQ(outside.error().code(), Errc::kPermissionDenied);
+  EXPECT_NE(outside.error().message().find("may not host workflow type 'payout'"),
+            std::string::npos) << outside.error().message();
+
+  // A registered connection belongs to its principal; a live worker id is not given twice.
+  auto replies = OnTwoConnections(
+      server_->address(),
+      {{0, scoped.value(), Register("w-1", "refund")},
+       {0, worker, [](Method::Builder m) { m.initHeartbeat(); }},
+       {1, worker, Register("w-1", "refund")},
+       {0, scoped.value(), [](Method::Builder m) { m.initHeartbeat(); }}});
+  ASSERT_EQ(replies.size(), 4u);
+  EXPECT_TRUE(replies[0]) << replies[0].error().ToString();
+  ASSERT_FALSE(replies[1]);
+  EXPECT_EQ(replies[1].error().code(), Errc::kPermissionDenied);
+  EXPECT_NE(replies[1].error().message().find("of principal 'refunds-only', not of 'worker'"),
+            std::string::npos) << replies[1].error().message();
+  ASSERT_FALSE(replies[2]);
+  EXPECT_EQ(replies[2].error().code(), Errc::kAlreadyExists);
+  EXPECT_NE(replies[2].error().message().find("worker id 'w-1' is in use"), std::string::npos)
+      << replies[2].error().message();
+  EXPECT_TRUE(replies[3]) << replies[3].error().ToString();
+}
+
 TEST_F(AuthzTest, TheCliReadsItsTokenFromAPrivateFileOnly) {
   const std::string loose = server_->dir().File("loose.token");
   std::ofstream(loose) << ReadFile(server_->TokenFile("reader"));
