@@ -82,18 +82,17 @@ bool RoleGrants(Role role, Permission permission) {
   return false;
 }
 
-std::string_view RolesGranting(Permission permission) {
-  switch (permission) {
-    case Permission::kManagePrincipals: return "admin";
-    case Permission::kStart:
-    case Permission::kSignal:
-    case Permission::kCancel: return "operator";
-    case Permission::kApprove:
-    case Permission::kResolve: return "approver";
-    case Permission::kRead: return "reader, operator or approver";
-    case Permission::kWork: return "worker";
+std::string RolesGranting(Permission permission) {
+  std::vector<std::string_view> names;
+  for (Role role : {Role::kAdmin, Role::kOperator, Role::kApprover, Role::kReader, Role::kWorker}) {
+    if (RoleGrants(role, permission)) names.push_back(RoleName(role));
   }
-  return "none";
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += i + 1 == names.size() ? " or " : ", ";
+    out += names[i];
+  }
+  return out.empty() ? "no role" : out;
 }
 
 }  // namespace reckon::auth

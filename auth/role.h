@@ -53,7 +53,8 @@ std::string_view PermissionName(Permission permission);
 
 bool RoleGrants(Role role, Permission permission);
 
-// The roles that grant `permission`, for refusal messages: "operator".
-std::string_view RolesGranting(Permission permission);
+// The roles that grant `permission`, derived from RoleGrants, for refusal messages:
+// "operator", "operator, approver or reader".
+std::string RolesGranting(Permission permission);
 
 }  // namespace reckon::auth

@@ -19,6 +19,7 @@
 
 #include "bench/fsync_floor.h"
 #include "bench/machine.h"
+#include "bench/refund_transition.h"
 #include "reckon/storage/sqlite/sqlite_journal.h"
 #include "reckon/storage/sqlite/journal_check.h"
 
@@ -27,24 +28,7 @@ namespace {
 using namespace reckon::storage;
 using Clock = std::chrono::steady_clock;
 
-AppendRequest Transition(int run, std::int64_t seq) {
-  AppendRequest request;
-  request.run = {"refund-" + std::to_string(run), "r1"};
-  request.expected_next_seq = seq;
-  request.now_us = seq;
-  const std::string op = "op-" + std::to_string(run) + "-" + std::to_string(seq);
-  const std::string input = R"({"payment_id":"pay-)" + std::to_string(run) +
-                            R"(","amount_cents":1250,"currency":"EUR","reason":")" +
-                            std::string(180, 'r') + R"("})";
-  request.events = {
-      OperationPrepared{"refund", op, "send_refund", "ch-7f3a", "fp-" + op,
-                        reckon::SideEffect::kNonRepeatableWrite, input},
-      OperationCommitted{op, 1, R"({"refund_id":"re_)" + op + R"(","status":"succeeded"})",
-                         "re_" + op, CommitSource::kAttempt}};
-  request.operations = {OperationRow{op, "refund", "send_refund", reckon::SideEffect::kNonRepeatableWrite,
-                                     "committed", 1, "fp-" + op, "ch-7f3a", "re_" + op, 0}};
-  return request;
-}
+using reckon::bench::RefundTransition;
 
 void Build(const std::string& path, std::uint64_t target_bytes) {
   SqliteJournalOptions options;
@@ -58,7 +42,7 @@ void Build(const std::string& path, std::uint64_t target_bytes) {
   while (std::filesystem::file_size(path) + std::filesystem::file_size(path + "-wal") <
          target_bytes) {
     std::vector<AppendRequest> batch;
-    for (int i = 0; i < kBatch; ++i, run = (run + 1) % kRuns) batch.push_back(Transition(run, next[run]));
+    for (int i = 0; i < kBatch; ++i, run = (run + 1) % kRuns) batch.push_back(RefundTransition(run, next[run]));
     std::vector<const AppendRequest*> pointers;
     for (const AppendRequest& r : batch) pointers.push_back(&r);
     auto results = journal->AppendGroup(pointers);

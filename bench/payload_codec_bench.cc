@@ -20,6 +20,7 @@
 
 #include "bench/fsync_floor.h"
 #include "bench/machine.h"
+#include "bench/refund_transition.h"
 #include "reckon/storage/crypto/aes_gcm_codec.h"
 #include "reckon/storage/event_codec.h"
 #include "reckon/storage/sqlite/sqlite_journal.h"
@@ -92,25 +93,7 @@ void PerEventTable(const PayloadCodec& codec, int events) {
   }
 }
 
-AppendRequest Transition(int run, std::int64_t seq) {
-  AppendRequest request;
-  request.run = {"refund-" + std::to_string(run), "r1"};
-  request.expected_next_seq = seq;
-  request.now_us = seq;
-  const std::string op = "op-" + std::to_string(run) + "-" + std::to_string(seq);
-  const std::string input = R"({"payment_id":"pay-)" + std::to_string(run) +
-                            R"(","amount_cents":1250,"currency":"EUR","reason":")" +
-                            std::string(180, 'r') + R"("})";
-  request.events = {
-      OperationPrepared{"refund", op, "send_refund", "ch-7f3a", "fp-" + op,
-                        reckon::SideEffect::kNonRepeatableWrite, input},
-      OperationCommitted{op, 1, R"({"refund_id":"re_)" + op + R"(","status":"succeeded"})",
-                         "re_" + op, CommitSource::kAttempt}};
-  request.operations = {OperationRow{op, "refund", "send_refund",
-                                     reckon::SideEffect::kNonRepeatableWrite, "committed", 1,
-                                     "fp-" + op, "ch-7f3a", "re_" + op, 0}};
-  return request;
-}
+using reckon::bench::RefundTransition;
 
 struct Rate {
   double per_second = 0;
@@ -135,7 +118,7 @@ Rate AppendsPerSecond(const std::string& path, const PayloadCodec* codec,
   const auto end = start + std::chrono::duration<double>(seconds);
   while (Clock::now() < end) {
     std::vector<AppendRequest> batch;
-    for (int run = 0; run < kGroup; ++run) batch.push_back(Transition(run, next[run]));
+    for (int run = 0; run < kGroup; ++run) batch.push_back(RefundTransition(run, next[run]));
     std::vector<const AppendRequest*> pointers;
     for (const AppendRequest& r : batch) pointers.push_back(&r);
     auto results = journal->AppendGroup(pointers);
@@ -154,7 +137,7 @@ Rate AppendsPerSecond(const std::string& path, const PayloadCodec* codec,
 
 void JournalTable(const std::string& dir, const PayloadCodec& codec, double seconds, int rounds) {
   const std::string path = dir + "/payload_codec_bench.db";
-  const AppendRequest sample = Transition(7, 42);
+  const AppendRequest sample = RefundTransition(7, 42);
   for (const EventBody& body : sample.events) {
     const EventPlace place{sample.run.workflow_id, sample.run.run_id, 42};
     std::printf("\n%s stored: %zu bytes clear, %zu bytes sealed", EventTypeName(body).data(),

@@ -77,7 +77,7 @@ Result<void> Authorizer::Check(const Principal& principal, auth::Permission perm
              "principal '" + principal.name + "' (role " + auth::RolesText(principal.roles) +
                  ") may not call " + std::string(method) + ": it needs the permission " +
                  std::string(auth::PermissionName(permission)) + ", which the role " +
-                 std::string(auth::RolesGranting(permission)) + " has");
+                 auth::RolesGranting(permission) + " has");
 }
 
 Result<CreatedToken> Authorizer::CreateToken(const Principal& by, const NewToken& request) {

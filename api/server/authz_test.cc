@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "reckon/api/protocol/client.h"
+#include "reckon/api/protocol/testing/call_once.h"
 #include "reckon/api/protocol/credentials.h"
 #include "reckon/api/server/method_permission.h"
 #include "reckon/auth/role.h"
@@ -114,22 +115,7 @@ class AuthzTest : public ::testing::Test {
     fill(message->initRoot<wire::Request>().initMethod());
     ClientOptions options;
     options.token = token;
-    asio::io_context io;
-    std::optional<Result<Reply>> out;
-    auto run = [&]() -> asio::awaitable<void> {
-      auto connect = Client::Connect(io.get_executor(), server_->address(), std::move(options));
-      auto client = co_await std::move(connect);
-      if (!client) {
-        out.emplace(client.error());
-        co_return;
-      }
-      auto call = client.value()->Call(std::move(message), 10s);
-      out.emplace(co_await std::move(call));
-      client.value()->Close();
-    };
-    asio::co_spawn(io, run(), asio::detached);
-    io.run();
-    return std::move(*out);
+    return testing::CallOnce(server_->address(), std::move(options), std::move(message));
   }
 
   // Whether the request got past authentication and authorization.

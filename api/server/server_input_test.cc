@@ -7,9 +7,6 @@
 // the trace or the server's log: not a run, not an event, not a byte of a refused value.
 #include <gtest/gtest.h>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
 #include <boost/json.hpp>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +14,7 @@
 #include <sstream>
 
 #include "reckon/api/protocol/client.h"
+#include "reckon/api/protocol/testing/call_once.h"
 #include "reckon/api/protocol/credentials.h"
 #include "reckon/api/protocol/wire_convert.h"
 #include "reckon/base/identifier.h"
@@ -26,7 +24,6 @@
 namespace reckon::api {
 namespace {
 
-namespace asio = boost::asio;
 namespace json = boost::json;
 using namespace std::chrono_literals;
 using testing::CliRun;
@@ -201,24 +198,8 @@ class ServerInputTest : public ::testing::Test {
 
   // One request on a fresh connection, with the token of the role that may call it.
   Result<Reply> Call(std::unique_ptr<capnp::MallocMessageBuilder> request) {
-    ClientOptions options;
-    RECKON_TRY(options.token, ReadTokenFile(server_->TokenFile(RoleOf(*request))));
-    asio::io_context io;
-    std::optional<Result<Reply>> out;
-    auto run = [&]() -> asio::awaitable<void> {
-      auto connect = Client::Connect(io.get_executor(), server_->address(), std::move(options));
-      auto client = co_await std::move(connect);
-      if (!client) {
-        out.emplace(client.error());
-        co_return;
-      }
-      auto call = client.value()->Call(std::move(request), 10s);
-      out.emplace(co_await std::move(call));
-      client.value()->Close();
-    };
-    asio::co_spawn(io, run(), asio::detached);
-    io.run();
-    return std::move(*out);
+    const std::string token_file = server_->TokenFile(RoleOf(*request));
+    return testing::CallOnceWithTokenFile(server_->address(), token_file, std::move(request));
   }
 
   static std::unique_ptr<capnp::MallocMessageBuilder> Request() {

@@ -6,14 +6,12 @@
 // same plan under the same id is an idempotent start.
 #include <gtest/gtest.h>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
 #include <boost/json.hpp>
 
 #include <fstream>
 
 #include "reckon/api/protocol/client.h"
+#include "reckon/api/protocol/testing/call_once.h"
 #include "reckon/api/protocol/credentials.h"
 #include "reckon/plan/plan.h"
 #include "reckon/storage/sqlite/sqlite_journal.h"
@@ -22,7 +20,6 @@
 namespace reckon::api {
 namespace {
 
-namespace asio = boost::asio;
 namespace json = boost::json;
 using namespace std::chrono_literals;
 using testing::CliRun;
@@ -66,24 +63,8 @@ class ServerWorkflowTest : public ::testing::Test {
   // cancels and reads).
   Result<Reply> Call(std::unique_ptr<capnp::MallocMessageBuilder> request,
                      const std::string& role = "operator") {
-    ClientOptions options;
-    RECKON_TRY(options.token, ReadTokenFile(server_->TokenFile(role)));
-    asio::io_context io;
-    std::optional<Result<Reply>> out;
-    auto run = [&]() -> asio::awaitable<void> {
-      auto connect = Client::Connect(io.get_executor(), server_->address(), std::move(options));
-      auto client = co_await std::move(connect);
-      if (!client) {
-        out.emplace(client.error());
-        co_return;
-      }
-      auto call = client.value()->Call(std::move(request), 10s);
-      out.emplace(co_await std::move(call));
-      client.value()->Close();
-    };
-    asio::co_spawn(io, run(), asio::detached);
-    io.run();
-    return std::move(*out);
+    return testing::CallOnceWithTokenFile(server_->address(), server_->TokenFile(role),
+                                          std::move(request));
   }
 
   static std::unique_ptr<capnp::MallocMessageBuilder> Request() {
