@@ -111,8 +111,9 @@ int RunEpoch(std::uint64_t seed, int kills) {
   EXPECT_TRUE(provider) << provider.error().ToString();
   if (!provider) return 0;
   SubprocessOptions model_options;
-  model_options.args = {"--port", "0", "--script", dir.File("script.json"), "--count-file",
-                        dir.File("model_requests")};
+  // Replies by turn: a request re-sent after a kill gets the reply the lost one would have.
+  model_options.args = {"--port",       "0", "--script", dir.File("script.json"), "--count-file",
+                        dir.File("model_requests"), "--reply-by", "turn"};
   model_options.stderr_path = dir.File("model.log");
   auto model = StartListening(RECKON_FAKE_CHAT_SERVER, model_options);
   EXPECT_TRUE(model) << model.error().ToString();

@@ -1,5 +1,6 @@
 #include "samples/agent/fake_chat_server.h"
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -88,8 +89,19 @@ struct Shared {
       return {{500, ErrorBody("the fake chat server has no scripted reply", "server_error")},
               counted};
     }
-    const std::string& content = options.contents[next_content];
-    if (next_content + 1 < options.contents.size()) ++next_content;
+    std::size_t index = next_content;
+    if (options.reply_by == FakeChatServer::ReplyBy::kTurn) {
+      index = static_cast<std::size_t>(std::count_if(
+          messages->as_array().begin(), messages->as_array().end(), [](const json::value& m) {
+            const json::object* message = m.if_object();
+            const json::value* role = message ? message->if_contains("role") : nullptr;
+            return role != nullptr && role->is_string() && role->as_string() == "assistant";
+          }));
+      index = std::min(index, options.contents.size() - 1);
+    } else if (next_content + 1 < options.contents.size()) {
+      ++next_content;
+    }
+    const std::string& content = options.contents[index];
     return {{200, FakeChatServer::CompletionBody(content, model->as_string())}, counted};
   }
 };

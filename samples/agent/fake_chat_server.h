@@ -9,8 +9,12 @@
 //   1. the next queued one-off action, if any (FailNext, HangNext, ReplyNext; FIFO);
 //   2. 400 with an OpenAI-shaped error if the body is not a JSON object with a string "model"
 //      and an array "messages";
-//   3. 200 with CompletionBody(next scripted content, request's model); the script advances
-//      per such reply, and past its end the last content repeats (an empty script gives 500).
+//   3. 200 with CompletionBody(scripted content, request's model). Which content: with
+//      Options::reply_by kOrder the script advances per such reply; with kTurn it is the one at
+//      the conversation's turn, the number of "assistant" messages in the request, so the same
+//      conversation asked twice gets the same reply, as from a deterministic model (what a
+//      crash test needs: a request re-sent after a crash must not skip ahead). Past the
+//      script's end the last content repeats (an empty script gives 500).
 // Failure bodies are OpenAI-shaped: {"error": {"message", "type", "code"}}. A hung request is
 // read and never answered; its connection stays open until the client closes it or Stop().
 //
@@ -38,9 +42,11 @@ struct FakeChatRequest {
 
 class FakeChatServer {
  public:
+  enum class ReplyBy { kOrder, kTurn };
   struct Options {
     std::uint16_t port = 0;             // 0: pick a free port
-    std::vector<std::string> contents;  // assistant contents, replied in order
+    std::vector<std::string> contents;  // assistant contents
+    ReplyBy reply_by = ReplyBy::kOrder;
     // Called on the server thread after each counted request is recorded and before it is
     // answered, with the count so far. Must not call Stop().
     std::function<void(std::uint64_t count)> on_request;

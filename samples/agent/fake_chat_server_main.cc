@@ -1,9 +1,11 @@
 // fake-chat-server: FakeChatServer as a process, for multi-process tests of the agent.
 //
-//   fake-chat-server --port 0 --script FILE [--count-file FILE]
+//   fake-chat-server --port 0 --script FILE [--count-file FILE] [--reply-by order|turn]
 //
-// FILE holds a JSON array of strings, the assistant contents to reply in order; past its end
-// the last one repeats. On start it prints exactly one line, "listening on 127.0.0.1:PORT", to
+// FILE holds a JSON array of strings, the assistant contents to reply: in order (the default),
+// or by the conversation's turn (--reply-by turn: the number of assistant messages in the
+// request, so a conversation re-sent after a crash gets the same reply); past its end the last
+// one repeats. On start it prints exactly one line, "listening on 127.0.0.1:PORT", to
 // stdout; errors go to stderr. If --count-file is given it holds the number of counted requests
 // (see fake_chat_server.h) as decimal text plus a newline: written as 0 before the line is
 // printed, then rewritten after each request and before it is answered, atomically (write
@@ -21,6 +23,7 @@
 #include <exception>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -35,6 +38,7 @@ struct Flags {
   std::uint16_t port = 0;
   std::string script;
   std::string count_file;
+  FakeChatServer::ReplyBy reply_by = FakeChatServer::ReplyBy::kOrder;
 };
 
 reckon::Result<std::vector<std::string>> ReadScript(const std::string& path) {
@@ -98,6 +102,7 @@ int Run(const Flags& flags) {
   FakeChatServer::Options options;
   options.port = flags.port;
   options.contents = std::move(script).value();
+  options.reply_by = flags.reply_by;
   if (!flags.count_file.empty()) {
     WriteCount(flags.count_file, 0);
     options.on_request = [path = flags.count_file](std::uint64_t count) {
@@ -126,6 +131,12 @@ int main(int argc, char** argv) {
   app.add_option("--script", flags.script, "JSON array of assistant contents")->required();
   app.add_option("--count-file", flags.count_file,
                  "file rewritten with the number of requests after each one");
+  const std::map<std::string, FakeChatServer::ReplyBy> reply_by{
+      {"order", FakeChatServer::ReplyBy::kOrder}, {"turn", FakeChatServer::ReplyBy::kTurn}};
+  app.add_option("--reply-by", flags.reply_by,
+                 "order: the script advances per reply; turn: the reply at the conversation's "
+                 "turn (its number of assistant messages)")
+      ->transform(CLI::CheckedTransformer(reply_by, CLI::ignore_case));
   CLI11_PARSE(app, argc, argv);
   try {
     return Run(flags);

@@ -105,6 +105,32 @@ TEST_F(OpenAiChatModelTest, RepliesFollowTheScriptAndTheLastOneRepeats) {
   EXPECT_EQ(server_->request_count(), 3u);
 }
 
+TEST(FakeChatServerTest, ByTurnTheSameConversationGetsTheSameReply) {
+  FakeChatServer::Options options;
+  options.contents = {"first", "second"};
+  options.reply_by = FakeChatServer::ReplyBy::kTurn;
+  FakeChatServer server(std::move(options));
+  ASSERT_TRUE(server.Start());
+  OpenAiChatConfig config;
+  config.endpoint = samples::HttpEndpoint{"127.0.0.1", server.port()};
+  config.model = "gpt-test";
+  ChatRequest later = Conversation();
+  later.messages.push_back({"assistant", "first"});
+  later.messages.push_back({"user", "go on"});
+  ChatRequest last = later;
+  last.messages.push_back({"assistant", "second"});
+  // Asked again (as after a crash), a conversation gets the reply of its turn, not the next one.
+  const std::pair<ChatRequest, const char*> asked[] = {
+      {Conversation(), "first"}, {Conversation(), "first"}, {later, "second"},
+      {later, "second"},         {last, "second"}};
+  for (const auto& [request, expected] : asked) {
+    Result<ChatReply> reply = Complete(config, request);
+    ASSERT_TRUE(reply) << reply.error().ToString();
+    EXPECT_EQ(reply.value().content, expected);
+  }
+  EXPECT_EQ(server.request_count(), 5u);
+}
+
 TEST_F(OpenAiChatModelTest, SendsABearerTokenOnlyWithAKey) {
   ASSERT_TRUE(Complete(Config("sk-test-123"), Conversation()));
   std::optional<FakeChatRequest> sent = server_->last_request();
