@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "bench/ten_calls.h"
+#include "reckon/api/protocol/tls_flags.h"
 #include "reckon/worker/remote_worker.h"
 
 namespace {
@@ -37,7 +38,9 @@ int main(int argc, char** argv) {
   app.add_option("--id", options.worker_id, "worker id");
   app.add_option("--tool-slots", options.tool_slots, "tool calls at once");
   app.add_option("--workflow-slots", options.workflow_slots, "workflow task polls at once");
+  api::AddTlsClientFlags(app, options.connection.tls);
   CLI11_PARSE(app, argc, argv);
+  api::ApplyTlsEnvironment(options.connection.tls);
   if (auto loaded = LoadWorkerToken(options, token_file); !loaded) {
     std::fprintf(stderr, "bench_worker: %s\n", loaded.error().ToString().c_str());
     return 2;

@@ -1,5 +1,5 @@
 // server_bench: W1 and W3 in server mode. `reckon server` and the workers run as separate
-// processes and talk Cap'n Proto over loopback TCP; this program is the client (start, then
+// processes and talk Cap'n Proto over loopback TCP (or TLS); this program is the client (start, then
 // watchWorkflow until the run is over). Figures are printed with the fsync floor measured in
 // the same run, on the same disk.
 //
@@ -8,7 +8,11 @@
 //   W3  concurrency 32 for S seconds: workflows/s (target >= 1,500 on 2 cores), and the CPU
 //       time of the server and worker processes per workflow
 //
-//   server_bench --dir DIR [--workers N] [--w1 COUNT] [--w3-seconds S]
+// Each runs over plaintext and over TLS with client certificates (as deployed: every process
+// presents one), side by side, and the TLS / plaintext ratios are printed (--transport picks
+// one).
+//
+//   server_bench --dir DIR [--workers N] [--w1 COUNT] [--w3-seconds S] [--transport T]
 #include <CLI/CLI.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -19,6 +23,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "reckon/api/protocol/client.h"
@@ -27,6 +32,7 @@
 #include "bench/machine.h"
 #include "tests/support/role_tokens.h"
 #include "tests/support/subprocess.h"
+#include "tests/support/test_certs.h"
 
 namespace {
 
@@ -63,12 +69,16 @@ struct Cluster {
   std::vector<testing::Subprocess> workers;
   std::string address;
   std::string token;  // the operator's (start, watch)
+  api::TlsClientConfig tls;  // the bench's own connection: as a worker's
 };
 
 bool g_inline_commit = false;  // --inline-commit: passed on to the server
 
-Cluster StartCluster(const std::string& dir, int workers) {
+// With `tls`, as deployed: the server requires client certificates, which every worker, the
+// CLI and the bench's client present.
+Cluster StartCluster(const std::string& dir, int workers, bool tls) {
   Cluster c;
+  std::vector<std::pair<std::string, std::string>> client_env;
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(dir + "/server.db" + suffix);
   std::filesystem::remove(dir + "/port");
   testing::SubprocessOptions options;
@@ -76,6 +86,23 @@ Cluster StartCluster(const std::string& dir, int workers) {
                   "127.0.0.1:0", "--port-file", dir + "/port",      "--quiet",
                   "--trace",     "/dev/null"};
   if (g_inline_commit) options.args.push_back("--inline-commit");
+  if (tls) {
+    std::filesystem::create_directories(dir + "/certs");
+    auto certs = testing::WriteTestCertificates(dir + "/certs");
+    if (!certs) {
+      std::fprintf(stderr, "test certificates: %s\n", certs.error().ToString().c_str());
+      std::exit(1);
+    }
+    options.args.insert(options.args.end(),
+                        {"--tls-cert", certs.value().server_cert, "--tls-key",
+                         certs.value().server_key, "--client-ca", certs.value().ca});
+    client_env = {{"RECKON_CA", certs.value().ca},
+                  {"RECKON_CERT", certs.value().client_cert},
+                  {"RECKON_KEY", certs.value().client_key}};
+    c.tls.ca_file = certs.value().ca;
+    c.tls.cert_file = certs.value().client_cert;
+    c.tls.key_file = certs.value().client_key;
+  }
   options.stderr_path = dir + "/server.log";
   c.server.emplace(std::move(testing::Subprocess::Start(RECKON_CLI_PATH, options)).value());
   int port = 0;
@@ -89,7 +116,8 @@ Cluster StartCluster(const std::string& dir, int workers) {
   }
   c.address = "127.0.0.1:" + std::to_string(port);
   // Every request carries a token, as in production (docs/SECURITY.md).
-  auto tokens = testing::IssueRoleTokens(RECKON_CLI_PATH, c.address, dir + "/server.db.admin-token", dir);
+  auto tokens = testing::IssueRoleTokens(RECKON_CLI_PATH, c.address,
+                                         dir + "/server.db.admin-token", dir, client_env);
   auto token = tokens ? api::ReadTokenFile(testing::RoleTokenFile(dir, "operator"))
                       : Result<std::string>(tokens.error());
   if (!token) {
@@ -99,6 +127,7 @@ Cluster StartCluster(const std::string& dir, int workers) {
   c.token = token.value();
   for (int i = 0; i < workers; ++i) {
     testing::SubprocessOptions w;
+    w.env = client_env;
     w.env.emplace_back("RECKON_TOKEN_FILE", testing::RoleTokenFile(dir, "worker"));
     w.args = {"--server", c.address, "--id", "bench-" + std::to_string(i)};
     w.stderr_path = dir + "/worker.log";
@@ -157,12 +186,13 @@ asio::awaitable<bool> RunOne(std::shared_ptr<api::Client> client, std::string id
   }
 }
 
-std::shared_ptr<api::Client> Connect(asio::io_context& io, const std::string& address,
-                                     const std::string& token) {
+std::shared_ptr<api::Client> Connect(asio::io_context& io, const Cluster& cluster) {
   std::shared_ptr<api::Client> client;
+  const std::string& address = cluster.address;
   auto connect = [&]() -> asio::awaitable<void> {
     api::ClientOptions options;
-    options.token = token;
+    options.token = cluster.token;
+    options.tls = cluster.tls;
     auto connecting = api::Client::Connect(io.get_executor(), address, std::move(options));
     auto c = co_await std::move(connecting);
     if (c) client = c.value();
@@ -176,10 +206,12 @@ std::shared_ptr<api::Client> Connect(asio::io_context& io, const std::string& ad
   return client;
 }
 
-void W1(const std::string& dir, int workers, int count, const bench::FsyncFloor& floor) {
-  Cluster cluster = StartCluster(dir, workers);
+// Returns p50 in ms.
+double W1(const std::string& dir, int workers, int count, bool tls,
+          const bench::FsyncFloor& floor) {
+  Cluster cluster = StartCluster(dir, workers, tls);
   asio::io_context io(1);
-  auto client = Connect(io, cluster.address, cluster.token);
+  auto client = Connect(io, cluster);
   std::vector<double> latencies;
   bool ok = true;
   auto serial = [&]() -> asio::awaitable<void> {
@@ -200,16 +232,19 @@ void W1(const std::string& dir, int workers, int count, const bench::FsyncFloor&
     std::exit(1);
   }
   const double p50 = Percentile(latencies, 0.5), p99 = Percentile(latencies, 0.99);
-  std::printf("W1  server mode, %d worker process(es), %d workflows x 10 sequential calls, serial:"
-              "  p50 %.2f ms  p99 %.2f ms  (p50 = %.1f x fsync floor; target p50 <= 5 ms)\n",
-              workers, count, p50, p99, p50 * 1000 / floor.mean_us);
+  std::printf("W1  server mode, %s, %d worker process(es), %d workflows x 10 sequential calls,"
+              " serial:  p50 %.2f ms  p99 %.2f ms  (p50 = %.1f x fsync floor; target p50 <= 5 ms)\n",
+              tls ? "mTLS" : "plaintext", workers, count, p50, p99,
+              p50 * 1000 / floor.mean_us);
+  return p50;
 }
 
-void W3(const std::string& dir, int workers, double seconds, int concurrency,
-        const bench::FsyncFloor& floor) {
-  Cluster cluster = StartCluster(dir, workers);
+// Returns workflows/s.
+double W3(const std::string& dir, int workers, double seconds, int concurrency, bool tls,
+          const bench::FsyncFloor& floor) {
+  Cluster cluster = StartCluster(dir, workers, tls);
   asio::io_context io(1);
-  auto client = Connect(io, cluster.address, cluster.token);
+  auto client = Connect(io, cluster);
   // Warm up: the workers register.
   std::optional<bool> warmed;
   auto warm = [&]() -> asio::awaitable<void> { warmed = co_await RunOne(client, "w3-warmup"); };
@@ -242,11 +277,13 @@ void W3(const std::string& dir, int workers, double seconds, int concurrency,
   double worker_cpu = -worker_cpu0;
   for (auto& w : cluster.workers) worker_cpu += ProcessCpuSeconds(w.pid());
   const double per_s = completed / elapsed;
-  std::printf("W3  server mode, %d worker process(es), concurrency %d for %.1f s: %.0f workflows/s,"
-              " %.0f steps/s; CPU ms/workflow: server %.2f, workers %.2f; %d failed"
+  std::printf("W3  server mode, %s, %d worker process(es), concurrency %d for %.1f s: %.0f "
+              "workflows/s, %.0f steps/s; CPU ms/workflow: server %.2f, workers %.2f; %d failed"
               "  (%.2f workflows per fsync-floor interval; target >= 1,500 workflows/s)\n",
-              workers, concurrency, elapsed, per_s, per_s * 10, server_cpu * 1000 / completed,
-              worker_cpu * 1000 / completed, failed, per_s * floor.mean_us / 1e6);
+              tls ? "mTLS" : "plaintext", workers, concurrency, elapsed, per_s, per_s * 10,
+              server_cpu * 1000 / completed, worker_cpu * 1000 / completed, failed,
+              per_s * floor.mean_us / 1e6);
+  return per_s;
 }
 
 }  // namespace
@@ -257,11 +294,16 @@ int main(int argc, char** argv) {
   int workers = 2, w1 = 300;
   double w3_seconds = 20;
   std::string only;
+  std::string transport = "both";
   app.add_option("--dir", dir, "scratch directory on the disk to measure");
   app.add_option("--workers", workers, "worker processes");
   app.add_option("--w1", w1, "W1: number of serial workflows");
   app.add_option("--w3-seconds", w3_seconds, "W3: duration");
   app.add_option("--only", only, "w1 or w3");
+  app.add_option("--transport", transport,
+                 "plaintext, tls (mTLS, as deployed) or both (default: side by side, with the "
+                 "ratios)")
+      ->check(CLI::IsMember({"plaintext", "tls", "both"}));
   app.add_flag("--inline-commit", g_inline_commit, "server commits on its event loop's thread");
   CLI11_PARSE(app, argc, argv);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
@@ -269,7 +311,21 @@ int main(int argc, char** argv) {
   auto floor = bench::MeasureFsyncFloor(dir, 2000);
   std::printf("floor: 4 KiB write + fdatasync: mean %.1f us, p50 %.1f us, p99 %.1f us\n",
               floor.mean_us, floor.p50_us, floor.p99_us);
-  if (only.empty() || only == "w1") W1(dir, workers, w1, floor);
-  if (only.empty() || only == "w3") W3(dir, workers, w3_seconds, 32, floor);
+  std::vector<bool> modes;
+  if (transport != "tls") modes.push_back(false);
+  if (transport != "plaintext") modes.push_back(true);
+  std::map<bool, double> w1_p50, w3_rate;
+  for (bool tls : modes) {
+    if (only.empty() || only == "w1") w1_p50[tls] = W1(dir, workers, w1, tls, floor);
+  }
+  for (bool tls : modes) {
+    if (only.empty() || only == "w3") w3_rate[tls] = W3(dir, workers, w3_seconds, 32, tls, floor);
+  }
+  if (w1_p50.size() == 2) {
+    std::printf("W1  mTLS / plaintext p50: %.2f x\n", w1_p50[true] / w1_p50[false]);
+  }
+  if (w3_rate.size() == 2) {
+    std::printf("W3  mTLS / plaintext throughput: %.2f x\n", w3_rate[true] / w3_rate[false]);
+  }
   return 0;
 }

@@ -25,7 +25,8 @@ foreach(folder base auth storage contract plan engine telemetry worker api/proto
     FILES_MATCHING PATTERN "*.h"
     PATTERN "testing" EXCLUDE
     PATTERN "testdata" EXCLUDE
-    PATTERN "sqlite" EXCLUDE)
+    PATTERN "sqlite" EXCLUDE
+    PATTERN "tls_flags.h" EXCLUDE)  # reckon::tls_flags is INTERNAL (api/CMakeLists.txt)
 endforeach()
 # storage/sqlite is a product folder of its own (excluded above so that storage/ does not
 # install it twice).

@@ -28,9 +28,10 @@ endfunction()
 
 # reckon_library(TARGET SOURCES...): a library of the product. Alias reckon::<name> (the target
 # name without `reckon_`), the same name find_package(Reckon) gives it; headers by the
-# `reckon/` prefix; exported and installed (cmake/ReckonInstall.cmake) unless TESTING is given.
+# `reckon/` prefix; exported and installed (cmake/ReckonInstall.cmake) unless TESTING (a test
+# helper) or INTERNAL (used by this repository's programs only) is given.
 function(reckon_library target)
-  cmake_parse_arguments(ARG "TESTING" "" "" ${ARGN})
+  cmake_parse_arguments(ARG "TESTING;INTERNAL" "" "" ${ARGN})
   add_library(${target} ${ARG_UNPARSED_ARGUMENTS})
   string(REGEX REPLACE "^reckon_" "" name "${target}")
   add_library(reckon::${name} ALIAS ${target})
@@ -40,7 +41,7 @@ function(reckon_library target)
     $<BUILD_INTERFACE:${RECKON_INCLUDE_ROOT}>
     $<BUILD_INTERFACE:${RECKON_GENERATED_ROOT}>
     $<INSTALL_INTERFACE:include>)
-  if(NOT ARG_TESTING)
+  if(NOT ARG_TESTING AND NOT ARG_INTERNAL)
     set_property(GLOBAL APPEND PROPERTY RECKON_EXPORTED_TARGETS ${target})
   endif()
 endfunction()

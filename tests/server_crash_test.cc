@@ -21,7 +21,9 @@
 // Two provider modes, as in the embedded test: with deduplication by Idempotency-Key, and
 // without it, where only reconciliation stands between a lost reply and a second refund. Both
 // drop 30% of the replies of committed refunds. The server runs with a short lease (1.5 s,
-// heartbeats every 0.3 s), so that the tool tasks of a killed worker are lost quickly.
+// heartbeats every 0.3 s), so that the tool tasks of a killed worker are lost quickly. It
+// runs as it would be deployed: TLS with client certificates (every process presents one) and
+// a token per role.
 //
 // The server's first life listens on port 0 and writes its port to a file; later lives listen
 // on that same port, because the workers were told that address. The port file, deleted
@@ -56,6 +58,7 @@
 #include "tests/support/role_tokens.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/test_certs.h"
 
 namespace reckon::testing {
 namespace {
@@ -230,6 +233,15 @@ class Epoch {
   bool StartServer() {
     std::error_code ignored;
     fs::remove(dir_ / "port", ignored);
+    if (!certificates_) {
+      // TLS with client certificates: the server, the workers and the CLI all present them.
+      auto made = WriteTestCertificates(dir_);
+      if (!made) return Fail("test certificates: " + made.error().ToString());
+      certificates_ = std::move(made).value();
+      client_env_ = {{"RECKON_CA", certificates_->ca},
+                     {"RECKON_CERT", certificates_->client_cert},
+                     {"RECKON_KEY", certificates_->client_key}};
+    }
     SubprocessOptions options;
     options.args = {"server",
                     "--journal", journal(),
@@ -237,7 +249,10 @@ class Epoch {
                     "--port-file", (dir_ / "port").string(),
                     "--quiet",
                     "--lease-timeout-ms", kLeaseTimeoutMs,
-                    "--heartbeat-ms", kHeartbeatMs};
+                    "--heartbeat-ms", kHeartbeatMs,
+                    "--tls-cert", certificates_->server_cert,
+                    "--tls-key", certificates_->server_key,
+                    "--client-ca", certificates_->ca};
     options.stderr_path = (dir_ / "server.log").string();
     Append(dir_ / "server.log", "=== server life " + std::to_string(++server_lives_) + "\n");
     Result<Subprocess> server = Subprocess::Start(RECKON_CLI, std::move(options));
@@ -277,13 +292,14 @@ class Epoch {
   // (workers, the CLI) presents the token of its role.
   bool IssueTokens() {
     auto issued = IssueRoleTokens(RECKON_CLI, "127.0.0.1:" + std::to_string(port_),
-                                  journal() + ".admin-token", dir_.string());
+                                  journal() + ".admin-token", dir_.string(), client_env_);
     if (!issued) return Fail("issuing tokens: " + issued.error().ToString());
     return true;
   }
 
   bool StartWorker(int i) {
     SubprocessOptions options;
+    options.env = client_env_;
     options.env.emplace_back("RECKON_TOKEN_FILE", RoleTokenFile(dir_.string(), "worker"));
     options.args = {"--server", "127.0.0.1:" + std::to_string(port_),
                     "--provider", "http://127.0.0.1:" + std::to_string(provider_->port),
@@ -383,6 +399,7 @@ class Epoch {
     args.push_back("127.0.0.1:" + std::to_string(port_));
     SubprocessOptions options;
     options.args = std::move(args);
+    options.env = client_env_;
     options.stderr_path = (dir_ / "cli.log").string();
     RECKON_TRY(Subprocess process, Subprocess::Start(RECKON_CLI, std::move(options)));
     RECKON_TRY(std::string out, process.ReadAll(timeout));
@@ -497,6 +514,8 @@ class Epoch {
   std::uint16_t port_ = 0;
   int server_lives_ = 0;
   int worker_lives_[kWorkers] = {0, 0};
+  std::optional<TestCertificates> certificates_;                 // made by the first life
+  std::vector<std::pair<std::string, std::string>> client_env_;  // $RECKON_CA, _CERT, _KEY
 
  private:
   static void Drain(std::optional<Subprocess>& process, const fs::path& file) {

@@ -82,6 +82,8 @@ asio::awaitable<Result<void>> RemoteWorker::Run() {
     auto connect = api::Client::Connect(executor_, options_.server, options_.connection);
     auto connected = co_await std::move(connect);
     if (!connected) {
+      // TLS files that cannot be used (or a malformed address): no retry fixes that.
+      if (connected.error().code() == Errc::kInvalidArgument) co_return connected.error();
       if (!warned) spdlog::warn("worker {}: {}; retrying", options_.worker_id,
                                 connected.error().message());
       warned = true;

@@ -1,6 +1,7 @@
 #include "reckon/api/cli/remote.h"
 
 #include "reckon/api/protocol/credentials.h"
+#include "reckon/api/protocol/tls_flags.h"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -25,6 +26,7 @@ void AddRemoteFlags(CLI::App* command, RemoteFlags& flags, bool with_json) {
                       "File holding your API token (default $RECKON_TOKEN_FILE, then "
                       "~/.config/reckon/token)")
       ->type_name("FILE");
+  api::AddTlsClientFlags(*command, flags.tls);
   if (with_json) command->add_flag("--json", flags.json, "Print JSON for scripts instead of tables");
 }
 
@@ -40,6 +42,8 @@ Result<api::Reply> CallServer(const RemoteFlags& flags,
   RECKON_TRY(std::string token, api::LoadClientToken(flags.token_file));
   api::ClientOptions options;
   options.token = std::move(token);
+  options.tls = flags.tls;
+  api::ApplyTlsEnvironment(options.tls);
   asio::io_context io(1);
   std::optional<Result<api::Reply>> outcome;
   auto call = [&]() -> asio::awaitable<void> {

@@ -1,5 +1,6 @@
-// What the `reckon` subcommands that talk to a server share: the --server, --token-file and
-// --json flags, and one synchronous request/reply over a fresh connection.
+// What the `reckon` subcommands that talk to a server share: the --server, --token-file, TLS
+// (api/protocol/tls_flags.h) and --json flags, and one synchronous request/reply over a fresh
+// connection.
 //
 // The server address comes from --server, else $RECKON_SERVER, else 127.0.0.1:7233. The API
 // token from --token-file, else $RECKON_TOKEN_FILE, else ~/.config/reckon/token
@@ -23,6 +24,7 @@ namespace reckon::cli {
 struct RemoteFlags {
   std::string server;
   std::string token_file;
+  api::TlsClientConfig tls;  // --ca, --tls, --cert, --key, --server-name
   bool json = false;
 };
 

@@ -139,6 +139,15 @@ void AddServerCommands(CLI::App& app, CommandEnv& env) {
     c->add_option("--admin-token-file", args->config.admin_token_file,
                   "Where the first start writes the admin token (default <journal>.admin-token)")
         ->type_name("FILE");
+    c->add_option("--tls-cert", args->config.tls.cert_file,
+                  "Serve TLS with this certificate chain (PEM, the server's certificate first)")
+        ->type_name("FILE");
+    c->add_option("--tls-key", args->config.tls.key_file, "The private key of --tls-cert (PEM)")
+        ->type_name("FILE");
+    c->add_option("--client-ca", args->config.tls.client_ca_file,
+                  "Require client certificates signed by these CAs (PEM; mTLS, e.g. for "
+                  "workers)")
+        ->type_name("FILE");
     c->add_flag("--insecure-dev", args->config.insecure_dev,
                 "Development only, loopback only: requests without a token act as the "
                 "principal 'dev' with every permission");

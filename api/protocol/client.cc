@@ -1,12 +1,19 @@
 #include "reckon/api/protocol/client.h"
 
+#include "reckon/api/protocol/socket_deadline.h"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <kj/exception.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
 
 #include <charconv>
 
@@ -70,13 +77,71 @@ asio::awaitable<Result<std::shared_ptr<Client>>> Client::Connect(asio::any_io_ex
                   "cannot resolve server address '" + address + "': " + rec.message());
   }
   asio::ip::tcp::socket socket(executor);
+  // One deadline for connecting and the TLS handshake.
+  SocketDeadline deadline(executor, options.connect_timeout);
+  deadline.Watch(socket);
+  auto timed_out = [&] {
+    return Err(Errc::kUnavailable, "no answer from " + address + " in " +
+                                       std::to_string(options.connect_timeout.count()) +
+                                       " ms (is it a reckon server, and is the host up?)");
+  };
   auto [cec, endpoint] =
       co_await asio::async_connect(socket, endpoints, asio::as_tuple(asio::use_awaitable));
   if (cec) {
+    deadline.Disarm();
+    if (deadline.expired()) co_return timed_out();
     co_return Err(Errc::kUnavailable, "cannot reach reckon server at " + address + ": " +
                                           cec.message() + " (is `reckon server` running?)");
   }
-  auto stream = std::make_shared<FrameStream>(std::move(socket), options.limits);
+  std::unique_ptr<ByteStream> bytes;
+  if (!options.tls.on()) {
+    deadline.Disarm();
+    bytes = MakeTcpByteStream(std::move(socket));
+  } else {
+    auto context = MakeClientTlsContext(options.tls);
+    if (!context) {
+      deadline.Disarm();
+      co_return context.error();
+    }
+    const std::string name = options.tls.server_name.empty() ? where.host : options.tls.server_name;
+    auto tls = std::make_unique<TlsSocket>(std::move(socket), *context.value());
+    // OpenSSL checks the name during verification, so a mismatch reads as one
+    // ("hostname mismatch", "IP address mismatch").
+    X509_VERIFY_PARAM* verify = SSL_get0_param(tls->native_handle());
+    boost::system::error_code not_ip;
+    (void)asio::ip::make_address(name, not_ip);
+    if (not_ip) {
+      SSL_set_tlsext_host_name(tls->native_handle(), name.c_str());  // SNI
+      X509_VERIFY_PARAM_set_hostflags(verify, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+      X509_VERIFY_PARAM_set1_host(verify, name.c_str(), 0);
+    } else {
+      X509_VERIFY_PARAM_set1_ip_asc(verify, name.c_str());
+    }
+    deadline.Watch(tls->next_layer());
+    auto [hec] = co_await tls->async_handshake(asio::ssl::stream_base::client,
+                                               asio::as_tuple(asio::use_awaitable));
+    deadline.Disarm();
+    if (deadline.expired()) co_return timed_out();
+    if (hec) {
+      const long verify = SSL_get_verify_result(tls->native_handle());
+      std::string hint;
+      if (verify != X509_V_OK) {
+        hint = options.tls.ca_file.empty()
+                   ? "; the system's CAs do not trust the server's certificate: pass the CA "
+                     "that signed it with --ca FILE"
+                   : "; is --ca " + options.tls.ca_file +
+                         " the CA that signed the server's certificate, and does the "
+                         "certificate name " + name + " (else --server-name)?";
+      } else {
+        hint = "; does the server listen with TLS (reckon server --tls-cert)? A plaintext "
+               "server needs neither --tls nor --ca";
+      }
+      co_return Err(Errc::kUnavailable, "TLS handshake with the reckon server at " + address +
+                                            " failed: " + DescribeTlsError(hec, verify) + hint);
+    }
+    bytes = MakeTlsByteStream(std::move(tls));
+  }
+  auto stream = std::make_shared<FrameStream>(std::move(bytes), options.limits);
   auto client =
       std::make_shared<Client>(std::move(stream), std::move(address), std::move(options.token));
   client->reading_ = true;
@@ -145,8 +210,13 @@ asio::awaitable<void> Client::ReadLoop() {
     auto frame = co_await stream_->Read();
     if (!frame) {
       stream_->Close();
+      std::string hint;
+      if (!replied_ && std::string_view(stream_->kind()) == "tls") {
+        hint = " (if the server verifies client certificates, --client-ca, was --cert "
+               "signed by that CA?)";
+      }
       FailAll(Err(Errc::kUnavailable, "lost the connection to the reckon server at " +
-                                          address_ + ": " + frame.error().message()));
+                                          address_ + ": " + frame.error().message() + hint));
       break;
     }
     std::uint64_t id = 0;
@@ -166,6 +236,16 @@ asio::awaitable<void> Client::ReadLoop() {
                                           std::string(e.getDescription().cStr())));
       break;
     }
+    if (id == 0) {
+      // The server's reason for closing this connection (docs/PROTOCOL.md).
+      stream_->Close();
+      const Error reason = result->has_error() ? result->error()
+                                               : Err(Errc::kUnavailable, "no reason given");
+      FailAll(Err(reason.code(), "the reckon server at " + address_ +
+                                     " closed the connection: " + reason.message()));
+      break;
+    }
+    replied_ = true;
     Complete(id, std::move(*result));
   }
   reading_ = false;

@@ -25,6 +25,7 @@
 
 #include "reckon/api/protocol/frame_stream.h"
 #include "reckon/api/protocol/reckon.capnp.h"
+#include "reckon/api/protocol/tls.h"
 #include "reckon/base/error.h"
 
 namespace reckon::api {
@@ -58,12 +59,19 @@ struct ClientOptions {
   // The API token (docs/SECURITY.md) sent with every request; empty: none (refused by a server
   // that requires credentials). Never logged.
   std::string token;
+  // TLS (api/protocol/tls.h): off unless tls.on(); then the server's certificate is verified
+  // against tls.ca_file (or the system's store) and the name dialled (or tls.server_name).
+  TlsClientConfig tls;
+  // Connecting, including the TLS handshake, fails with Errc::kUnavailable after this long.
+  std::chrono::milliseconds connect_timeout{10000};
 };
 
 class Client : public std::enable_shared_from_this<Client> {
  public:
   // Connects to `address` ("HOST:PORT"). Errc::kUnavailable naming the address when nothing
-  // listens there. (Overloads rather than a default argument: see engine.h on GCC 12.)
+  // listens there, when it does not answer in options.connect_timeout, or when the TLS
+  // handshake fails (the message says why: an untrusted or misnamed certificate, a plaintext
+  // server); Errc::kInvalidArgument for TLS files that cannot be used. (Overloads rather than a default argument: see engine.h on GCC 12.)
   static boost::asio::awaitable<Result<std::shared_ptr<Client>>> Connect(
       boost::asio::any_io_executor executor, std::string address);
   static boost::asio::awaitable<Result<std::shared_ptr<Client>>> Connect(
@@ -93,6 +101,7 @@ class Client : public std::enable_shared_from_this<Client> {
   std::string address_;
   std::string token_;
   std::uint64_t next_id_ = 1;
+  bool replied_ = false;  // a reply has arrived (so the TLS handshake was accepted)
   std::map<std::uint64_t, Pending> pending_;
   bool reading_ = false;
 };

@@ -1,11 +1,7 @@
 #include "reckon/api/protocol/frame_stream.h"
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/read.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/write.hpp>
 
 #include <array>
 #include <cstring>
@@ -15,15 +11,6 @@ namespace reckon::api {
 namespace asio = boost::asio;
 
 namespace {
-
-constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
-
-std::string PeerOf(const asio::ip::tcp::socket& socket) {
-  boost::system::error_code ec;
-  auto endpoint = socket.remote_endpoint(ec);
-  if (ec) return "unknown peer";
-  return endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
-}
 
 Error StreamError(const boost::system::error_code& ec, std::string_view what) {
   if (ec == asio::error::eof) {
@@ -35,11 +22,11 @@ Error StreamError(const boost::system::error_code& ec, std::string_view what) {
 
 }  // namespace
 
+FrameStream::FrameStream(std::unique_ptr<ByteStream> stream, FrameLimits limits)
+    : stream_(std::move(stream)), limits_(limits), peer_(stream_->peer()) {}
+
 FrameStream::FrameStream(asio::ip::tcp::socket socket, FrameLimits limits)
-    : socket_(std::move(socket)), limits_(limits), peer_(PeerOf(socket_)) {
-  boost::system::error_code ignored;
-  socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
-}
+    : FrameStream(MakeTcpByteStream(std::move(socket)), limits) {}
 
 asio::awaitable<Result<void>> FrameStream::Fill(std::size_t n, std::string_view where) {
   if (in_end_ - in_begin_ >= n) co_return Ok();
@@ -51,8 +38,8 @@ asio::awaitable<Result<void>> FrameStream::Fill(std::size_t n, std::string_view 
   }
   if (in_.size() < std::max<std::size_t>(n, 64 * 1024)) in_.resize(std::max<std::size_t>(n, 64 * 1024));
   while (in_end_ < n) {
-    auto [ec, got] = co_await socket_.async_read_some(
-        asio::buffer(in_.data() + in_end_, in_.size() - in_end_), kNoThrow);
+    auto [ec, got] =
+        co_await stream_->ReadSome(asio::buffer(in_.data() + in_end_, in_.size() - in_end_));
     if (ec) {
       co_return StreamError(ec, in_end_ == 0 ? "" : std::string(where) + " (truncated frame)");
     }
@@ -86,7 +73,7 @@ void FrameStream::Send(Frame frame) {
   queue_.push_back(std::move(frame));
   if (!writing_) {
     writing_ = true;
-    asio::co_spawn(socket_.get_executor(), WriteLoop(), asio::detached);
+    asio::co_spawn(stream_->executor(), WriteLoop(), asio::detached);
   }
 }
 
@@ -103,7 +90,7 @@ asio::awaitable<void> FrameStream::WriteLoop() {
       buffers.emplace_back(frame.bytes().data(), frame.bytes().size());
       bytes += frame.bytes().size();
     }
-    auto [ec, n] = co_await asio::async_write(socket_, buffers, kNoThrow);
+    auto [ec, n] = co_await stream_->Write(buffers);
     if (closed_) break;  // Close() already dropped the queue and its count
     queued_bytes_ -= bytes;
     if (ec) {
@@ -117,9 +104,7 @@ asio::awaitable<void> FrameStream::WriteLoop() {
 void FrameStream::Close() {
   if (closed_) return;
   closed_ = true;
-  boost::system::error_code ignored;
-  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-  socket_.close(ignored);
+  stream_->Close();
   queue_.clear();
   queued_bytes_ = 0;
 }

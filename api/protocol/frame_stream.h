@@ -1,4 +1,5 @@
-// FrameStream: one TCP connection carrying frames (api/protocol/frame.h) both ways.
+// FrameStream: one connection (plain TCP or TLS: api/protocol/byte_stream.h) carrying frames
+// (api/protocol/frame.h) both ways.
 //
 // Reading: Read() returns the next whole frame, checked against the limits before the body is
 // allocated. At most one Read() may be pending at a time.
@@ -21,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "reckon/api/protocol/byte_stream.h"
 #include "reckon/api/protocol/frame.h"
 #include "reckon/base/error.h"
 
@@ -28,6 +30,8 @@ namespace reckon::api {
 
 class FrameStream : public std::enable_shared_from_this<FrameStream> {
  public:
+  FrameStream(std::unique_ptr<ByteStream> stream, FrameLimits limits);
+  // Plain TCP.
   FrameStream(boost::asio::ip::tcp::socket socket, FrameLimits limits);
   FrameStream(const FrameStream&) = delete;
   FrameStream& operator=(const FrameStream&) = delete;
@@ -43,6 +47,7 @@ class FrameStream : public std::enable_shared_from_this<FrameStream> {
   bool closed() const { return closed_; }
   const std::string& peer() const { return peer_; }
   const FrameLimits& limits() const { return limits_; }
+  const char* kind() const { return stream_->kind(); }  // "tcp" or "tls"
 
  private:
   boost::asio::awaitable<void> WriteLoop();
@@ -50,7 +55,7 @@ class FrameStream : public std::enable_shared_from_this<FrameStream> {
   // Reads at least `n` bytes into in_ (beyond in_begin_), as many as the socket has.
   boost::asio::awaitable<Result<void>> Fill(std::size_t n, std::string_view where);
 
-  boost::asio::ip::tcp::socket socket_;
+  std::unique_ptr<ByteStream> stream_;
   FrameLimits limits_;
   // Bytes received and not yet returned as frames, in in_[in_begin_, in_end_): one read
   // system call usually brings several frames.

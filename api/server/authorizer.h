@@ -37,6 +37,9 @@ namespace reckon::api {
 struct AuthOptions {
   bool insecure_dev = false;
   std::chrono::milliseconds cache_ttl{5000};
+  // --client-ca: a request that needs the worker permission must come over a connection whose
+  // client certificate the server verified (a worker token alone is not enough).
+  bool workers_need_client_certificate = false;
 };
 
 struct NewToken {
@@ -73,6 +76,9 @@ class Authorizer {
   Result<bool> Bootstrap(const std::function<Result<void>(std::string_view token)>& keep);
 
   bool insecure_dev() const { return options_.insecure_dev; }
+  bool workers_need_client_certificate() const {
+    return options_.workers_need_client_certificate;
+  }
 
  private:
   struct Cached {

@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 
+#include "reckon/api/protocol/tls.h"
 #include "reckon/api/server/server.h"
 #include "reckon/api/server/task_queues.h"
 #include "reckon/storage/sqlite/sqlite_journal.h"
@@ -23,6 +24,9 @@ struct ServerConfig {
   // compares the two).
   bool inline_commit = false;
   storage::SqliteJournalOptions journal;
+  // --tls-cert, --tls-key, --client-ca (docs/SECURITY.md, "Transport"): empty serves
+  // plaintext, which a non-loopback --listen warns about.
+  TlsServerFiles tls;
   std::string payload_key_file;  // --payload-key: seal payloads at rest (docs/SECURITY.md)
   TaskQueueOptions tasks;
   ServerOptions server;

@@ -4,15 +4,36 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <capnp/serialize.h>
 #include <kj/exception.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <spdlog/spdlog.h>
 
+#include <array>
+
 #include "reckon/api/protocol/client.h"
+#include "reckon/api/protocol/socket_deadline.h"
+#include "reckon/api/protocol/tls.h"
 
 namespace reckon::api {
 namespace asio = boost::asio;
+
+namespace {
+
+// A Response with id 0: the server's reason for closing a connection (docs/PROTOCOL.md).
+Frame CloseReasonFrame(const Error& reason) {
+  capnp::MallocMessageBuilder message(64);
+  auto response = message.initRoot<wire::Response>();
+  response.setId(0);
+  ToWire(reason, response.initResult().initError());
+  return EncodeFrame(message);
+}
+
+}  // namespace
 
 struct Server::Connection {
   Connection(std::shared_ptr<FrameStream> s, asio::any_io_executor executor)
@@ -46,10 +67,9 @@ Result<void> Server::Listen(const std::string& address) {
                                        " (is another server using the port?)");
   }
   port_ = acceptor_.local_endpoint().port();
-  if (!ip.is_loopback()) {
-    spdlog::warn("listening on {}, which is not a loopback address: the protocol has no "
-                 "authentication or encryption yet; anyone who can reach it can start "
-                 "workflows and approve operations", address);
+  if (!ip.is_loopback() && !options_.tls) {
+    spdlog::warn("listening on {} without TLS: tokens and payloads cross the network in "
+                 "clear; start the server with --tls-cert and --tls-key", address);
   }
   return Ok();
 }
@@ -62,13 +82,86 @@ asio::awaitable<void> Server::Serve() {
       spdlog::warn("accept failed: {}", ec.message());
       continue;
     }
-    auto stream = std::make_shared<FrameStream>(std::move(socket), options_.limits);
-    auto connection = std::make_shared<Connection>(std::move(stream), executor_);
-    connection->session.id = next_session_++;
-    connection->session.peer = connection->stream->peer();
-    connections_[connection->session.id] = connection;
-    asio::co_spawn(executor_, ReadLoop(connection), asio::detached);
+    asio::co_spawn(executor_, Open(std::move(socket)), asio::detached);
   }
+}
+
+asio::awaitable<void> Server::Open(asio::ip::tcp::socket socket) {
+  const std::string peer = PeerOf(socket);
+  // One deadline for the first byte and the TLS handshake.
+  SocketDeadline deadline(executor_, options_.handshake_timeout);
+  deadline.Watch(socket);
+  std::array<std::byte, 1> first{};
+  auto [pec, peeked] = co_await socket.async_receive(
+      asio::buffer(first), asio::socket_base::message_peek, asio::as_tuple(asio::use_awaitable));
+  if (pec || peeked == 0 || stopped_) {
+    deadline.Disarm();
+    if (deadline.expired()) {
+      spdlog::warn("closing connection from {}: nothing received in {} ms (handshake timeout)",
+                   peer, options_.handshake_timeout.count());
+    }
+    co_return;
+  }
+  const bool hello = first[0] == kTlsHandshakeByte;
+  std::unique_ptr<ByteStream> bytes;
+  std::string client_certificate;  // its subject, once verified
+  if (!options_.tls) {
+    deadline.Disarm();
+    if (hello) {
+      // Its handshake cannot read a reply: log and close; its client reports the closure.
+      spdlog::warn("closing connection from {}: it began a TLS handshake, and this server "
+                   "listens in plaintext (start it with --tls-cert and --tls-key for TLS)",
+                   peer);
+      co_return;
+    }
+    bytes = MakeTcpByteStream(std::move(socket));
+  } else if (!hello) {
+    deadline.Disarm();
+    spdlog::warn("audit: refused a plaintext connection from {}: this server requires TLS",
+                 peer);
+    Frame reason = CloseReasonFrame(Err(
+        Errc::kFailedPrecondition,
+        "this server requires TLS: connect with --ca FILE (the CA that signed its "
+        "certificate) or --tls (the system's CAs)"));
+    auto [wec, written] = co_await asio::async_write(
+        socket, asio::buffer(reason.bytes().data(), reason.bytes().size()),
+        asio::as_tuple(asio::use_awaitable));
+    (void)wec;
+    (void)written;
+    co_return;
+  } else {
+    auto tls = std::make_unique<TlsSocket>(std::move(socket), *options_.tls);
+    deadline.Watch(tls->next_layer());
+    auto [hec] = co_await tls->async_handshake(asio::ssl::stream_base::server,
+                                               asio::as_tuple(asio::use_awaitable));
+    deadline.Disarm();
+    if (deadline.expired()) {
+      spdlog::warn("closing connection from {}: TLS handshake not done in {} ms", peer,
+                   options_.handshake_timeout.count());
+      co_return;
+    }
+    if (hec) {
+      spdlog::warn("audit: refused a connection from {}: TLS handshake failed: {}", peer,
+                   DescribeTlsError(hec, SSL_get_verify_result(tls->native_handle())));
+      co_return;
+    }
+    X509* certificate = SSL_get0_peer_certificate(tls->native_handle());
+    if (certificate != nullptr && SSL_get_verify_result(tls->native_handle()) == X509_V_OK) {
+      char subject[256] = {};
+      X509_NAME_oneline(X509_get_subject_name(certificate), subject, sizeof subject);
+      client_certificate = subject;
+      spdlog::debug("connection from {}: client certificate {}", peer, client_certificate);
+    }
+    bytes = MakeTlsByteStream(std::move(tls));
+  }
+  if (stopped_) co_return;
+  auto stream = std::make_shared<FrameStream>(std::move(bytes), options_.limits);
+  auto connection = std::make_shared<Connection>(std::move(stream), executor_);
+  connection->session.id = next_session_++;
+  connection->session.peer = connection->stream->peer();
+  connection->session.client_certificate = std::move(client_certificate);
+  connections_[connection->session.id] = connection;
+  co_await ReadLoop(std::move(connection));
 }
 
 void Server::Stop() {

@@ -1,4 +1,6 @@
-// Server: the network face of `reckon server`. It accepts TCP connections, reads framed
+// Server: the network face of `reckon server`. It accepts TCP connections (TLS when
+// ServerOptions::tls is set: api/protocol/tls.h; a peer that speaks the other is told so and
+// closed, see docs/PROTOCOL.md), reads framed
 // Requests (api/protocol/frame_stream.h), hands each to the Service in its own coroutine (many
 // in flight per connection) and sends each Response when it is ready.
 //
@@ -13,6 +15,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -31,6 +34,12 @@ struct ServerOptions {
   std::size_t max_queued_reply_bytes = 32u << 20;  // per connection
   std::chrono::milliseconds default_timeout{30000};
   std::chrono::milliseconds max_timeout{120000};
+  // TLS: nullptr serves plaintext. With a context that verifies peers (--client-ca), every
+  // client must present a certificate it trusts.
+  std::shared_ptr<boost::asio::ssl::context> tls;
+  // From accept until the peer's first byte and, with TLS, the end of the handshake: a peer
+  // that is slower is closed (it holds a socket and, with TLS, handshake state).
+  std::chrono::milliseconds handshake_timeout{10000};
 };
 
 class Server {
@@ -50,6 +59,8 @@ class Server {
 
  private:
   struct Connection;
+  // From an accepted socket to a Connection: the first byte, the TLS handshake, then ReadLoop.
+  boost::asio::awaitable<void> Open(boost::asio::ip::tcp::socket socket);
   boost::asio::awaitable<void> ReadLoop(std::shared_ptr<Connection> connection);
   boost::asio::awaitable<void> Answer(std::shared_ptr<Connection> connection, Frame frame);
 

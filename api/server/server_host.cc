@@ -59,6 +59,11 @@ Result<std::unique_ptr<ServerHost>> ServerHost::Create(const ServerConfig& given
   RECKON_TRY(auto payload_codec, OpenPayloadCodec(given.payload_key_file));
   ServerConfig config = given;
   config.journal.payload_codec = payload_codec.get();
+  if (config.tls.enabled() || !config.tls.client_ca_file.empty()) {
+    auto tls = MakeServerTlsContext(config.tls);
+    if (!tls) return tls.error();
+    config.server.tls = std::move(tls).value();
+  }
   using Mode = storage::SqliteJournalOptions::Mode;
   RECKON_TRY(auto journal, OpenJournal(config, Mode::kOwner));  // refused if another process owns it
   // A second connection for everything but commits: the commit thread owns the first. It is the
@@ -123,7 +128,8 @@ ServerHost::ServerHost(const ServerConfig& config, std::unique_ptr<storage::Jour
       trace_file_(std::move(trace_file)),
       trace_log_(std::move(trace_logger)) {
   authorizer_ = std::make_unique<Authorizer>(*principals_, clock_,
-                                             AuthOptions{config_.insecure_dev, std::chrono::seconds(5)});
+                                             AuthOptions{config_.insecure_dev, std::chrono::seconds(5),
+                                                         !config_.tls.client_ca_file.empty()});
   auto damaged = [this](const Error& error) {
     spdlog::critical("{}; stopping: nothing read from a damaged journal can be trusted",
                      error.ToString());

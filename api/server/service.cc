@@ -38,6 +38,13 @@ Result<auth::Principal> Service::Admit(const SessionState& session,
   if (auto allowed = Authorizer::Check(principal.value(), *permission, method); !allowed) {
     return refuse(allowed.error());
   }
+  if (*permission == auth::Permission::kWork && session.client_certificate.empty() &&
+      authorizer_.workers_need_client_certificate()) {
+    return refuse(Err(Errc::kUnauthenticated,
+                      "this server requires workers to present a client certificate signed by "
+                      "its --client-ca: start the worker with --cert and --key (or $RECKON_CERT "
+                      "and $RECKON_KEY)"));
+  }
   return principal;
 }
 

@@ -41,6 +41,9 @@ struct SessionState {
   SessionId id = 0;
   std::string peer;       // "IP:PORT", for logs
   std::string principal;  // who registered the session (every later request must be them)
+  // The subject of the client certificate the TLS handshake verified (server with
+  // --client-ca); empty: none presented, or plaintext.
+  std::string client_certificate;
   bool registered = false;
   std::string worker_id;
 };

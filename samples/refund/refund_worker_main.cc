@@ -18,6 +18,7 @@
 #include "samples/common/http_url.h"
 #include "samples/refund/refund_tools.h"
 #include "samples/refund/refund_workflow.h"
+#include "reckon/api/protocol/tls_flags.h"
 #include "reckon/worker/plan_workflow.h"
 #include "reckon/worker/remote_worker.h"
 
@@ -41,7 +42,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1024));
   app.add_option("--workflow-slots", options.workflow_slots, "workflow task polls at once")
       ->check(CLI::Range(1, 64));
+  api::AddTlsClientFlags(app, options.connection.tls);
   CLI11_PARSE(app, argc, argv);
+  api::ApplyTlsEnvironment(options.connection.tls);
   if (auto loaded = LoadWorkerToken(options, token_file); !loaded) {
     std::fprintf(stderr, "refund-worker: %s\n", loaded.error().ToString().c_str());
     return 2;

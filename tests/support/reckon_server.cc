@@ -37,11 +37,31 @@ bool Eventually(const std::function<bool()>& check, std::chrono::milliseconds ti
 
 Result<std::unique_ptr<ReckonServer>> ReckonServer::Start(std::string reckon_path,
                                                           std::vector<std::string> extra_args) {
+  ReckonServerOptions options;
+  options.extra_args = std::move(extra_args);
+  return Start(std::move(reckon_path), std::move(options));
+}
+
+Result<std::unique_ptr<ReckonServer>> ReckonServer::Start(std::string reckon_path,
+                                                          ReckonServerOptions server_options) {
   std::unique_ptr<ReckonServer> server(new ReckonServer(std::move(reckon_path)));
   SubprocessOptions options;
   options.args = {"server", "--journal", server->journal_path(), "--listen", "127.0.0.1:0",
                   "--port-file", server->dir_.File("port"), "--quiet"};
-  options.args.insert(options.args.end(), extra_args.begin(), extra_args.end());
+  if (server_options.tls || server_options.mtls) {
+    RECKON_TRY(TestCertificates certificates, WriteTestCertificates(server->dir_.path()));
+    options.args.insert(options.args.end(), {"--tls-cert", certificates.server_cert,
+                                             "--tls-key", certificates.server_key});
+    server->client_env_.emplace_back("RECKON_CA", certificates.ca);
+    if (server_options.mtls) {
+      options.args.insert(options.args.end(), {"--client-ca", certificates.ca});
+      server->client_env_.emplace_back("RECKON_CERT", certificates.client_cert);
+      server->client_env_.emplace_back("RECKON_KEY", certificates.client_key);
+    }
+    server->certificates_ = std::move(certificates);
+  }
+  options.args.insert(options.args.end(), server_options.extra_args.begin(),
+                      server_options.extra_args.end());
   options.stderr_path = server->dir_.File("server.log");
   RECKON_TRY(Subprocess process, Subprocess::Start(server->reckon_path_, std::move(options)));
   server->server_.emplace(std::move(process));
@@ -58,7 +78,7 @@ Result<std::unique_ptr<ReckonServer>> ReckonServer::Start(std::string reckon_pat
   }
   server->address_ = "127.0.0.1:" + std::to_string(port);
   RECKON_TRY(IssueRoleTokens(server->reckon_path_, server->address_, server->TokenFile("admin"),
-                             server->dir_.path().string()));
+                             server->dir_.path().string(), server->client_env_));
   return server;
 }
 
@@ -75,6 +95,7 @@ Result<void> ReckonServer::StartWorker(const std::string& path, const std::strin
   options.args = {"--server", address_};
   options.args.insert(options.args.end(), args.begin(), args.end());
   options.stderr_path = dir_.File(name + ".log");
+  options.env = client_env_;
   options.env.emplace_back("RECKON_TOKEN_FILE", TokenFile("worker"));
   RECKON_TRY(Subprocess process, Subprocess::Start(path, std::move(options)));
   workers_.emplace_back(name, std::move(process));
@@ -91,6 +112,7 @@ CliRun ReckonServer::Cli(std::vector<std::string> args, std::chrono::millisecond
   args.push_back(address_);
   SubprocessOptions options;
   options.args = std::move(args);
+  options.env = client_env_;
   options.stderr_path = dir_.File("cli-" + std::to_string(++cli_calls_) + ".err");
   CliRun run;
   auto process = Subprocess::Start(reckon_path_, std::move(options));

@@ -9,6 +9,11 @@
 // reader) unless the arguments name a --token-file; workers get the worker token through
 // $RECKON_TOKEN_FILE.
 //
+// TLS (ReckonServerOptions::tls): the server gets fresh test certificates
+// (tests/support/test_certs.h) with --tls-cert/--tls-key, and --client-ca too with `mtls`;
+// the CLI and workers get $RECKON_CA, and with `mtls` $RECKON_CERT and $RECKON_KEY (the
+// client certificate), so tests pass the same arguments either way.
+//
 // Ownership: owns the directory and every process it started; the destructor SIGKILLs what is
 // still running (Stop() ends them gracefully first). Not thread-safe. Each process's stderr goes
 // to a file in dir() (server.log, <worker name>.log, cli-<n>.err), for failure messages.
@@ -19,10 +24,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "reckon/base/error.h"
 #include "tests/support/subprocess.h"
+#include "tests/support/test_certs.h"
 #include "tests/support/temp_dir.h"
 
 namespace reckon::testing {
@@ -37,12 +44,20 @@ struct CliRun {
   std::string Describe() const;
 };
 
+struct ReckonServerOptions {
+  std::vector<std::string> extra_args;  // appended to `reckon server ...`
+  bool tls = false;
+  bool mtls = false;  // implies tls
+};
+
 class ReckonServer {
  public:
   // Runs `reckon_path server --journal <dir>/journal.db --listen 127.0.0.1:0 ...` plus
   // `extra_args`, and waits until it listens (at most 30 s; else kDeadlineExceeded with its log).
   static Result<std::unique_ptr<ReckonServer>> Start(std::string reckon_path,
                                                      std::vector<std::string> extra_args = {});
+  static Result<std::unique_ptr<ReckonServer>> Start(std::string reckon_path,
+                                                     ReckonServerOptions options);
   ~ReckonServer();
   ReckonServer(const ReckonServer&) = delete;
   ReckonServer& operator=(const ReckonServer&) = delete;
@@ -68,6 +83,12 @@ class ReckonServer {
   std::string TokenFile(const std::string& role) const;
   std::string journal_path() const { return dir_.File("journal.db"); }
   const TempDir& dir() const { return dir_; }
+  // With TLS: the certificates (the server's, the CA every client trusts, a client's).
+  const std::optional<TestCertificates>& certificates() const { return certificates_; }
+  // What the CLI and workers get added to their environment ($RECKON_CA, ... with TLS).
+  const std::vector<std::pair<std::string, std::string>>& client_env() const {
+    return client_env_;
+  }
 
  private:
   explicit ReckonServer(std::string reckon_path) : reckon_path_(std::move(reckon_path)) {}
@@ -78,6 +99,8 @@ class ReckonServer {
   std::vector<std::pair<std::string, Subprocess>> workers_;  // by name
   std::string address_;
   int cli_calls_ = 0;
+  std::optional<TestCertificates> certificates_;
+  std::vector<std::pair<std::string, std::string>> client_env_;
 };
 
 // Calls `check` every 20 ms until it returns true (true), or until `timeout` passes (false).

@@ -11,7 +11,8 @@ std::string RoleTokenFile(const std::string& dir, const std::string& role) {
 }
 
 Result<void> IssueRoleTokens(const std::string& reckon_path, const std::string& address,
-                             const std::string& admin_token_file, const std::string& dir) {
+                             const std::string& admin_token_file, const std::string& dir,
+                             const std::vector<std::pair<std::string, std::string>>& env) {
   for (const char* role : kTestRoles) {
     SubprocessOptions options;
     options.args = {"auth",   "token",   "create", "--name",      role,
@@ -19,6 +20,7 @@ Result<void> IssueRoleTokens(const std::string& reckon_path, const std::string& 
                     admin_token_file, "--server", address};
     const std::string log = dir + "/auth-" + role + ".err";
     options.stderr_path = log;
+    options.env = env;
     RECKON_TRY(Subprocess process, Subprocess::Start(reckon_path, std::move(options)));
     RECKON_TRY(ExitStatus status, process.WaitFor(std::chrono::seconds(30)));
     if (!status.Succeeded()) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "reckon/base/error.h"
@@ -18,8 +19,10 @@ namespace reckon::testing {
 inline constexpr const char* kTestRoles[] = {"operator", "approver", "reader", "worker"};
 
 // `admin_token_file`: what the server wrote (default <journal>.admin-token).
+// `env`: added to the CLI's environment (e.g. $RECKON_CA for a server with TLS).
 Result<void> IssueRoleTokens(const std::string& reckon_path, const std::string& address,
-                             const std::string& admin_token_file, const std::string& dir);
+                             const std::string& admin_token_file, const std::string& dir,
+                             const std::vector<std::pair<std::string, std::string>>& env = {});
 
 // <dir>/<role>.token.
 std::string RoleTokenFile(const std::string& dir, const std::string& role);

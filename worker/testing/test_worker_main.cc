@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <set>
 
+#include "reckon/api/protocol/tls_flags.h"
 #include "reckon/worker/plan_workflow.h"
 #include "reckon/worker/remote_worker.h"
 #include "reckon/worker/testing/fake_provider.h"
@@ -115,7 +116,9 @@ int Main(int argc, char** argv) {
                  "file with the worker's API token (default $RECKON_TOKEN_FILE, then "
                  "~/.config/reckon/token)");
   app.add_option("--id", options.worker_id, "worker id (default: <hostname>-<pid>)");
+  api::AddTlsClientFlags(app, options.connection.tls);
   CLI11_PARSE(app, argc, argv);
+  api::ApplyTlsEnvironment(options.connection.tls);
   if (auto loaded = LoadWorkerToken(options, token_file); !loaded) {
     std::fprintf(stderr, "reckon-test-worker: %s\n", loaded.error().ToString().c_str());
     return 2;

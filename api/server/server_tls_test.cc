@@ -1,0 +1,195 @@
+// TLS and client certificates against the real `reckon server`, `reckon` CLI and
+// reckon-test-worker: a client that trusts the server's CA talks over TLS; one that does not,
+// one that dials a name the certificate does not carry, one that speaks plaintext to a TLS
+// port and one that speaks TLS to a plaintext port each get a message that says what is wrong,
+// and neither side hangs (every CLI run here exits on its own); with --client-ca, a client
+// with a certificate from another CA is refused and audited, a worker without one cannot
+// register, and a worker with a good one runs workflows.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "tests/support/reckon_server.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_certs.h"
+
+namespace reckon::testing {
+namespace {
+
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+using Env = std::vector<std::pair<std::string, std::string>>;
+
+// `reckon args... --server ADDRESS` with exactly `env` added (no fixture defaults), which must
+// exit by itself within 30 s.
+CliRun RunCli(const std::string& address, std::vector<std::string> args, Env env,
+              const TempDir& dir) {
+  args.push_back("--server");
+  args.push_back(address);
+  SubprocessOptions options;
+  options.args = std::move(args);
+  options.env = std::move(env);
+  // The fixture's CLI environment carries RECKON_CA etc.; clear what a test does not set.
+  for (const char* name : {"RECKON_CA", "RECKON_CERT", "RECKON_KEY"}) {
+    bool set = false;
+    for (const auto& [key, value] : options.env) set = set || key == name;
+    if (!set) options.env.emplace_back(name, "");
+  }
+  static int calls = 0;
+  options.stderr_path = dir.File("tls-cli-" + std::to_string(++calls) + ".err");
+  CliRun run;
+  auto process = Subprocess::Start(RECKON_CLI_PATH, std::move(options));
+  if (!process) {
+    run.err = process.error().ToString();
+    return run;
+  }
+  auto out = process.value().ReadAll(30s);
+  if (out) run.out = out.value();
+  auto status = process.value().WaitFor(30s);
+  EXPECT_TRUE(status) << "the CLI did not exit in 30 s: a side hung";
+  if (status) run.status = status.value();
+  std::ifstream err(dir.File("tls-cli-" + std::to_string(calls) + ".err"));
+  std::stringstream text;
+  text << err.rdbuf();
+  run.err = text.str();
+  return run;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+class ServerTlsTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<ReckonServer> Start(ReckonServerOptions options) {
+    auto server = ReckonServer::Start(RECKON_CLI_PATH, std::move(options));
+    EXPECT_TRUE(server) << server.error().ToString();
+    return server ? std::move(server).value() : nullptr;
+  }
+
+  // `reckon list` as the reader, with exactly `env`.
+  CliRun List(const ReckonServer& server, Env env, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"list", "--token-file", server.TokenFile("reader")};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return RunCli(server.address(), std::move(args), std::move(env), server.dir());
+  }
+};
+
+TEST_F(ServerTlsTest, AClientThatTrustsTheCaTalksOverTls) {
+  auto server = Start({.tls = true});
+  ASSERT_TRUE(server);
+  const TestCertificates& certs = *server->certificates();
+  // --ca, $RECKON_CA, and the name in the certificate given explicitly.
+  const CliRun by_flag = List(*server, {}, {"--ca", certs.ca});
+  EXPECT_EQ(by_flag.code(), 0) << by_flag.Describe();
+  const CliRun by_env = List(*server, {{"RECKON_CA", certs.ca}});
+  EXPECT_EQ(by_env.code(), 0) << by_env.Describe();
+  const CliRun by_name = List(*server, {}, {"--ca", certs.ca, "--server-name", "localhost"});
+  EXPECT_EQ(by_name.code(), 0) << by_name.Describe();
+}
+
+TEST_F(ServerTlsTest, AnUntrustedOrMisnamedCertificateIsRefusedByTheClient) {
+  auto server = Start({.tls = true});
+  ASSERT_TRUE(server);
+  const TestCertificates& certs = *server->certificates();
+  const CliRun untrusted = List(*server, {}, {"--ca", certs.other_ca});
+  EXPECT_NE(untrusted.code(), 0) << untrusted.Describe();
+  EXPECT_NE(untrusted.err.find("certificate verify failed"), std::string::npos)
+      << untrusted.Describe();
+  EXPECT_NE(untrusted.err.find("--ca " + certs.other_ca), std::string::npos)
+      << untrusted.Describe();
+  // The system's store does not know the test CA either.
+  const CliRun system = List(*server, {}, {"--tls"});
+  EXPECT_NE(system.code(), 0) << system.Describe();
+  EXPECT_NE(system.err.find("--ca FILE"), std::string::npos) << system.Describe();
+  const CliRun misnamed = List(*server, {}, {"--ca", certs.ca, "--server-name", "reckon.example"});
+  EXPECT_NE(misnamed.code(), 0) << misnamed.Describe();
+  EXPECT_NE(misnamed.err.find("hostname mismatch"), std::string::npos) << misnamed.Describe();
+}
+
+TEST_F(ServerTlsTest, PlaintextAndTlsThatMeetAreToldSoAndNeitherHangs) {
+  auto tls_server = Start({.tls = true});
+  ASSERT_TRUE(tls_server);
+  const CliRun plaintext = List(*tls_server, {});
+  EXPECT_NE(plaintext.code(), 0) << plaintext.Describe();
+  EXPECT_NE(plaintext.err.find("this server requires TLS"), std::string::npos)
+      << plaintext.Describe();
+  EXPECT_NE(ReadFile(tls_server->dir().File("server.log"))
+                .find("audit: refused a plaintext connection from 127.0.0.1"),
+            std::string::npos);
+
+  auto plain_server = Start({});
+  ASSERT_TRUE(plain_server);
+  const CliRun tls = List(*plain_server, {}, {"--ca", tls_server->certificates()->ca});
+  EXPECT_NE(tls.code(), 0) << tls.Describe();
+  EXPECT_NE(tls.err.find("does the server listen with TLS"), std::string::npos) << tls.Describe();
+  EXPECT_NE(ReadFile(plain_server->dir().File("server.log")).find("began a TLS handshake"),
+            std::string::npos);
+  // Both servers still serve.
+  EXPECT_EQ(List(*plain_server, {}).code(), 0);
+  EXPECT_EQ(List(*tls_server, {{"RECKON_CA", tls_server->certificates()->ca}}).code(), 0);
+}
+
+TEST_F(ServerTlsTest, WithClientCaACertificateMustVerifyAndWorkersMustPresentOne) {
+  auto server = Start({.mtls = true});
+  ASSERT_TRUE(server);
+  const TestCertificates& certs = *server->certificates();
+  const CliRun good = List(*server, {{"RECKON_CA", certs.ca},
+                                     {"RECKON_CERT", certs.client_cert},
+                                     {"RECKON_KEY", certs.client_key}});
+  EXPECT_EQ(good.code(), 0) << good.Describe();
+  // A person's CLI need not present one: the token says who it is.
+  const CliRun none = List(*server, {{"RECKON_CA", certs.ca}});
+  EXPECT_EQ(none.code(), 0) << none.Describe();
+  // One from another CA is refused at the handshake, whatever the token.
+  const CliRun intruder =
+      List(*server, {{"RECKON_CA", certs.ca}},
+           {"--cert", certs.other_client_cert, "--key", certs.other_client_key});
+  EXPECT_NE(intruder.code(), 0) << intruder.Describe();
+  EXPECT_NE(intruder.err.find("--client-ca"), std::string::npos) << intruder.Describe();
+  const std::string log = ReadFile(server->dir().File("server.log"));
+  EXPECT_NE(log.find("audit: refused a connection from 127.0.0.1"), std::string::npos) << log;
+  EXPECT_NE(log.find("TLS handshake failed"), std::string::npos) << log;
+
+  // A worker token without a client certificate is not enough to register.
+  SubprocessOptions options;
+  options.args = {"--server", server->address(), "--id", "no-cert"};
+  options.env = {{"RECKON_CA", certs.ca}, {"RECKON_TOKEN_FILE", server->TokenFile("worker")}};
+  options.stderr_path = server->dir().File("no-cert-worker.log");
+  auto worker = Subprocess::Start(RECKON_TEST_WORKER, std::move(options));
+  ASSERT_TRUE(worker) << worker.error().ToString();
+  auto ended = worker.value().WaitFor(30s);
+  ASSERT_TRUE(ended) << "a worker refused for want of a certificate must stop, not retry";
+  EXPECT_FALSE(ended.value().Succeeded());
+  const std::string worker_log = ReadFile(server->dir().File("no-cert-worker.log"));
+  EXPECT_NE(worker_log.find("requires workers to present a client certificate"),
+            std::string::npos)
+      << worker_log;
+  EXPECT_NE(ReadFile(server->dir().File("server.log")).find("audit: refused registerWorker"),
+            std::string::npos);
+}
+
+TEST_F(ServerTlsTest, AWorkerWithAClientCertificateRunsWorkflows) {
+  auto server = Start({.mtls = true});
+  ASSERT_TRUE(server);
+  ASSERT_TRUE(server->StartWorker(RECKON_TEST_WORKER, "worker"));
+  const std::string input = json::serialize(json::object{
+      {"tool", "charge"}, {"input", json::object{{"account", "acct-7"}, {"amount_cents", 300}}}});
+  const CliRun started = server->StartWorkflow("tls-1", "call_once", input);
+  ASSERT_EQ(started.code(), 0) << started.Describe();
+  EXPECT_TRUE(Eventually([&] {
+    const CliRun shown = server->Cli({"show", "tls-1", "--json"});
+    return shown.code() == 0 && json::parse(shown.out).at("status") == "completed";
+  })) << server->Cli({"show", "tls-1"}).Describe();
+}
+
+}  // namespace
+}  // namespace reckon::testing
