@@ -1,0 +1,1 @@
+// The console's script (placeholder until the console lands).
