@@ -8,6 +8,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <kj/exception.h>
 
+#include "reckon/api/protocol/close_reason.h"
+
 #include <charconv>
 
 namespace reckon::api {
@@ -91,6 +93,7 @@ Client::~Client() { stream_->Close(); }
 
 asio::awaitable<Result<Reply>> Client::Call(std::unique_ptr<capnp::MallocMessageBuilder> message,
                                             std::chrono::milliseconds timeout) {
+  if (close_reason_) co_return *close_reason_;
   if (stream_->closed()) {
     co_return Err(Errc::kUnavailable, "not connected to the reckon server at " + address_);
   }
@@ -154,6 +157,15 @@ asio::awaitable<void> Client::ReadLoop() {
     try {
       Reply reply(std::move(frame).value(), stream_->limits());
       id = reply.get().getId();
+      if (id == kCloseReasonId && reply.get().getResult().isError()) {
+        // The server is closing this connection and says why: every call fails with that.
+        close_reason_ = FromWire(reply.get().getResult().getError())
+                            .WithContext("the reckon server at " + address_ +
+                                         " closed the connection");
+        stream_->Close();
+        FailAll(*close_reason_);
+        break;
+      }
       if (reply.get().getResult().isError()) {
         result.emplace(FromWire(reply.get().getResult().getError()));
       } else {
