@@ -1,6 +1,7 @@
 #include "reckon/api/server/connection_deadlines.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "reckon/api/server/server.h"
 #include "reckon/api/server/server_limits.h"
@@ -10,9 +11,9 @@ namespace reckon::api {
 ConnectionDeadlines::ConnectionDeadlines(const ServerOptions& options, Clock::time_point accepted)
     : options_(options), accepted_(accepted), last_activity_(accepted) {}
 
-void ConnectionDeadlines::FrameReceived(Clock::time_point now) {
-  framed_ = true;
+bool ConnectionDeadlines::FrameReceived(Clock::time_point now) {
   last_activity_ = now;
+  return !std::exchange(framed_, true);
 }
 
 ConnectionDeadlines::Verdict ConnectionDeadlines::Check(Clock::time_point now,

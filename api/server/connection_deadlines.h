@@ -11,8 +11,10 @@
 //                   not.
 //
 // Check() says which limit is broken (its reason, from api/server/server_limits.h) or when to
-// check again; events can only move a deadline later, so a watchdog that sleeps until then
-// misses nothing, except a queue that grows past the bound: the server wakes its watchdog then.
+// check again. Events move deadlines later, so a watchdog that sleeps until then misses nothing,
+// with two exceptions for which the server wakes its watchdog: the first frame (the idle
+// deadline may come before the handshake deadline it replaces) and a queue of replies that
+// grows past the bound.
 //
 // Threads: a plain value, used on the server's executor.
 #pragma once
@@ -36,8 +38,8 @@ class ConnectionDeadlines {
   // `options` must outlive this object.
   ConnectionDeadlines(const ServerOptions& options, Clock::time_point accepted);
 
-  // A whole frame arrived.
-  void FrameReceived(Clock::time_point now);
+  // A whole frame arrived. True for the first: check again now.
+  bool FrameReceived(Clock::time_point now);
   // The last request in flight was answered.
   void RequestsDone(Clock::time_point now) { last_activity_ = now; }
 

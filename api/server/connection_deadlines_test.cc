@@ -39,8 +39,9 @@ TEST(ConnectionDeadlinesTest, IdleCountsFromTheLastFrameOrAnswerAndNotWhileBusy)
   const ServerOptions options = Options();
   const Clock::time_point t0{};
   ConnectionDeadlines deadlines(options, t0);
-  deadlines.FrameReceived(t0 + 1s);
+  EXPECT_TRUE(deadlines.FrameReceived(t0 + 1s)) << "the first frame: look again";
   EXPECT_EQ(deadlines.Check(t0 + 2s, {}).check_again, t0 + 301s);
+  EXPECT_FALSE(deadlines.FrameReceived(t0 + 1s));
   // A request in flight for longer than the idle timeout: not idle.
   auto busy = deadlines.Check(t0 + 400s, {.in_flight = 1});
   EXPECT_FALSE(busy.broken);

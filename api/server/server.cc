@@ -169,7 +169,7 @@ asio::awaitable<void> Server::ReadLoop(std::shared_ptr<Connection> connection) {
       }
       break;
     }
-    connection->deadlines.FrameReceived(Clock::now());
+    if (connection->deadlines.FrameReceived(Clock::now())) connection->watch.cancel();
     ++connection->in_flight;
     // The request's memory counts against the budget until it is answered.
     MemoryCharge charge(&buffers_, frame.value().bytes().size());
