@@ -117,7 +117,9 @@ asio::awaitable<void> FrameStream::WriteLoop() {
     const std::size_t bytes = std::exchange(unstarted_bytes_, 0);
     std::vector<asio::const_buffer> buffers;
     buffers.reserve(batch.size());
-    for (const Frame& frame : batch) buffers.emplace_back(frame.bytes().data(), frame.bytes().size());
+    for (const Frame& frame : batch) {
+      buffers.emplace_back(frame.bytes().data(), frame.bytes().size());
+    }
     // Called after each system call: progress is counted as it happens, so a peer that reads
     // slowly is told apart from one that does not read at all.
     std::size_t counted = 0;

@@ -8,6 +8,10 @@
 
 namespace reckon::api {
 
+std::size_t ConnectionDeadlines::ReadProgressBytes(const ServerOptions& options) {
+  return std::max<std::size_t>(64 * 1024, options.max_unread_reply_bytes / 4);
+}
+
 ConnectionDeadlines::ConnectionDeadlines(const ServerOptions& options, Clock::time_point accepted)
     : options_(options), accepted_(accepted), last_activity_(accepted) {}
 
@@ -20,7 +24,7 @@ ConnectionDeadlines::Verdict ConnectionDeadlines::Check(Clock::time_point now,
                                                         const Connection& c) {
   Verdict verdict;
   if (c.queued_bytes > options_.max_unread_reply_bytes) {
-    if (!unread_since_ || c.bytes_sent >= unread_sent_ + kReadProgressBytes) {
+    if (!unread_since_ || c.bytes_sent >= unread_sent_ + ReadProgressBytes(options_)) {
       unread_since_ = now;  // over the bound from now, or the peer read: the clock (re)starts
       unread_sent_ = c.bytes_sent;
     }

@@ -6,9 +6,9 @@
 //                   handshake happens inside this time: the clock starts at the accept.)
 //   idle            no request in flight and no frame received for idle_timeout.
 //   unread replies  more than max_unread_reply_bytes of replies queued for unread_reply_timeout
-//                   while the peer read less than kReadProgressBytes of them: a peer that reads,
-//                   however slowly, restarts the clock; one that trickles a byte at a time does
-//                   not.
+//                   while the peer read less than ReadProgressBytes() of them: a peer that reads
+//                   that much restarts the clock; one that trickles, or whose kernel takes a
+//                   little more now and then without the peer reading, does not.
 //
 // Check() says which limit is broken (its reason, from api/server/server_limits.h) or when to
 // check again. Events move deadlines later, so a watchdog that sleeps until then misses nothing,
@@ -33,7 +33,10 @@ struct ServerOptions;
 class ConnectionDeadlines {
  public:
   using Clock = std::chrono::steady_clock;
-  static constexpr std::size_t kReadProgressBytes = 64 * 1024;
+  // What the peer must read per unread_reply_timeout to count as reading: a quarter of
+  // max_unread_reply_bytes, at least 64 KiB (1 MiB by default). Less is not progress: a peer's
+  // kernel was seen to accept ~100 KB per 30 s into a full receive buffer that nobody read.
+  static std::size_t ReadProgressBytes(const ServerOptions& options);
 
   // `options` must outlive this object.
   ConnectionDeadlines(const ServerOptions& options, Clock::time_point accepted);

@@ -64,9 +64,9 @@ TEST(ConnectionDeadlinesTest, RepliesLeftUnreadOverTheBoundClose) {
   auto first = deadlines.Check(t0 + 1s, {.in_flight = 1, .queued_bytes = over, .bytes_sent = 0});
   EXPECT_FALSE(first.broken);
   EXPECT_EQ(first.check_again, t0 + 31s);
-  // It reads a trickle (less than 64 KiB): the clock keeps running.
-  EXPECT_FALSE(deadlines.Check(t0 + 20s, {1, over, 1000}).broken);
-  auto closed = deadlines.Check(t0 + 31s, {1, over, 2000});
+  // It reads a trickle (less than a quarter of the bound): the clock keeps running.
+  EXPECT_FALSE(deadlines.Check(t0 + 20s, {1, over, 100'000}).broken);
+  auto closed = deadlines.Check(t0 + 31s, {1, over, 200'000});
   ASSERT_TRUE(closed.broken);
   EXPECT_EQ(closed.broken->code(), Errc::kResourceExhausted);
   EXPECT_STREQ(closed.limit, "unread-reply-timeout-ms");
@@ -80,16 +80,18 @@ TEST(ConnectionDeadlinesTest, APeerThatReadsOrDrainsBelowTheBoundRestartsTheCloc
   deadlines.FrameReceived(t0);
   const std::size_t over = options.max_unread_reply_bytes + 1;
   EXPECT_FALSE(deadlines.Check(t0, {1, over, 0}).broken);
-  // 64 KiB read by 29 s: a slow reader, not a silent one.
-  auto reading = deadlines.Check(t0 + 29s, {1, over, ConnectionDeadlines::kReadProgressBytes});
+  const std::size_t progress = ConnectionDeadlines::ReadProgressBytes(options);
+  EXPECT_EQ(progress, 1u << 20) << "a quarter of the 4 MiB bound";
+  // 1 MiB read by 29 s: a slow reader, not a silent one.
+  auto reading = deadlines.Check(t0 + 29s, {1, over, progress});
   EXPECT_FALSE(reading.broken);
   EXPECT_EQ(reading.check_again, t0 + 59s);
-  EXPECT_FALSE(deadlines.Check(t0 + 58s, {1, over, 70'000}).broken);
+  EXPECT_FALSE(deadlines.Check(t0 + 58s, {1, over, progress + 1000}).broken);
   // Drained below the bound, then over again: a new clock.
-  EXPECT_FALSE(deadlines.Check(t0 + 58s, {1, 10, 70'000}).broken);
-  EXPECT_FALSE(deadlines.Check(t0 + 60s, {1, over, 70'000}).broken);
-  EXPECT_FALSE(deadlines.Check(t0 + 89s, {1, over, 70'000}).broken);
-  EXPECT_TRUE(deadlines.Check(t0 + 90s, {1, over, 70'000}).broken);
+  EXPECT_FALSE(deadlines.Check(t0 + 58s, {1, 10, progress + 1000}).broken);
+  EXPECT_FALSE(deadlines.Check(t0 + 60s, {1, over, progress + 1000}).broken);
+  EXPECT_FALSE(deadlines.Check(t0 + 89s, {1, over, progress + 1000}).broken);
+  EXPECT_TRUE(deadlines.Check(t0 + 90s, {1, over, progress + 1000}).broken);
 }
 
 }  // namespace

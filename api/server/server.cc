@@ -3,6 +3,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <capnp/serialize.h>
@@ -92,7 +93,8 @@ asio::awaitable<void> Server::Serve() {
       Refuse(*stream);
       continue;
     }
-    auto connection = std::make_shared<Connection>(std::move(stream), executor_, options_, accepted);
+    auto connection =
+        std::make_shared<Connection>(std::move(stream), executor_, options_, accepted);
     connection->session.id = next_session_++;
     connection->session.peer = connection->stream->peer();
     // Each write that drains replies may release a reader held back by them.
@@ -175,6 +177,10 @@ asio::awaitable<void> Server::ReadLoop(std::shared_ptr<Connection> connection) {
     MemoryCharge charge(&buffers_, frame.value().bytes().size());
     asio::co_spawn(executor_, Answer(connection, std::move(frame).value(), std::move(charge)),
                    asio::detached);
+    // Let the answer run before the next request is read: a request that is answered at once
+    // then has its reply queued when backpressure is next checked, so many pipelined requests
+    // cannot all be read before any of their replies counts.
+    co_await asio::post(executor_, asio::use_awaitable);
   }
   stream.Close();
   connection->watch.cancel();

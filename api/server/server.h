@@ -40,19 +40,21 @@ struct ServerOptions {
   // it, a new connection gets the close reason and is closed.
   std::size_t max_connections = 1024;
   // Bytes held for all connections together: read buffers, requests being handled, replies not
-  // yet written (--max-buffered-mib). What the server's memory can grow to because of its peers.
-  // A read buffer that cannot grow within it closes its connection; replies over it stop the
-  // connections that have replies queued from being read until it drains.
+  // yet written (--max-buffered-mib): about what the server's memory can grow to because of its
+  // peers (replies already being prepared may take it a little over). A read buffer that cannot
+  // grow within it closes its connection; over it, connections with requests or replies of
+  // their own are not read until it drains.
   std::size_t max_buffered_bytes = 256u << 20;
   // Requests read and not yet answered, per connection (--max-in-flight); long polls count. At
   // it, the connection is not read until one is answered. Costs up to this many requests'
   // memory per connection (within max_buffered_bytes).
   std::size_t max_in_flight = 256;
   // Replies queued and not yet written, per connection (--max-unread-reply-kib). Over it, the
-  // connection is not read; if its peer then reads less than 64 KiB of them in
-  // unread_reply_timeout (--unread-reply-timeout-ms), the connection is closed. Replies already
-  // being prepared still join the queue, so it can exceed this by what max_in_flight requests
-  // answer.
+  // connection is not read; if its peer then reads less than a quarter of this (at least
+  // 64 KiB) in unread_reply_timeout (--unread-reply-timeout-ms), the connection is closed.
+  // Replies of requests already read still join the queue: a handler that answers at once runs
+  // before the next request is read, so then it exceeds this by one reply; long polls can add
+  // up to max_in_flight replies.
   std::size_t max_unread_reply_bytes = 4u << 20;
   std::chrono::milliseconds unread_reply_timeout{30000};
   // No request in flight and no frame received for this long closes a connection
