@@ -8,7 +8,7 @@
 //   W3  concurrency 32 for S seconds: workflows/s (target >= 1,500 on 2 cores), and the CPU
 //       time of the server and worker processes per workflow
 //
-//   server_bench --dir DIR [--workers N] [--w1 COUNT] [--w3-seconds S]
+//   server_bench --dir DIR [--workers N] [--w1 COUNT] [--w3-seconds S] [--reckon PATH]
 #include <CLI/CLI.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -66,6 +66,7 @@ struct Cluster {
 };
 
 bool g_inline_commit = false;  // --inline-commit: passed on to the server
+std::string g_reckon = RECKON_CLI_PATH;  // --reckon: the server binary (another build to compare)
 
 Cluster StartCluster(const std::string& dir, int workers) {
   Cluster c;
@@ -77,7 +78,7 @@ Cluster StartCluster(const std::string& dir, int workers) {
                   "--trace",     "/dev/null"};
   if (g_inline_commit) options.args.push_back("--inline-commit");
   options.stderr_path = dir + "/server.log";
-  c.server.emplace(std::move(testing::Subprocess::Start(RECKON_CLI_PATH, options)).value());
+  c.server.emplace(std::move(testing::Subprocess::Start(g_reckon, options)).value());
   int port = 0;
   for (int i = 0; i < 400 && port == 0; ++i) {
     std::ifstream file(dir + "/port");
@@ -89,7 +90,8 @@ Cluster StartCluster(const std::string& dir, int workers) {
   }
   c.address = "127.0.0.1:" + std::to_string(port);
   // Every request carries a token, as in production (docs/SECURITY.md).
-  auto tokens = testing::IssueRoleTokens(RECKON_CLI_PATH, c.address, dir + "/server.db.admin-token", dir);
+  auto tokens =
+      testing::IssueRoleTokens(g_reckon, c.address, dir + "/server.db.admin-token", dir);
   auto token = tokens ? api::ReadTokenFile(testing::RoleTokenFile(dir, "operator"))
                       : Result<std::string>(tokens.error());
   if (!token) {
@@ -263,6 +265,7 @@ int main(int argc, char** argv) {
   app.add_option("--w3-seconds", w3_seconds, "W3: duration");
   app.add_option("--only", only, "w1 or w3");
   app.add_flag("--inline-commit", g_inline_commit, "server commits on its event loop's thread");
+  app.add_option("--reckon", g_reckon, "the reckon binary that serves (another build to compare)");
   CLI11_PARSE(app, argc, argv);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::printf("%s\n", bench::DescribeMachine(dir).c_str());

@@ -63,8 +63,6 @@ class FrameStream : public std::enable_shared_from_this<FrameStream> {
   std::uint64_t bytes_sent() const { return bytes_sent_; }
   // `callback` runs (on the executor) each time a write moves bytes out of the queue.
   void OnWritten(std::function<void()> callback) { on_written_ = std::move(callback); }
-  // Bytes of read buffer the stream holds now (its ReadBuffer's capacity).
-  std::size_t read_buffer_bytes() const { return buffer_.capacity(); }
 
   void Close();
   // Best effort, then closed: if no frame is half-written and the socket takes `last` without

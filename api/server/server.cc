@@ -3,7 +3,6 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <capnp/serialize.h>
@@ -177,10 +176,8 @@ asio::awaitable<void> Server::ReadLoop(std::shared_ptr<Connection> connection) {
     MemoryCharge charge(&buffers_, frame.value().bytes().size());
     asio::co_spawn(executor_, Answer(connection, std::move(frame).value(), std::move(charge)),
                    asio::detached);
-    // Let the answer run before the next request is read: a request that is answered at once
-    // then has its reply queued when backpressure is next checked, so many pipelined requests
-    // cannot all be read before any of their replies counts.
-    co_await asio::post(executor_, asio::use_awaitable);
+    // co_spawn starts the answer at once (it dispatches): a handler that does not wait has
+    // queued its reply before the next request is read, so backpressure counts it.
   }
   stream.Close();
   connection->watch.cancel();

@@ -52,9 +52,9 @@ struct ServerOptions {
   // Replies queued and not yet written, per connection (--max-unread-reply-kib). Over it, the
   // connection is not read; if its peer then reads less than a quarter of this (at least
   // 64 KiB) in unread_reply_timeout (--unread-reply-timeout-ms), the connection is closed.
-  // Replies of requests already read still join the queue: a handler that answers at once runs
-  // before the next request is read, so then it exceeds this by one reply; long polls can add
-  // up to max_in_flight replies.
+  // Replies of requests already read still join the queue: a handler that does not wait
+  // answers before the next request is read, so it adds one reply over this; handlers that
+  // wait (long polls, journal reads) can add up to max_in_flight replies.
   std::size_t max_unread_reply_bytes = 4u << 20;
   std::chrono::milliseconds unread_reply_timeout{30000};
   // No request in flight and no frame received for this long closes a connection
