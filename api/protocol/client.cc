@@ -158,10 +158,13 @@ asio::awaitable<void> Client::ReadLoop() {
       Reply reply(std::move(frame).value(), stream_->limits());
       id = reply.get().getId();
       if (id == kCloseReasonId && reply.get().getResult().isError()) {
-        // The server is closing this connection and says why: every call fails with that.
-        close_reason_ = FromWire(reply.get().getResult().getError())
-                            .WithContext("the reckon server at " + address_ +
-                                         " closed the connection");
+        // The server is closing this connection and says why: every call fails with that. The
+        // code stays kUnavailable, as for any lost connection (a call in flight may still take
+        // effect; callers reconnect and resend); the server's code leads the message.
+        const Error reason = FromWire(reply.get().getResult().getError());
+        close_reason_ = Err(Errc::kUnavailable, "the reckon server at " + address_ +
+                                                    " closed the connection: " +
+                                                    reason.ToString());
         stream_->Close();
         FailAll(*close_reason_);
         break;

@@ -6,8 +6,9 @@
 // effect: retry with the same ids), or Errc::kUnavailable when the connection is lost (every
 // call in flight fails with it; connect again). When the server closes the connection for one of
 // its limits it first says why (api/protocol/close_reason.h): every call in flight and every
-// later call then fails with that reason's code and message (e.g. resource_exhausted "... the
-// server has 1024 connections, its maximum (--max-connections); retry later").
+// later call then fails with Errc::kUnavailable and that reason ("the reckon server at ADDRESS
+// closed the connection: resource_exhausted: the server has 1024 connections, its maximum
+// (--max-connections); retry later").
 //
 // Lifetime and threads: held by std::shared_ptr; all methods run on the executor given to
 // Connect, which must be single-threaded.

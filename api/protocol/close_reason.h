@@ -6,7 +6,7 @@
 //
 // Best effort: the server sends it only if the connection can take it at once, so a peer may
 // also see the connection end without one. A client that reads it fails every call in flight,
-// and every later call on that connection, with its error.
+// and every later call on that connection, with its error as the cause of a lost connection.
 #pragma once
 
 #include <cstdint>
