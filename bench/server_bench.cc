@@ -13,6 +13,7 @@
 // one).
 //
 //   server_bench --dir DIR [--workers N] [--w1 COUNT] [--w3-seconds S] [--transport T]
+//                [--reckon PATH]
 #include <CLI/CLI.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -73,6 +74,7 @@ struct Cluster {
 };
 
 bool g_inline_commit = false;  // --inline-commit: passed on to the server
+std::string g_reckon = RECKON_CLI_PATH;  // --reckon: the server binary (another build to compare)
 
 // With `tls`, as deployed: the server requires client certificates, which every worker, the
 // CLI and the bench's client present.
@@ -104,7 +106,7 @@ Cluster StartCluster(const std::string& dir, int workers, bool tls) {
     c.tls.key_file = certs.value().client_key;
   }
   options.stderr_path = dir + "/server.log";
-  c.server.emplace(std::move(testing::Subprocess::Start(RECKON_CLI_PATH, options)).value());
+  c.server.emplace(std::move(testing::Subprocess::Start(g_reckon, options)).value());
   int port = 0;
   for (int i = 0; i < 400 && port == 0; ++i) {
     std::ifstream file(dir + "/port");
@@ -116,8 +118,8 @@ Cluster StartCluster(const std::string& dir, int workers, bool tls) {
   }
   c.address = "127.0.0.1:" + std::to_string(port);
   // Every request carries a token, as in production (docs/SECURITY.md).
-  auto tokens = testing::IssueRoleTokens(RECKON_CLI_PATH, c.address,
-                                         dir + "/server.db.admin-token", dir, client_env);
+  auto tokens = testing::IssueRoleTokens(g_reckon, c.address, dir + "/server.db.admin-token",
+                                         dir, client_env);
   auto token = tokens ? api::ReadTokenFile(testing::RoleTokenFile(dir, "operator"))
                       : Result<std::string>(tokens.error());
   if (!token) {
@@ -305,6 +307,7 @@ int main(int argc, char** argv) {
                  "ratios)")
       ->check(CLI::IsMember({"plaintext", "tls", "both"}));
   app.add_flag("--inline-commit", g_inline_commit, "server commits on its event loop's thread");
+  app.add_option("--reckon", g_reckon, "the reckon binary that serves (another build to compare)");
   CLI11_PARSE(app, argc, argv);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::printf("%s\n", bench::DescribeMachine(dir).c_str());

@@ -10,6 +10,7 @@
 #include "reckon/api/protocol/wire_convert.h"
 #include "reckon/api/cli/contract_source.h"
 #include "reckon/api/server/run_server.h"
+#include "reckon/api/server/server_limits.h"
 #include "reckon/base/jcs.h"
 #include "reckon/contract/contract_json.h"
 #include "reckon/plan/mcp_catalog.h"
@@ -29,9 +30,43 @@ struct ServerArgs {
   long heartbeat_ms = 1000;
   long workflow_task_timeout_ms = 10000;
   std::string sync = "full";
+  // Limits against abuse, in the flags' units (docs/SECURITY.md); see ServerOptions.
+  std::int64_t max_connections = 1024;
+  std::int64_t max_buffered_mib = 256;
+  std::int64_t max_in_flight = 256;
+  std::int64_t max_unread_reply_kib = 4096;
+  std::int64_t idle_timeout_ms = 300000;
+  std::int64_t handshake_timeout_ms = 10000;
+  std::int64_t unread_reply_timeout_ms = 30000;
 };
 
+// A flag's value as a count of `unit`: negative values become 0 and huge ones saturate, so that
+// ValidateServerOptions reports them as out of range.
+std::size_t Scaled(std::int64_t value, std::size_t unit) {
+  if (value <= 0) return 0;
+  const auto v = static_cast<std::uint64_t>(value);
+  return v > (std::uint64_t{1} << 50) / unit ? std::size_t{1} << 50 : v * unit;
+}
+
+// The limits against abuse from the flags, checked; Errc::kInvalidArgument naming the flag.
+Result<void> ApplyLimitFlags(ServerArgs& args) {
+  api::ServerOptions& o = args.config.server;
+  o.max_connections = Scaled(args.max_connections, 1);
+  o.max_buffered_bytes = Scaled(args.max_buffered_mib, 1u << 20);
+  o.max_in_flight = Scaled(args.max_in_flight, 1);
+  o.max_unread_reply_bytes = Scaled(args.max_unread_reply_kib, 1u << 10);
+  using std::chrono::milliseconds;
+  o.idle_timeout = milliseconds(Scaled(args.idle_timeout_ms, 1));
+  o.handshake_timeout = milliseconds(Scaled(args.handshake_timeout_ms, 1));
+  o.unread_reply_timeout = milliseconds(Scaled(args.unread_reply_timeout_ms, 1));
+  return api::ValidateServerOptions(o);
+}
+
 void RunServerCommand(CommandEnv& env, ServerArgs& args) {
+  if (Result<void> limits = ApplyLimitFlags(args); !limits) {
+    ReportError(env, "server", limits.error());
+    return;
+  }
   if (args.heartbeat_ms * 2 > args.lease_timeout_ms) {
     ReportError(env, "server",
                 Err(Errc::kInvalidArgument,
@@ -172,6 +207,30 @@ void AddServerCommands(CLI::App& app, CommandEnv& env) {
     c->add_option("--workflow-task-timeout-ms", args->workflow_task_timeout_ms,
                   "A workflow task not completed this long goes to another worker")
         ->check(CLI::Range(100L, 3600000L))
+        ->capture_default_str();
+    // Limits against abuse (docs/SECURITY.md, "Limits against abuse").
+    c->add_option("--max-connections", args->max_connections,
+                  "Connections open at once; over it a new one is told why and closed")
+        ->capture_default_str();
+    c->add_option("--max-buffered-mib", args->max_buffered_mib,
+                  "Memory for all connections' read buffers, requests and unsent replies")
+        ->capture_default_str();
+    c->add_option("--max-in-flight", args->max_in_flight,
+                  "Requests unanswered per connection before it stops being read")
+        ->capture_default_str();
+    c->add_option("--max-unread-reply-kib", args->max_unread_reply_kib,
+                  "Replies queued per connection before it stops being read")
+        ->capture_default_str();
+    c->add_option("--unread-reply-timeout-ms", args->unread_reply_timeout_ms,
+                  "A connection whose peer leaves replies over that bound unread this long is "
+                  "closed")
+        ->capture_default_str();
+    c->add_option("--idle-timeout-ms", args->idle_timeout_ms,
+                  "A connection with no request for this long is closed")
+        ->capture_default_str();
+    c->add_option("--handshake-timeout-ms", args->handshake_timeout_ms,
+                  "A connection that sends no whole request this long after connecting is "
+                  "closed")
         ->capture_default_str();
     c->add_option("--sync", args->sync,
                   "full (default: survives power loss) | normal | off (benchmarks only)")

@@ -12,6 +12,17 @@ namespace asio = boost::asio;
 namespace {
 
 constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
+// At most this many bytes per write system call (Asio's own default for async_write).
+constexpr std::size_t kWriteChunk = 64 * 1024;
+
+// async_write's completion condition that reports progress after each system call.
+auto Reporting(std::function<void(std::size_t)> progress) {
+  return [progress = std::move(progress)](const boost::system::error_code& ec,
+                                          std::size_t done) -> std::size_t {
+    if (progress) progress(done);
+    return ec ? 0 : kWriteChunk;
+  };
+}
 
 class TcpByteStream final : public ByteStream {
  public:
@@ -25,8 +36,10 @@ class TcpByteStream final : public ByteStream {
     co_return co_await socket_.async_read_some(buffer, kNoThrow);
   }
 
-  asio::awaitable<IoResult> Write(std::span<const asio::const_buffer> buffers) override {
-    co_return co_await asio::async_write(socket_, buffers, kNoThrow);
+  asio::awaitable<IoResult> Write(std::span<const asio::const_buffer> buffers,
+                                  std::function<void(std::size_t)> progress) override {
+    co_return co_await asio::async_write(socket_, buffers, Reporting(std::move(progress)),
+                                         kNoThrow);
   }
 
   void Close() override {
@@ -34,6 +47,15 @@ class TcpByteStream final : public ByteStream {
     socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
     socket_.close(ignored);
   }
+  void Cancel() override {
+    boost::system::error_code ignored;
+    socket_.cancel(ignored);
+  }
+  void ShutdownSend() override {
+    boost::system::error_code ignored;
+    socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+  }
+  bool is_open() const override { return socket_.is_open(); }
 
   asio::any_io_executor executor() override { return socket_.get_executor(); }
   const std::string& peer() const override { return peer_; }
@@ -60,8 +82,12 @@ class TlsByteStream final : public ByteStream {
     co_return IoResult{ec, n};
   }
 
-  asio::awaitable<IoResult> Write(std::span<const asio::const_buffer> buffers) override {
-    if (buffers.size() == 1) co_return co_await asio::async_write(*stream_, buffers, kNoThrow);
+  asio::awaitable<IoResult> Write(std::span<const asio::const_buffer> buffers,
+                                  std::function<void(std::size_t)> progress) override {
+    if (buffers.size() == 1) {
+      co_return co_await asio::async_write(*stream_, buffers, Reporting(std::move(progress)),
+                                           kNoThrow);
+    }
     // The TLS stream encrypts and sends one buffer per write: gather a batch of frames into
     // one buffer first, so a batch costs one record and one system call, as over plain TCP.
     gather_.clear();
@@ -69,7 +95,8 @@ class TlsByteStream final : public ByteStream {
       const auto* bytes = static_cast<const std::byte*>(b.data());
       gather_.insert(gather_.end(), bytes, bytes + b.size());
     }
-    auto [ec, n] = co_await asio::async_write(*stream_, asio::buffer(gather_), kNoThrow);
+    auto [ec, n] = co_await asio::async_write(*stream_, asio::buffer(gather_),
+                                              Reporting(std::move(progress)), kNoThrow);
     if (gather_.capacity() > kKeptGatherBytes) std::vector<std::byte>().swap(gather_);
     co_return IoResult{ec, n};
   }
@@ -79,6 +106,16 @@ class TlsByteStream final : public ByteStream {
     stream_->next_layer().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
     stream_->next_layer().close(ignored);
   }
+  void Cancel() override {
+    boost::system::error_code ignored;
+    stream_->next_layer().cancel(ignored);
+  }
+  // Without a close_notify: frames delimit themselves (see the header).
+  void ShutdownSend() override {
+    boost::system::error_code ignored;
+    stream_->next_layer().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+  }
+  bool is_open() const override { return stream_->next_layer().is_open(); }
 
   asio::any_io_executor executor() override { return stream_->get_executor(); }
   const std::string& peer() const override { return peer_; }

@@ -21,6 +21,7 @@
 #include <boost/system/error_code.hpp>
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -34,9 +35,20 @@ class ByteStream {
  public:
   virtual ~ByteStream() = default;
   virtual boost::asio::awaitable<IoResult> ReadSome(boost::asio::mutable_buffer buffer) = 0;
+  // `progress(bytes)`, if set, runs after each system call with the bytes written so far, so
+  // a caller can tell a peer that reads slowly from one that does not read at all.
   virtual boost::asio::awaitable<IoResult> Write(
-      std::span<const boost::asio::const_buffer> buffers) = 0;
+      std::span<const boost::asio::const_buffer> buffers,
+      std::function<void(std::size_t)> progress) = 0;
+  boost::asio::awaitable<IoResult> Write(std::span<const boost::asio::const_buffer> buffers) {
+    return Write(buffers, nullptr);
+  }
   virtual void Close() = 0;
+  // Pending operations complete now with operation_aborted; the connection stays open.
+  virtual void Cancel() = 0;
+  // No more bytes from this side (TCP FIN); reading goes on.
+  virtual void ShutdownSend() = 0;
+  virtual bool is_open() const = 0;
   virtual boost::asio::any_io_executor executor() = 0;
   // "ADDRESS:PORT" of the peer, read once at construction ("unknown peer" if it was gone).
   virtual const std::string& peer() const = 0;

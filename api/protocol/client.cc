@@ -15,6 +15,8 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include "reckon/api/protocol/close_reason.h"
+
 #include <charconv>
 
 namespace reckon::api {
@@ -156,6 +158,7 @@ Client::~Client() { stream_->Close(); }
 
 asio::awaitable<Result<Reply>> Client::Call(std::unique_ptr<capnp::MallocMessageBuilder> message,
                                             std::chrono::milliseconds timeout) {
+  if (close_reason_) co_return *close_reason_;
   if (stream_->closed()) {
     co_return Err(Errc::kUnavailable, "not connected to the reckon server at " + address_);
   }
@@ -224,6 +227,18 @@ asio::awaitable<void> Client::ReadLoop() {
     try {
       Reply reply(std::move(frame).value(), stream_->limits());
       id = reply.get().getId();
+      if (id == kCloseReasonId && reply.get().getResult().isError()) {
+        // The server is closing this connection and says why: every call fails with that. The
+        // code stays kUnavailable, as for any lost connection (a call in flight may still take
+        // effect; callers reconnect and resend); the server's code leads the message.
+        const Error reason = FromWire(reply.get().getResult().getError());
+        close_reason_ = Err(Errc::kUnavailable, "the reckon server at " + address_ +
+                                                    " closed the connection: " +
+                                                    reason.ToString());
+        stream_->Close();
+        FailAll(*close_reason_);
+        break;
+      }
       if (reply.get().getResult().isError()) {
         result.emplace(FromWire(reply.get().getResult().getError()));
       } else {
@@ -234,15 +249,6 @@ asio::awaitable<void> Client::ReadLoop() {
       FailAll(Err(Errc::kUnavailable, "the reckon server at " + address_ +
                                           " sent a malformed reply: " +
                                           std::string(e.getDescription().cStr())));
-      break;
-    }
-    if (id == 0) {
-      // The server's reason for closing this connection (docs/PROTOCOL.md).
-      stream_->Close();
-      const Error reason = result->has_error() ? result->error()
-                                               : Err(Errc::kUnavailable, "no reason given");
-      FailAll(Err(reason.code(), "the reckon server at " + address_ +
-                                     " closed the connection: " + reason.message()));
       break;
     }
     replied_ = true;

@@ -4,7 +4,11 @@
 // matching Response, or with an error: the server's own error reply (its code and message),
 // Errc::kDeadlineExceeded when the reply did not arrive in time (the request may still take
 // effect: retry with the same ids), or Errc::kUnavailable when the connection is lost (every
-// call in flight fails with it; connect again).
+// call in flight fails with it; connect again). When the server closes the connection for one of
+// its limits it first says why (api/protocol/close_reason.h): every call in flight and every
+// later call then fails with Errc::kUnavailable and that reason ("the reckon server at ADDRESS
+// closed the connection: resource_exhausted: the server has 1024 connections, its maximum
+// (--max-connections); retry later").
 //
 // Lifetime and threads: held by std::shared_ptr; all methods run on the executor given to
 // Connect, which must be single-threaded.
@@ -21,6 +25,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "reckon/api/protocol/frame_stream.h"
@@ -103,6 +108,7 @@ class Client : public std::enable_shared_from_this<Client> {
   std::uint64_t next_id_ = 1;
   bool replied_ = false;  // a reply has arrived (so the TLS handshake was accepted)
   std::map<std::uint64_t, Pending> pending_;
+  std::optional<Error> close_reason_;  // the server's reason for closing, once it gave one
   bool reading_ = false;
 };
 

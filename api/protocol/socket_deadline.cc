@@ -9,7 +9,7 @@ SocketDeadline::SocketDeadline(boost::asio::any_io_executor executor,
     if (ec || state->socket == nullptr) return;
     state->expired = true;
     boost::system::error_code ignored;
-    state->socket->close(ignored);
+    state->socket->cancel(ignored);
   };
   timer_.async_wait(std::move(on_expiry));
 }

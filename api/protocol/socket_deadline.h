@@ -1,6 +1,7 @@
 // SocketDeadline: bounds a connection step (connect, the first byte, a TLS handshake) by
-// closing the socket when time runs out, which ends the pending operation with
-// operation_aborted. The caller then asks expired() to tell a timeout from a failure.
+// cancelling the socket's operations when time runs out, which ends the pending one with
+// operation_aborted; the socket stays open, so the caller may still say why before closing
+// it. The caller asks expired() to tell a timeout from a failure.
 //
 // Watch() points it at the socket to close (again after the socket moved, e.g. into a TLS
 // stream). Disarm() cancels it; from then on the socket is never touched, even by an expiry

@@ -4,10 +4,15 @@
 // Requests (api/protocol/frame_stream.h), hands each to the Service in its own coroutine (many
 // in flight per connection) and sends each Response when it is ready.
 //
-// Limits and failures: a frame that breaks the limits or does not parse closes that connection
-// with a logged reason; nothing else is affected. Backpressure: a connection stops being read
-// while it has max_in_flight requests unanswered or more than max_queued_reply_bytes of replies
-// its peer has not drained.
+// Limits against abuse (docs/SECURITY.md, "Limits against abuse"; every one a field of
+// ServerOptions below): at most max_connections connections; at most max_buffered_bytes held for
+// all of them together (read buffers, requests being handled, replies not yet written; the
+// MemoryBudget); per connection at most max_in_flight requests and max_unread_reply_bytes of
+// replies before it stops being read (backpressure), and deadlines for the first request, for
+// idleness and for replies left unread. A connection that breaks a limit, or sends a frame that
+// breaks the frame limits or does not parse, is closed with a reason: a Response with id 0
+// (api/protocol/close_reason.h) and one warning in the log naming the peer and the limit.
+// Nothing else is affected.
 //
 // Threads: runs on the engine's single-threaded executor.
 #pragma once
@@ -24,27 +29,57 @@
 #include <string>
 
 #include "reckon/api/protocol/frame_stream.h"
+#include "reckon/api/protocol/memory_budget.h"
 #include "reckon/api/server/service.h"
 
 namespace reckon::api {
 
+// Each limit's flag is that of `reckon server`; ValidateServerOptions (server_limits.h) gives
+// the ranges.
 struct ServerOptions {
   FrameLimits limits;
-  std::size_t max_in_flight = 256;                  // per connection
-  std::size_t max_queued_reply_bytes = 32u << 20;  // per connection
+  // Connections open at once (--max-connections). Each costs a file descriptor and a few KiB
+  // (its read buffer, up to 64 KiB while its frames are small); keep it below `ulimit -n`. Over
+  // it, a new connection gets the close reason and is closed.
+  std::size_t max_connections = 1024;
+  // Bytes held for all connections together: read buffers, requests being handled, replies not
+  // yet written (--max-buffered-mib): about what the server's memory can grow to because of its
+  // peers (replies already being prepared may take it a little over). A read buffer that cannot
+  // grow within it closes its connection; over it, connections with requests or replies of
+  // their own are not read until it drains.
+  std::size_t max_buffered_bytes = 256u << 20;
+  // Requests read and not yet answered, per connection (--max-in-flight); long polls count. At
+  // it, the connection is not read until one is answered. Costs up to this many requests'
+  // memory per connection (within max_buffered_bytes).
+  std::size_t max_in_flight = 256;
+  // Replies queued and not yet written, per connection (--max-unread-reply-kib). Over it, the
+  // connection is not read; if its peer then reads less than a quarter of this (at least
+  // 64 KiB) in unread_reply_timeout (--unread-reply-timeout-ms), the connection is closed.
+  // Replies of requests already read still join the queue: a handler that does not wait
+  // answers before the next request is read, so it adds one reply over this; handlers that
+  // wait (long polls, journal reads) can add up to max_in_flight replies.
+  std::size_t max_unread_reply_bytes = 4u << 20;
+  std::chrono::milliseconds unread_reply_timeout{30000};
+  // No request in flight and no frame received for this long closes a connection
+  // (--idle-timeout-ms). Workers poll all the time, so only forgotten connections meet it.
+  std::chrono::milliseconds idle_timeout{300000};
+  // From the accept to the first whole frame (--handshake-timeout-ms), the TLS handshake
+  // included. A separate limit from idle_timeout.
+  std::chrono::milliseconds handshake_timeout{10000};
   std::chrono::milliseconds default_timeout{30000};
   std::chrono::milliseconds max_timeout{120000};
   // TLS: nullptr serves plaintext. With a context that verifies peers (--client-ca), every
   // client must present a certificate it trusts.
   std::shared_ptr<boost::asio::ssl::context> tls;
-  // From accept until the peer's first byte and, with TLS, the end of the handshake: a peer
-  // that is slower is closed (it holds a socket and, with TLS, handshake state).
-  std::chrono::milliseconds handshake_timeout{10000};
 };
 
 class Server {
  public:
-  Server(boost::asio::any_io_executor executor, Service& service, ServerOptions options);
+  // `buffers` (max_buffered_bytes) is owned by the composition root and outlives the executor's
+  // handlers: streams and requests still queued on the executor release their charges when it
+  // is destroyed, after the Server. `options` must satisfy ValidateServerOptions.
+  Server(boost::asio::any_io_executor executor, Service& service, MemoryBudget& buffers,
+         ServerOptions options);
   ~Server();
 
   // Binds and listens on "HOST:PORT" (port 0 picks a free one). Errc::kUnavailable naming the
@@ -57,20 +92,38 @@ class Server {
   // Stops accepting and closes every connection.
   void Stop();
 
+  // For tests and operators: bytes charged to the budget now, and connections open.
+  std::size_t buffered_bytes() const { return buffers_.used(); }
+  // Connections open and sockets still in their handshake.
+  std::size_t connection_count() const { return connections_.size() + opening_; }
+
  private:
   struct Connection;
-  // From an accepted socket to a Connection: the first byte, the TLS handshake, then ReadLoop.
-  boost::asio::awaitable<void> Open(boost::asio::ip::tcp::socket socket);
+  // From an accepted socket to a Connection: the connection limit, the first byte, the TLS
+  // handshake, then ReadLoop and Watch.
+  boost::asio::awaitable<void> Open(boost::asio::ip::tcp::socket socket,
+                                    std::chrono::steady_clock::time_point accepted);
   boost::asio::awaitable<void> ReadLoop(std::shared_ptr<Connection> connection);
-  boost::asio::awaitable<void> Answer(std::shared_ptr<Connection> connection, Frame frame);
+  boost::asio::awaitable<void> Answer(std::shared_ptr<Connection> connection, Frame frame,
+                                      MemoryCharge charge);
+  // The connection's watchdog: closes it when a deadline passes (connection_deadlines.h).
+  boost::asio::awaitable<void> Watch(std::shared_ptr<Connection> connection);
+  // Whether the reader must wait before reading the next request (backpressure).
+  bool MustWait(const Connection& connection) const;
+  // Logs one warning naming the peer and `limit`, sends `reason` as the close reason, closes.
+  void CloseFor(Connection& connection, std::string_view limit, const Error& reason);
+  // A connection over max_connections: the same, before it is served.
+  void Refuse(std::shared_ptr<FrameStream> stream);
 
   boost::asio::any_io_executor executor_;
   Service& service_;
+  MemoryBudget& buffers_;
   ServerOptions options_;
   boost::asio::ip::tcp::acceptor acceptor_;
   std::uint16_t port_ = 0;
   SessionId next_session_ = 1;
   std::map<SessionId, std::weak_ptr<Connection>> connections_;
+  std::size_t opening_ = 0;  // accepted sockets not yet a Connection (first byte, TLS)
   bool stopped_ = false;
 };
 

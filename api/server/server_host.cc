@@ -10,6 +10,7 @@
 #include "reckon/api/protocol/credentials.h"
 #include "reckon/api/server/http/http_api.h"
 #include "reckon/api/server/http/http_server.h"
+#include "reckon/api/server/server_limits.h"
 #include "reckon/storage/crypto/aes_gcm_codec.h"
 #include "reckon/storage/sqlite/sqlite_journal.h"
 #include "reckon/storage/sqlite/sqlite_principal_store.h"
@@ -57,6 +58,7 @@ Result<std::unique_ptr<storage::PayloadCodec>> OpenPayloadCodec(const std::strin
 }  // namespace
 
 Result<std::unique_ptr<ServerHost>> ServerHost::Create(const ServerConfig& given) {
+  RECKON_TRY(ValidateServerOptions(given.server));
   // Both connections seal and open payloads with the host's codec (owned by the host).
   RECKON_TRY(auto payload_codec, OpenPayloadCodec(given.payload_key_file));
   ServerConfig config = given;
@@ -139,7 +141,8 @@ ServerHost::ServerHost(const ServerConfig& config, std::unique_ptr<storage::Jour
       reader_(std::move(reader)),
       principals_(std::move(principals)),
       trace_file_(std::move(trace_file)),
-      trace_log_(std::move(trace_logger)) {
+      trace_log_(std::move(trace_logger)),
+      buffers_(config.server.max_buffered_bytes) {
   authorizer_ = std::make_unique<Authorizer>(*principals_, clock_,
                                              AuthOptions{config_.insecure_dev, std::chrono::seconds(5),
                                                          !config_.tls.client_ca_file.empty()});
@@ -169,7 +172,7 @@ ServerHost::ServerHost(const ServerConfig& config, std::unique_ptr<storage::Jour
                                      clock_, std::move(engine_options));
   service_ = std::make_unique<Service>(*guarded_reader_, contracts_, *engine_, *tasks_,
                                        *authorizer_, config_.server.limits.max_message_bytes);
-  server_ = std::make_unique<Server>(io_.get_executor(), *service_, config_.server);
+  server_ = std::make_unique<Server>(io_.get_executor(), *service_, buffers_, config_.server);
   if (!config_.http_listen.empty()) {
     http_api_ = std::make_unique<HttpApi>(*service_, console_sessions_,
                                           config_.server.tls != nullptr);
@@ -196,6 +199,10 @@ ServerHost::~ServerHost() {
   service_.reset();
   engine_.reset();
   tasks_.reset();
+}
+
+void ServerHost::Stop() {
+  asio::post(io_, [this] { StopServing(0); });
 }
 
 void ServerHost::StopServing(int exit_code) {

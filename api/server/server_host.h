@@ -56,6 +56,13 @@ class ServerHost {
   // Serves until a signal or an engine failure. Returns the process exit code.
   int Run();
 
+  // For tests that host a server in their own process (Run() on a thread of theirs): stops as
+  // SIGTERM would, from any thread; and the loop's executor with the server, whose state may
+  // be read only on that executor (post to it).
+  void Stop();
+  boost::asio::any_io_executor executor() { return io_.get_executor(); }
+  const Server& server() const { return *server_; }
+
  private:
   ServerHost(const ServerConfig& config, std::unique_ptr<storage::Journal> journal,
              std::unique_ptr<storage::Journal> reader,
@@ -80,6 +87,9 @@ class ServerHost {
   LogTraceSink trace_log_;
   SystemClock clock_;
   std::unique_ptr<Authorizer> authorizer_;
+  // The bytes buffered for all connections (ServerOptions::max_buffered_bytes). Declared before
+  // the io_context: handlers it still holds when it is destroyed release their charges here.
+  MemoryBudget buffers_;
   boost::asio::io_context io_{1};
   boost::asio::thread_pool commit_thread_{1};
   std::unique_ptr<TaskQueues> tasks_;

@@ -571,8 +571,13 @@ boost::asio::awaitable<HttpReply> HttpApi::Api(HttpRequest& request, const std::
     }
     decide.setExpectedIntentHash(Text(hash));
     decide.setGranted(at[4] == "approve");
-    decide.setDecidedBy(Text(text("note")));
-    decide.setReason(Text(text("reason")));
+    // The person's words: a note beside the principal; for a denial also its reason (the
+    // journal's ApprovalDenied keeps a reason, not a note), unless "reason" is given.
+    const std::string note = text("note");
+    std::string reason = text("reason");
+    if (reason.empty() && at[4] == "deny") reason = note;
+    decide.setDecidedBy(Text(note));
+    decide.setReason(Text(reason));
   } else if (is({"runs", "*", "operations", "*", "resolve"}, http::verb::post)) {
     auto resolve = method.initResolveOperation();
     resolve.setWorkflowId(Text(at[1]));
