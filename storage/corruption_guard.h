@@ -42,6 +42,9 @@ class CorruptionGuard final : public Journal {
   Result<std::vector<RunRow>> ListRuns(std::optional<RunStatus> status) override {
     return Check(inner_.ListRuns(status));
   }
+  Result<std::vector<RunRow>> QueryRuns(const RunQuery& query) override {
+    return Check(inner_.QueryRuns(query));
+  }
   Result<std::vector<Event>> ReadEvents(const RunRef& run, std::int64_t from_seq) override {
     return Check(inner_.ReadEvents(run, from_seq));
   }

@@ -85,6 +85,10 @@ class Journal {
   // Runs, optionally only those with `status`, ordered by creation.
   virtual Result<std::vector<RunRow>> ListRuns(std::optional<RunStatus> status) = 0;
   Result<std::vector<RunRow>> ListRuns() { return ListRuns(std::nullopt); }
+  // One page of the runs matching `query`, newest first (storage/rows.h). Served by indexes,
+  // so its cost does not grow with the number of runs the filters leave out ahead of it
+  // (except `tool` combined with a rare match; see docs/PERFORMANCE.md).
+  virtual Result<std::vector<RunRow>> QueryRuns(const RunQuery& query) = 0;
   // Events of `run` with seq >= from_seq, in order. An unknown run has no events.
   virtual Result<std::vector<Event>> ReadEvents(const RunRef& run, std::int64_t from_seq) = 0;
   Result<std::vector<Event>> ReadEvents(const RunRef& run) { return ReadEvents(run, 1); }

@@ -44,6 +44,19 @@ struct RunRow {
   std::int64_t updated_at_us = 0;
 };
 
+// A page of runs for people (the console, `reckon list`): newest first, every filter optional.
+// Paging is by keyset: `before_run_pk` is the run_pk of the last row of the previous page (0:
+// from the newest), so a page costs the same however deep it is.
+struct RunQuery {
+  std::optional<RunStatus> status;
+  std::string workflow_type;  // exactly; empty: any
+  std::string id_prefix;      // workflow ids starting with it; empty: any
+  std::string tool;           // runs with an operation of this tool; empty: any
+  bool needs_human = false;   // runs with an operation awaiting approval or needing a person
+  std::int64_t before_run_pk = 0;
+  std::size_t limit = 50;     // at most this many rows
+};
+
 struct OperationRow {
   std::string operation_id;
   std::string step_id;

@@ -24,6 +24,7 @@ using api::Str;
 struct ServerArgs {
   api::ServerConfig config;
   std::string port_file;
+  std::string http_port_file;
   long lease_timeout_ms = 5000;
   long heartbeat_ms = 1000;
   long workflow_task_timeout_ms = 10000;
@@ -47,14 +48,18 @@ void RunServerCommand(CommandEnv& env, ServerArgs& args) {
   args.config.journal.sync = args.sync == "normal" ? storage::SqliteJournalOptions::Sync::kNormal
                              : args.sync == "off"  ? storage::SqliteJournalOptions::Sync::kOff
                                                    : storage::SqliteJournalOptions::Sync::kFull;
-  if (!args.port_file.empty()) {
-    const std::string path = args.port_file;
-    args.config.on_listening = [path](std::uint16_t port) {
-      // Written to a temporary name and renamed, so a reader never sees a partial file.
+  // Port files are written to a temporary name and renamed, so a reader never sees a partial
+  // file.
+  auto port_writer = [](std::string path) {
+    return [path](std::uint16_t port) {
       const std::string tmp = path + ".tmp";
       std::ofstream(tmp) << port << "\n";
       std::rename(tmp.c_str(), path.c_str());
     };
+  };
+  if (!args.port_file.empty()) args.config.on_listening = port_writer(args.port_file);
+  if (!args.http_port_file.empty()) {
+    args.config.on_http_listening = port_writer(args.http_port_file);
   }
   env.exit_code = api::RunServer(args.config);
 }
@@ -136,6 +141,12 @@ void AddServerCommands(CLI::App& app, CommandEnv& env) {
                 "Commit on the event loop's thread, not a commit thread (lower latency alone, "
                 "lower throughput under load; see docs/PERFORMANCE.md)");
     c->add_option("--port-file", args->port_file, "Write the bound port to this file");
+    c->add_option("--http", args->config.http_listen,
+                  "Serve the web console and the JSON HTTP API on HOST:PORT (docs/HTTP_API.md; "
+                  "HTTPS with --tls-cert; loopback only without it)")
+        ->type_name("HOST:PORT");
+    c->add_option("--http-port-file", args->http_port_file,
+                  "Write the bound HTTP port to this file");
     c->add_option("--admin-token-file", args->config.admin_token_file,
                   "Where the first start writes the admin token (default <journal>.admin-token)")
         ->type_name("FILE");

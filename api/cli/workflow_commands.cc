@@ -1,8 +1,6 @@
 #include "reckon/api/cli/workflow_commands.h"
 
 #include <boost/json.hpp>
-#include <capnp/compat/json.h>
-#include <capnp/serialize.h>
 
 #include <fstream>
 #include <memory>
@@ -10,8 +8,8 @@
 
 #include "reckon/api/cli/remote.h"
 #include "reckon/api/protocol/wire_convert.h"
+#include "reckon/api/protocol/wire_json.h"
 #include "reckon/base/identifier.h"
-#include "reckon/storage/events.capnp.h"
 
 namespace reckon::cli {
 namespace {
@@ -80,22 +78,6 @@ struct ListArgs {
   bool needs_human = false;
 };
 
-json::object SummaryJson(wire::WorkflowSummary::Reader s) {
-  return json::object{{"workflow_id", Str(s.getWorkflowId())},
-                      {"run_id", Str(s.getRunId())},
-                      {"workflow_type", Str(s.getWorkflowType())},
-                      {"status", Str(s.getStatus())},
-                      {"stuck_reason", Str(s.getStuckReason())},
-                      {"created_at_us", s.getCreatedAtUs()},
-                      {"updated_at_us", s.getUpdatedAtUs()},
-                      {"operations", s.getOperations()},
-                      {"committed_operations", s.getCommittedOperations()},
-                      {"waiting_for_person", s.getWaitingForPerson()},
-                      {"waits_on", Str(s.getWaitsOn())},
-                      {"wait_detail", Str(s.getWaitDetail())},
-                      {"wait_until_us", s.getWaitUntilUs()}};
-}
-
 // What the run waits on, for people: "signal 'approved'", "approval of op_...", "timer until
 // 2025-01-02 03:04:05 UTC", "nothing" (engine/run_wait.h has the kinds).
 std::string WaitText(wire::WorkflowSummary::Reader s) {
@@ -126,7 +108,7 @@ Result<void> RunList(CommandEnv& env, const ListArgs& args) {
   auto runs = reply.get().getResult().getWorkflows();
   if (args.remote.json) {
     json::array out;
-    for (auto s : runs) out.push_back(SummaryJson(s));
+    for (auto s : runs) out.push_back(api::SummaryJson(s));
     return WriteJson(env, out);
   }
   std::vector<std::vector<std::string>> rows = {
@@ -158,7 +140,7 @@ Result<void> RunShow(CommandEnv& env, const IdArgs& args) {
   auto detail = reply.get().getResult().getWorkflow();
   auto s = detail.getSummary();
   if (args.remote.json) {
-    json::object out = SummaryJson(s);
+    json::object out = api::SummaryJson(s);
     out["input_json"] = Str(detail.getInputJson());
     out["result_json"] = Str(detail.getResultJson());
     out["started_by"] = Str(detail.getStartedBy());
@@ -225,18 +207,6 @@ Result<void> RunShow(CommandEnv& env, const IdArgs& args) {
 
 // --- history ----------------------------------------------------------------------------------
 
-Result<std::string> EventJson(capnp::Data::Reader payload) {
-  if (payload.size() % sizeof(capnp::word) != 0 || payload.size() == 0) {
-    return Err(Errc::kCorruption, "event payload is not whole words");
-  }
-  auto words = kj::heapArray<capnp::word>(payload.size() / sizeof(capnp::word));
-  std::memcpy(words.begin(), payload.begin(), payload.size());
-  capnp::FlatArrayMessageReader reader(words);
-  capnp::JsonCodec codec;
-  kj::String text = codec.encode(reader.getRoot<storage::wire::EventPayload>());
-  return std::string(text.cStr());
-}
-
 Result<void> RunHistory(CommandEnv& env, const IdArgs& args) {
   RECKON_TRY(ValidateId(IdKind::kWorkflowId, args.workflow_id));
   auto request = NewRequest();
@@ -246,7 +216,7 @@ Result<void> RunHistory(CommandEnv& env, const IdArgs& args) {
   std::string text;
   json::array out;
   for (auto e : events) {
-    RECKON_TRY(std::string body, EventJson(e.getPayload()));
+    RECKON_TRY(std::string body, api::EventPayloadJson(e.getPayload()));
     if (args.remote.json) {
       // The payload is {"<eventType>": {...}}; keep only the inner object.
       json::value parsed = json::parse(body);

@@ -76,6 +76,7 @@ struct Response {
     createdToken @14 :CreatedToken;
     tokens @15 :List(PrincipalInfo);
     principal @16 :PrincipalInfo;   # revokeToken: the principal as revoked; whoAmI: the caller
+    workflowPage @17 :WorkflowPage; # listWorkflows with a limit
   }
 }
 
@@ -118,6 +119,17 @@ struct ListWorkflows {
   status @0 :Text;       # running | completed | failed | cancelled; empty: any
   tool @1 :Text;         # only runs with an operation of this tool; empty: any
   needsHuman @2 :Bool;   # only runs with an operation waiting for a person
+  workflowType @3 :Text; # only runs of this type; empty: any
+  idPrefix @4 :Text;     # only workflow ids that start with it; empty: any
+  limit @5 :UInt32;
+  # 0: every matching run, oldest first, in `workflows` (as before paging existed). 1..500:
+  # one page, newest first, in `workflowPage`; more than 500 is invalid_argument.
+  cursor @6 :Text;       # the previous page's nextCursor; empty: the first page
+}
+
+struct WorkflowPage {
+  workflows @0 :List(WorkflowSummary);
+  nextCursor @1 :Text;   # empty: this was the last page
 }
 
 struct WorkflowSummary {
@@ -150,6 +162,7 @@ struct OperationInfo {
   failureCode @10 :Text;
   failureMessage @11 :Text;
   redactedInputJson @12 :Text;  # the input with the contract's secret fields removed
+  approvalDeadlineUs @13 :Int64;  # awaiting_approval: when the request lapses; else 0
 }
 
 struct WorkflowDetail {

@@ -2,6 +2,8 @@
 
 #include <boost/json/serialize.hpp>
 
+#include <charconv>
+
 #include "reckon/api/protocol/wire_convert.h"
 #include "reckon/contract/contract_card.h"
 #include "reckon/contract/contract_json.h"
@@ -109,11 +111,13 @@ Result<void> Queries::Describe(const std::string& workflow_id, wire::Response::B
     o.setFailureCode(Text(op.failure_code));
     o.setFailureMessage(Text(op.failure_message));
     o.setRedactedInputJson(Text(op.redacted_input_json));
+    if (op.state == OperationState::kAwaitingApproval) o.setApprovalDeadlineUs(op.due_at_us);
   }
   return Ok();
 }
 
 Result<void> Queries::List(wire::ListWorkflows::Reader filter, wire::Response::Builder out) {
+  if (filter.getLimit() > 0) return Page(filter, out);
   std::optional<storage::RunStatus> status;
   if (filter.getStatus().size() > 0) {
     RECKON_TRY(status, storage::ParseRunStatus(Str(filter.getStatus())));
@@ -145,6 +149,45 @@ Result<void> Queries::List(wire::ListWorkflows::Reader filter, wire::Response::B
     RECKON_TRY(RunWait wait, WaitOf(*rows[i].run, stuck));
     FillSummary(*rows[i].run, rows[i].ops, stuck, wait, list[i]);
   }
+  return Ok();
+}
+
+Result<void> Queries::Page(wire::ListWorkflows::Reader filter, wire::Response::Builder out) {
+  constexpr std::uint32_t kMaxLimit = 500;
+  if (filter.getLimit() > kMaxLimit) {
+    return Err(Errc::kInvalidArgument, "limit " + std::to_string(filter.getLimit()) +
+                                           " is over " + std::to_string(kMaxLimit) +
+                                           "; page with the cursor instead");
+  }
+  storage::RunQuery query;
+  if (filter.getStatus().size() > 0) {
+    RECKON_TRY(query.status, storage::ParseRunStatus(Str(filter.getStatus())));
+  }
+  query.workflow_type = Str(filter.getWorkflowType());
+  query.id_prefix = Str(filter.getIdPrefix());
+  query.tool = Str(filter.getTool());
+  query.needs_human = filter.getNeedsHuman();
+  query.limit = filter.getLimit();
+  const std::string cursor = Str(filter.getCursor());
+  if (!cursor.empty()) {
+    std::int64_t before = 0;
+    const auto [end, ec] = std::from_chars(cursor.data(), cursor.data() + cursor.size(), before);
+    if (ec != std::errc() || end != cursor.data() + cursor.size() || before <= 0) {
+      return Err(Errc::kInvalidArgument,
+                 "cursor '" + cursor + "' is not one this server gave; start from the first page");
+    }
+    query.before_run_pk = before;
+  }
+  RECKON_TRY(auto runs, journal_.QueryRuns(query));
+  auto page = out.initResult().initWorkflowPage();
+  auto list = page.initWorkflows(static_cast<unsigned>(runs.size()));
+  for (unsigned i = 0; i < runs.size(); ++i) {
+    RECKON_TRY(auto ops, journal_.ListOperations(runs[i].run_pk));
+    const std::string stuck = StuckReason(engine_, runs[i].ref.workflow_id);
+    RECKON_TRY(RunWait wait, WaitOf(runs[i], stuck));
+    FillSummary(runs[i], ops, stuck, wait, list[i]);
+  }
+  if (runs.size() == query.limit) page.setNextCursor(Text(std::to_string(runs.back().run_pk)));
   return Ok();
 }
 

@@ -22,12 +22,14 @@ class Queries {
       : journal_(journal), engine_(engine), contracts_(contracts) {}
 
   Result<void> Describe(const std::string& workflow_id, wire::Response::Builder out);
+  // Every matching run (no limit), or one page of them (limit 1..500: workflowPage).
   Result<void> List(wire::ListWorkflows::Reader filter, wire::Response::Builder out);
   Result<void> History(const std::string& workflow_id, wire::Response::Builder out);
   Result<void> Trace(const std::string& workflow_id, wire::Response::Builder out);
   Result<void> Contracts(wire::Response::Builder out);
 
  private:
+  Result<void> Page(wire::ListWorkflows::Reader filter, wire::Response::Builder out);
   struct Loaded;
   Result<Loaded> Load(const std::string& workflow_id);
   Result<RunWait> WaitOf(const storage::RunRow& row, const std::string& stuck);

@@ -49,8 +49,13 @@ Result<void> CheckClientMethod(wire::Request::Method::Reader m) {
       return Id(IdKind::kWorkflowId, m.getGetTrace().getWorkflowId(), "workflowId");
     case M::WATCH_WORKFLOW:
       return Id(IdKind::kWorkflowId, m.getWatchWorkflow().getWorkflowId(), "workflowId");
-    case M::LIST_WORKFLOWS:
-      return IdIfGiven(IdKind::kToolName, m.getListWorkflows().getTool(), "tool");
+    case M::LIST_WORKFLOWS: {
+      auto in = m.getListWorkflows();
+      RECKON_TRY(IdIfGiven(IdKind::kToolName, in.getTool(), "tool"));
+      RECKON_TRY(IdIfGiven(IdKind::kWorkflowType, in.getWorkflowType(), "workflowType"));
+      // A prefix of a workflow id is a text; what it matches is compared byte for byte.
+      return TextField(TextKind::kText, in.getIdPrefix(), "idPrefix");
+    }
     case M::DECIDE_APPROVAL: {
       auto in = m.getDecideApproval();
       RECKON_TRY(Id(IdKind::kWorkflowId, in.getWorkflowId(), "workflowId"));

@@ -38,6 +38,10 @@ struct ServerConfig {
   bool insecure_dev = false;
   // Called once the server listens, with the bound port (tests and `--port-file`).
   std::function<void(std::uint16_t port)> on_listening;
+  // --http HOST:PORT: the console and the JSON HTTP API (docs/HTTP_API.md); empty: none.
+  // Refused beyond loopback without TLS.
+  std::string http_listen;
+  std::function<void(std::uint16_t port)> on_http_listening;  // `--http-port-file`
 };
 
 // Returns the process exit code: 0 after a graceful stop, 1 if it could not start or the engine

@@ -8,6 +8,8 @@
 
 #include "reckon/api/protocol/client.h"
 #include "reckon/api/protocol/credentials.h"
+#include "reckon/api/server/http/http_api.h"
+#include "reckon/api/server/http/http_server.h"
 #include "reckon/storage/crypto/aes_gcm_codec.h"
 #include "reckon/storage/sqlite/sqlite_journal.h"
 #include "reckon/storage/sqlite/sqlite_principal_store.h"
@@ -90,6 +92,17 @@ Result<std::unique_ptr<ServerHost>> ServerHost::Create(const ServerConfig& given
 }
 
 Result<void> ServerHost::PrepareAuthentication() {
+  if (!config_.http_listen.empty() && !config_.server.tls) {
+    RECKON_TRY(HostPort where, ParseHostPort(config_.http_listen));
+    boost::system::error_code ec;
+    auto ip = asio::ip::make_address(where.host, ec);
+    if (ec || !ip.is_loopback()) {
+      return Err(Errc::kInvalidArgument,
+                 "--http " + config_.http_listen + " is not a loopback address, and without TLS "
+                 "the console's tokens and cookies would cross the network in clear: start the "
+                 "server with --tls-cert and --tls-key, or listen on 127.0.0.1");
+    }
+  }
   if (config_.insecure_dev) {
     RECKON_TRY(HostPort where, ParseHostPort(config_.listen));
     boost::system::error_code ec;
@@ -157,6 +170,13 @@ ServerHost::ServerHost(const ServerConfig& config, std::unique_ptr<storage::Jour
   service_ = std::make_unique<Service>(*guarded_reader_, contracts_, *engine_, *tasks_,
                                        *authorizer_, config_.server.limits.max_message_bytes);
   server_ = std::make_unique<Server>(io_.get_executor(), *service_, config_.server);
+  if (!config_.http_listen.empty()) {
+    http_api_ = std::make_unique<HttpApi>(*service_, console_sessions_,
+                                          config_.server.tls != nullptr);
+    HttpServerOptions http_options;
+    http_options.tls = config_.server.tls;
+    http_ = std::make_unique<HttpServer>(io_.get_executor(), *http_api_, http_options);
+  }
   engine_->AddSink(trace_log_);
   engine_->AddSink(*trace_file_);
   engine_->OnFailed([this](const Error& error) {
@@ -170,6 +190,8 @@ ServerHost::~ServerHost() {
   // The commit thread first: a commit in flight still uses the engine's group committer. Then
   // the rest in reverse of construction.
   commit_thread_.join();
+  http_.reset();
+  http_api_.reset();
   server_.reset();
   service_.reset();
   engine_.reset();
@@ -180,6 +202,7 @@ void ServerHost::StopServing(int exit_code) {
   if (exit_code != 0) exit_code_ = exit_code;
   signals_.cancel();
   server_->Stop();
+  if (http_) http_->Stop();
   io_.stop();
 }
 
@@ -193,11 +216,24 @@ asio::awaitable<void> ServerHost::Start() {
   spdlog::info("reckon server on port {} of {} (journal {}, {} contract(s), {} run(s) resumed)",
                server_->port(), config_.listen, config_.journal_path, contracts_.size(),
                recovered.value());
+  if (http_) {
+    spdlog::info("console and HTTP API on {}://{}:{}/ (docs/HTTP_API.md)",
+                 config_.server.tls ? "https" : "http",
+                 ParseHostPort(config_.http_listen).value().host, http_->port());
+    if (config_.on_http_listening) config_.on_http_listening(http_->port());
+    asio::co_spawn(io_, http_->Serve(), asio::detached);
+  }
   if (config_.on_listening) config_.on_listening(server_->port());
   co_await server_->Serve();
 }
 
 int ServerHost::Run() {
+  if (http_) {
+    if (auto listening = http_->Listen(config_.http_listen); !listening) {
+      spdlog::error("{}", listening.error().ToString());
+      return 1;
+    }
+  }
   if (auto listening = server_->Listen(config_.listen); !listening) {
     spdlog::error("{}", listening.error().ToString());
     return 1;

@@ -22,6 +22,7 @@
 #include <memory>
 #include <optional>
 
+#include "reckon/api/server/http/console_sessions.h"
 #include "reckon/api/server/authorizer.h"
 #include "reckon/api/server/run_server.h"
 #include "reckon/api/server/server.h"
@@ -39,6 +40,9 @@
 #include "reckon/telemetry/log_trace_sink.h"
 
 namespace reckon::api {
+
+class HttpApi;
+class HttpServer;
 
 class ServerHost {
  public:
@@ -82,6 +86,10 @@ class ServerHost {
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<Service> service_;
   std::unique_ptr<Server> server_;
+  // --http: the console and the HTTP API, on the same loop (docs/HTTP_API.md).
+  ConsoleSessions console_sessions_;
+  std::unique_ptr<HttpApi> http_api_;
+  std::unique_ptr<HttpServer> http_;
   boost::asio::signal_set signals_{io_, SIGINT, SIGTERM};
   int exit_code_ = 0;
 };

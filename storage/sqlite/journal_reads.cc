@@ -94,6 +94,50 @@ Result<std::vector<RunRow>> SqliteJournal::ListRuns(std::optional<RunStatus> sta
   return Collect<RunRow>(stmts_->list_runs_by_status, ReadRun);
 }
 
+Result<std::vector<RunRow>> SqliteJournal::QueryRuns(const RunQuery& query) {
+  // Built per query, so that each filter present is a plain predicate the planner can serve
+  // with its index (runs_by_type, the workflow_id index, operations_by_tool, the partial
+  // index of operations waiting for people) rather than an "?1 = '' OR ..." it cannot.
+  std::string sql = std::string("SELECT ") + kRunColumns + " FROM runs WHERE 1";
+  int n = 0;
+  std::vector<std::pair<int, std::string>> texts;
+  std::vector<std::pair<int, std::int64_t>> ints;
+  if (query.status) {
+    sql += " AND status = ?" + std::to_string(++n);
+    texts.emplace_back(n, std::string(RunStatusName(*query.status)));
+  }
+  if (!query.workflow_type.empty()) {
+    sql += " AND workflow_type = ?" + std::to_string(++n);
+    texts.emplace_back(n, query.workflow_type);
+  }
+  if (!query.id_prefix.empty()) {
+    // A range on the (workflow_id, run_id) index: ids >= prefix and < prefix + U+10FFFF.
+    sql += " AND workflow_id >= ?" + std::to_string(++n);
+    texts.emplace_back(n, query.id_prefix);
+    sql += " AND workflow_id < ?" + std::to_string(++n);
+    texts.emplace_back(n, query.id_prefix + "\xf4\x8f\xbf\xbf");
+  }
+  if (!query.tool.empty()) {
+    sql += " AND run_pk IN (SELECT run_pk FROM operations WHERE tool = ?" +
+           std::to_string(++n) + ")";
+    texts.emplace_back(n, query.tool);
+  }
+  if (query.needs_human) {
+    sql += " AND run_pk IN (SELECT run_pk FROM operations WHERE state IN "
+           "('awaiting_approval', 'needs_human'))";
+  }
+  if (query.before_run_pk > 0) {
+    sql += " AND run_pk < ?" + std::to_string(++n);
+    ints.emplace_back(n, query.before_run_pk);
+  }
+  sql += " ORDER BY run_pk DESC LIMIT ?" + std::to_string(++n);
+  ints.emplace_back(n, static_cast<std::int64_t>(query.limit));
+  RECKON_TRY(Statement stmt, db_.Prepare(sql));
+  for (const auto& [index, text] : texts) stmt.Bind(index, text);
+  for (const auto& [index, value] : ints) stmt.Bind(index, value);
+  return Collect<RunRow>(stmt, ReadRun);
+}
+
 Result<std::vector<Event>> SqliteJournal::ReadEvents(const RunRef& run, std::int64_t from_seq) {
   RECKON_TRY(auto found, FindRun(run));
   std::vector<Event> events;

@@ -136,10 +136,18 @@ CREATE TABLE audit_log (
 );
 )sql";
 
+// Indexes for the console's and `reckon list`'s filters (RunQuery): runs by type, operations
+// by tool. Derived data only; nothing to back-fill.
+constexpr std::string_view kV4 = R"sql(
+CREATE INDEX runs_by_type ON runs (workflow_type);
+CREATE INDEX operations_by_tool ON operations (tool, run_pk);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "event log, run index, operations, timers, tasks, approvals, outbox", kV1},
     {2, "contracts declared by workers (server mode)", kV2},
     {3, "principals and the audit log of changes to them (server mode)", kV3},
+    {4, "indexes for filtering runs by type and by tool", kV4},
 };
 
 }  // namespace

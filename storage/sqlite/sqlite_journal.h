@@ -88,6 +88,7 @@ class SqliteJournal final : public Journal {
   Result<std::optional<RunRow>> FindRun(const RunRef& run) override;
   Result<std::optional<RunRow>> FindLatestRun(const std::string& workflow_id) override;
   Result<std::vector<RunRow>> ListRuns(std::optional<RunStatus> status) override;
+  Result<std::vector<RunRow>> QueryRuns(const RunQuery& query) override;
   Result<std::vector<Event>> ReadEvents(const RunRef& run, std::int64_t from_seq) override;
   Result<std::optional<OperationRow>> FindOperation(const std::string& operation_id) override;
   Result<std::vector<OperationRow>> ListOperations(std::int64_t run_pk) override;

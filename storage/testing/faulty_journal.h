@@ -61,6 +61,9 @@ class FaultyJournal final : public Journal {
   Result<std::vector<RunRow>> ListRuns(std::optional<RunStatus> status) override {
     return inner_.ListRuns(std::move(status));
   }
+  Result<std::vector<RunRow>> QueryRuns(const RunQuery& query) override {
+    return inner_.QueryRuns(query);
+  }
   Result<std::vector<Event>> ReadEvents(const RunRef& run, std::int64_t from_seq) override {
     return inner_.ReadEvents(run, from_seq);
   }

@@ -1,0 +1,251 @@
+// The HTTP API against the real `reckon server --http` and a real worker, over real HTTP on
+// 127.0.0.1 (Beast's synchronous client): bearer tokens and console sessions (cookie flags,
+// CSRF), the protocol's refusals as JSON with their statuses, pagination by cursor, the
+// inbox, decisions bound to the intent hash, and the limits (oversized body, unknown paths).
+#include <gtest/gtest.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/json.hpp>
+
+#include <fstream>
+
+#include "tests/support/reckon_server.h"
+
+namespace reckon::testing {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace json = boost::json;
+
+struct Reply {
+  unsigned status = 0;
+  json::value body;
+  std::string raw;
+  std::string set_cookie;
+  std::string csp;
+};
+
+class HttpApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // The HTTP port file goes next to the test binary's own temporary directory.
+    ReckonServerOptions options;
+    options.extra_args = {"--http", "127.0.0.1:0", "--http-port-file", ports_.File("http-port")};
+    auto server = ReckonServer::Start(RECKON_CLI_PATH, options);
+    ASSERT_TRUE(server) << server.error().ToString();
+    server_ = std::move(server).value();
+    ASSERT_TRUE(server_->StartWorker(RECKON_TEST_WORKER, "worker"));
+    std::ifstream port_file(ports_.File("http-port"));
+    ASSERT_TRUE(port_file >> port_) << "the server did not write --http-port-file";
+  }
+
+  std::string Token(const std::string& role) {
+    std::ifstream in(server_->TokenFile(role));
+    std::string token;
+    in >> token;
+    return token;
+  }
+
+  Reply Send(http::verb verb, const std::string& target, const std::string& body = "",
+             const std::vector<std::pair<std::string, std::string>>& headers = {}) {
+    asio::io_context io;
+    beast::tcp_stream stream(io);
+    stream.connect(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"),
+                                           static_cast<unsigned short>(port_)));
+    http::request<http::string_body> request{verb, target, 11};
+    request.set(http::field::host, "127.0.0.1");
+    for (const auto& [name, value] : headers) request.set(name, value);
+    if (!body.empty()) {
+      request.set(http::field::content_type, "application/json");
+      request.body() = body;
+    }
+    request.prepare_payload();
+    http::write(stream, request);
+    beast::flat_buffer buffer;
+    http::response<http::string_body> response;
+    beast::error_code ec;
+    http::read(stream, buffer, response, ec);
+    Reply reply;
+    reply.status = response.result_int();
+    reply.raw = response.body();
+    reply.set_cookie = std::string(response[http::field::set_cookie]);
+    reply.csp = std::string(response["Content-Security-Policy"]);
+    boost::system::error_code parse_error;
+    reply.body = json::parse(reply.raw, parse_error);
+    return reply;
+  }
+
+  Reply As(const std::string& role, http::verb verb, const std::string& target,
+           const std::string& body = "") {
+    return Send(verb, target, body, {{"Authorization", "Bearer " + Token(role)}});
+  }
+
+  static std::string Code(const Reply& reply) {
+    const json::value* error = reply.body.is_object() ? reply.body.as_object().if_contains("error")
+                                                      : nullptr;
+    return error ? std::string(error->at("code").as_string()) : "";
+  }
+
+  TempDir ports_;
+  std::unique_ptr<ReckonServer> server_;
+  int port_ = 0;
+};
+
+std::string StartBody(const std::string& id, const std::string& tool, int amount) {
+  return json::serialize(json::object{
+      {"workflow_id", id},
+      {"workflow_type", "call_once"},
+      {"input", json::object{{"tool", tool},
+                             {"input", json::object{{"account", "acct-7"},
+                                                    {"amount_cents", amount}}}}}});
+}
+
+TEST_F(HttpApiTest, EveryCallNeedsATokenAndRefusalsAreJsonWithTheirStatus) {
+  const Reply none = Send(http::verb::get, "/api/v1/runs");
+  EXPECT_EQ(none.status, 401u) << none.raw;
+  EXPECT_EQ(Code(none), "unauthenticated");
+  const Reply bad = Send(http::verb::get, "/api/v1/runs", "", {{"Authorization", "Bearer rk1_00"}});
+  EXPECT_EQ(bad.status, 401u) << bad.raw;
+  const Reply reader_starts = As("reader", http::verb::post, "/api/v1/runs", StartBody("h-0", "charge", 1));
+  EXPECT_EQ(reader_starts.status, 403u) << reader_starts.raw;
+  EXPECT_EQ(Code(reader_starts), "permission_denied");
+  const Reply unknown = As("reader", http::verb::get, "/api/v1/runs/no-such-run");
+  EXPECT_EQ(unknown.status, 404u) << unknown.raw;
+  EXPECT_EQ(Code(unknown), "not_found");
+  const Reply nowhere = As("reader", http::verb::get, "/api/v1/nowhere");
+  EXPECT_EQ(nowhere.status, 404u);
+  EXPECT_EQ(Code(nowhere), "not_found");
+  const Reply page = Send(http::verb::get, "/no/such/page");
+  EXPECT_EQ(page.status, 404u);
+  EXPECT_EQ(Code(page), "not_found");
+  const Reply bad_id = As("operator", http::verb::post, "/api/v1/runs", StartBody("a\"><img src=x>", "charge", 1));
+  EXPECT_EQ(bad_id.status, 400u) << bad_id.raw;
+  const Reply not_json = As("operator", http::verb::post, "/api/v1/runs", "{not json");
+  EXPECT_EQ(not_json.status, 400u) << not_json.raw;
+  const Reply big = As("operator", http::verb::post, "/api/v1/runs", std::string(2 << 20, ' '));
+  EXPECT_EQ(big.status, 413u) << big.raw;
+  EXPECT_EQ(Code(big), "payload_too_large");
+  // Every reply carries the console's policy.
+  EXPECT_NE(none.csp.find("script-src 'self'"), std::string::npos) << none.csp;
+}
+
+TEST_F(HttpApiTest, AConsoleSessionIsAnHttpOnlyStrictCookieAndStateChangesNeedItsCsrfToken) {
+  const Reply login = Send(http::verb::post, "/api/v1/session",
+                           json::serialize(json::object{{"token", Token("operator")}}));
+  ASSERT_EQ(login.status, 200u) << login.raw;
+  EXPECT_NE(login.set_cookie.find("HttpOnly"), std::string::npos) << login.set_cookie;
+  EXPECT_NE(login.set_cookie.find("SameSite=Strict"), std::string::npos) << login.set_cookie;
+  EXPECT_EQ(login.raw.find(Token("operator")), std::string::npos) << "the token never comes back";
+  const std::string cookie = login.set_cookie.substr(0, login.set_cookie.find(';'));
+  const std::string csrf(login.body.at("csrf_token").as_string());
+  EXPECT_EQ(login.body.at("principal").at("name"), "operator");
+
+  const Reply read = Send(http::verb::get, "/api/v1/runs", "", {{"Cookie", cookie}});
+  EXPECT_EQ(read.status, 200u) << read.raw;
+  const Reply forged = Send(http::verb::post, "/api/v1/runs", StartBody("s-1", "charge", 100),
+                            {{"Cookie", cookie}});
+  EXPECT_EQ(forged.status, 403u) << forged.raw;
+  EXPECT_EQ(Code(forged), "csrf_missing");
+  const Reply wrong = Send(http::verb::post, "/api/v1/runs", StartBody("s-1", "charge", 100),
+                           {{"Cookie", cookie}, {"X-CSRF-Token", std::string(64, '0')}});
+  EXPECT_EQ(wrong.status, 403u) << wrong.raw;
+  const Reply listed_before = As("reader", http::verb::get, "/api/v1/runs");
+  EXPECT_EQ(listed_before.body.at("runs").as_array().size(), 0u) << "nothing was started";
+  const Reply started = Send(http::verb::post, "/api/v1/runs", StartBody("s-1", "charge", 100),
+                             {{"Cookie", cookie}, {"X-CSRF-Token", csrf}});
+  EXPECT_EQ(started.status, 200u) << started.raw;
+
+  const Reply out = Send(http::verb::delete_, "/api/v1/session", "",
+                         {{"Cookie", cookie}, {"X-CSRF-Token", csrf}});
+  EXPECT_EQ(out.status, 200u) << out.raw;
+  const Reply after = Send(http::verb::get, "/api/v1/runs", "", {{"Cookie", cookie}});
+  EXPECT_EQ(after.status, 401u) << after.raw;
+}
+
+TEST_F(HttpApiTest, RunsPageByCursorAndFilter) {
+  for (int i = 0; i < 5; ++i) {
+    const std::string id = "p-" + std::to_string(i);
+    Reply started;
+    ASSERT_TRUE(Eventually([&] {
+      started = As("operator", http::verb::post, "/api/v1/runs", StartBody(id, "charge", 100 + i));
+      return started.status == 200;
+    })) << started.raw;
+  }
+  std::vector<std::string> seen;
+  std::string cursor;
+  for (int pages = 0; pages < 5; ++pages) {
+    const Reply page = As("reader", http::verb::get,
+                          "/api/v1/runs?id_prefix=p-&limit=2" +
+                              (cursor.empty() ? std::string() : "&after=" + cursor));
+    ASSERT_EQ(page.status, 200u) << page.raw;
+    for (const auto& run : page.body.at("runs").as_array()) {
+      seen.emplace_back(run.at("workflow_id").as_string());
+    }
+    if (page.body.at("next_cursor").is_null()) break;
+    cursor = std::string(page.body.at("next_cursor").as_string());
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"p-4", "p-3", "p-2", "p-1", "p-0"}));
+  const Reply typed = As("reader", http::verb::get, "/api/v1/runs?type=no_such_type");
+  EXPECT_EQ(typed.body.at("runs").as_array().size(), 0u);
+  const Reply bad_limit = As("reader", http::verb::get, "/api/v1/runs?limit=100000");
+  EXPECT_EQ(bad_limit.status, 400u) << bad_limit.raw;
+  const Reply bad_cursor = As("reader", http::verb::get, "/api/v1/runs?limit=2&after=xyz");
+  EXPECT_EQ(bad_cursor.status, 400u) << bad_cursor.raw;
+}
+
+TEST_F(HttpApiTest, AnApprovalFromTheInboxIsBoundToTheIntentHashShown) {
+  Reply started;
+  ASSERT_TRUE(Eventually([&] {
+    started = As("operator", http::verb::post, "/api/v1/runs", StartBody("i-1", "payout", 900));
+    return started.status == 200;
+  })) << started.raw;
+  json::value item;
+  ASSERT_TRUE(Eventually([&] {
+    const Reply inbox = As("approver", http::verb::get, "/api/v1/inbox");
+    if (inbox.status != 200 || inbox.body.at("items").as_array().empty()) return false;
+    item = inbox.body.at("items").as_array().front();
+    return true;
+  }));
+  EXPECT_EQ(item.at("workflow_id"), "i-1");
+  EXPECT_EQ(item.at("started_by"), "operator");
+  const json::value& op = item.at("operation");
+  EXPECT_EQ(op.at("state"), "awaiting_approval");
+  EXPECT_GT(op.at("approval_deadline_us").to_number<std::int64_t>(), 0);
+  EXPECT_FALSE(std::string(item.at("card").as_string()).empty());
+  const std::string target = "/api/v1/runs/i-1/operations/" +
+                             std::string(op.at("operation_id").as_string()) + "/approve";
+  const Reply missing = As("approver", http::verb::post, target, R"({"note":"ok"})");
+  EXPECT_EQ(missing.status, 400u) << missing.raw;
+  const Reply stale = As("approver", http::verb::post, target,
+                         json::serialize(json::object{{"intent_hash", std::string(64, 'a')}}));
+  EXPECT_EQ(stale.status, 409u) << stale.raw;
+  EXPECT_EQ(Code(stale), "failed_precondition");
+  const Reply reader = As("reader", http::verb::post, target,
+                          json::serialize(json::object{{"intent_hash", op.at("intent_hash")}}));
+  EXPECT_EQ(reader.status, 403u) << reader.raw;
+  const Reply approved = As("approver", http::verb::post, target,
+                            json::serialize(json::object{{"intent_hash", op.at("intent_hash")},
+                                                         {"note", "checked"}}));
+  EXPECT_EQ(approved.status, 200u) << approved.raw;
+  EXPECT_TRUE(Eventually([&] {
+    const Reply run = As("reader", http::verb::get, "/api/v1/runs/i-1");
+    return run.status == 200 && run.body.at("summary").at("status") == "completed";
+  }));
+  const Reply history = As("reader", http::verb::get, "/api/v1/runs/i-1/history");
+  bool granted_by_approver = false;
+  for (const auto& e : history.body.at("events").as_array()) {
+    if (e.at("type") == "ApprovalGranted") {
+      granted_by_approver = e.at("event").at("approvedBy") == "approver";
+    }
+  }
+  EXPECT_TRUE(granted_by_approver) << history.raw;
+}
+
+}  // namespace
+}  // namespace reckon::testing

@@ -1,0 +1,194 @@
+#include "reckon/api/server/http/http_server.h"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "reckon/api/protocol/byte_stream.h"
+#include "reckon/api/protocol/client.h"
+
+namespace reckon::api {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
+
+// What every reply carries: the console renders user data as text, and these keep a page from
+// running anything but its own script or being framed.
+void SecurityHeaders(http::response<http::string_body>& response) {
+  response.set("Content-Security-Policy",
+               "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+               "object-src 'none'; base-uri 'none'; frame-ancestors 'none'");
+  response.set("X-Content-Type-Options", "nosniff");
+  response.set("Referrer-Policy", "no-referrer");
+  response.set("X-Frame-Options", "DENY");
+}
+
+http::response<http::string_body> ToResponse(const HttpReply& reply, unsigned version,
+                                             bool keep_alive) {
+  http::response<http::string_body> response{static_cast<http::status>(reply.status), version};
+  response.set(http::field::server, "reckon");
+  response.set(http::field::content_type, reply.content_type);
+  if (reply.content_type == "application/json") response.set(http::field::cache_control, "no-store");
+  for (const auto& [name, value] : reply.headers) response.set(name, value);
+  SecurityHeaders(response);
+  response.keep_alive(keep_alive);
+  response.body() = reply.body;
+  response.prepare_payload();
+  return response;
+}
+
+}  // namespace
+
+HttpServer::HttpServer(asio::any_io_executor executor, HttpApi& api, HttpServerOptions options)
+    : executor_(executor), api_(api), options_(std::move(options)), acceptor_(executor) {}
+
+HttpServer::~HttpServer() { Stop(); }
+
+Result<void> HttpServer::Listen(const std::string& address) {
+  RECKON_TRY(HostPort where, ParseHostPort(address));
+  boost::system::error_code ec;
+  auto ip = asio::ip::make_address(where.host, ec);
+  if (ec) {
+    return Err(Errc::kInvalidArgument,
+               "--http address '" + where.host + "' is not an IP address (use 127.0.0.1)");
+  }
+  asio::ip::tcp::endpoint endpoint(ip, where.port);
+  acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) acceptor_.set_option(asio::ip::tcp::acceptor::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(endpoint, ec);
+  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return Err(Errc::kUnavailable, "cannot listen for HTTP on " + address + ": " + ec.message() +
+                                       " (is another process using the port?)");
+  }
+  port_ = acceptor_.local_endpoint().port();
+  return Ok();
+}
+
+asio::awaitable<void> HttpServer::Serve() {
+  while (!stopped_) {
+    auto [ec, socket] = co_await acceptor_.async_accept(kNoThrow);
+    if (ec) {
+      if (stopped_ || ec == asio::error::operation_aborted) break;
+      spdlog::warn("http accept failed: {}", ec.message());
+      continue;
+    }
+    asio::co_spawn(executor_, Open(std::move(socket), next_id_++), asio::detached);
+  }
+}
+
+void HttpServer::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  boost::system::error_code ignored;
+  acceptor_.close(ignored);
+  auto live = std::move(live_);
+  for (auto& [id, close] : live) close();
+}
+
+asio::awaitable<void> HttpServer::Open(asio::ip::tcp::socket socket, std::uint64_t id) {
+  const std::string peer = PeerOf(socket);
+  beast::tcp_stream tcp(std::move(socket));
+  if (live_.size() >= options_.max_connections) {
+    spdlog::warn("http: refusing {}: {} connections, the maximum", peer, live_.size());
+    auto busy = ToResponse(ErrorReply("unavailable", "the console server is at its connection "
+                                                     "limit; retry in a moment"),
+                           11, false);
+    busy.result(http::status::service_unavailable);
+    tcp.expires_after(std::chrono::seconds(5));
+    (void)co_await http::async_write(tcp, busy, kNoThrow);
+    co_return;
+  }
+  live_[id] = [&tcp] { tcp.socket().close(); };
+  if (!options_.tls) {
+    co_await Converse(tcp, peer);
+  } else {
+    beast::ssl_stream<beast::tcp_stream> tls(std::move(tcp), *options_.tls);
+    live_[id] = [&tls] { beast::get_lowest_layer(tls).socket().close(); };
+    beast::get_lowest_layer(tls).expires_after(options_.idle_timeout);
+    auto [ec] = co_await tls.async_handshake(asio::ssl::stream_base::server, kNoThrow);
+    if (ec) {
+      spdlog::warn("audit: refused an HTTPS connection from {}: TLS handshake failed: {}", peer,
+                   ec.message());
+    } else {
+      co_await Converse(tls, peer);
+    }
+  }
+  live_.erase(id);
+}
+
+template <class Stream>
+asio::awaitable<void> HttpServer::Converse(Stream& stream, const std::string& peer) {
+  beast::flat_buffer buffer;
+  for (;;) {
+    http::request_parser<http::string_body> parser;
+    parser.header_limit(static_cast<std::uint32_t>(options_.max_header_bytes));
+    parser.body_limit(options_.max_body_bytes);
+    beast::get_lowest_layer(stream).expires_after(options_.idle_timeout);
+    auto [ec, read] = co_await http::async_read(stream, buffer, parser, kNoThrow);
+    if (ec) {
+      std::optional<HttpReply> refusal;
+      if (ec == http::error::body_limit) {
+        refusal = ErrorReply("payload_too_large",
+                             "the request body is over " + std::to_string(options_.max_body_bytes) +
+                                 " bytes, the limit");
+      } else if (ec == http::error::header_limit) {
+        refusal = ErrorReply("invalid_argument", "the request headers are over " +
+                                                     std::to_string(options_.max_header_bytes) +
+                                                     " bytes, the limit");
+        refusal->status = 431;
+      } else if (ec.category() == http::make_error_code(http::error::bad_method).category() &&
+                 ec != http::error::end_of_stream && ec != http::error::partial_message) {
+        refusal = ErrorReply("invalid_argument", "not an HTTP/1.1 request: " + ec.message());
+      }
+      if (refusal) {
+        auto response = ToResponse(*refusal, 11, false);
+        beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(5));
+        (void)co_await http::async_write(stream, response, kNoThrow);
+      }
+      break;
+    }
+    http::request<http::string_body> request = parser.release();
+    HttpRequest call;
+    call.method = request.method();
+    call.target = std::string(request.target());
+    call.authorization = std::string(request[http::field::authorization]);
+    call.cookie = std::string(request[http::field::cookie]);
+    call.csrf = std::string(request["X-CSRF-Token"]);
+    call.body = std::move(request.body());
+    call.peer = peer;
+    // A long poll (watch) may take a minute: no idle deadline while the API works.
+    beast::get_lowest_layer(stream).expires_never();
+    const auto started = std::chrono::steady_clock::now();
+    auto handled = api_.Handle(std::move(call));
+    HttpReply reply = co_await std::move(handled);
+    // The server's own time for the request (bench/console_bench.cc reads it).
+    const double ms = std::chrono::duration<double, std::milli>(
+                          std::chrono::steady_clock::now() - started).count();
+    char timing[48];
+    std::snprintf(timing, sizeof timing, "app;dur=%.3f", ms);
+    reply.headers.emplace_back("Server-Timing", timing);
+    const bool keep_alive = request.keep_alive();
+    auto response = ToResponse(reply, request.version(), keep_alive);
+    if (request.method() == http::verb::head) response.body().clear();
+    beast::get_lowest_layer(stream).expires_after(options_.idle_timeout);
+    auto [wec, written] = co_await http::async_write(stream, response, kNoThrow);
+    if (wec || !keep_alive) break;
+  }
+  boost::system::error_code ignored;
+  beast::get_lowest_layer(stream).socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+}
+
+}  // namespace reckon::api
