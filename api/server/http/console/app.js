@@ -418,6 +418,7 @@
       return;
     }
     drawChrome(name);
+    if (name !== 'login') refreshCounts();
     clear(main);
     main.setAttribute('data-view', name);
     if (name === 'login') return loginView(main);
@@ -728,8 +729,11 @@
         section('Input', h('pre', { class: 'json', id: 'run-input', test: 'run-input' },
                            prettyJson(detail.input))),
         section('Result', detail.result === null || detail.result === undefined
-          ? h('p', { class: 'muted', id: 'run-result', test: 'run-result' },
-              s.status === 'running' ? 'Not finished yet.' : 'No result.')
+          ? h('p', { class: 'muted', id: 'run-result', test: 'run-result' }, {
+              running: 'Not finished yet.',
+              failed: 'No result: the run failed; the timeline says why.',
+              cancelled: 'No result: the run was cancelled.',
+            }[s.status] || 'No result.')
           : h('pre', { class: 'json', id: 'run-result', test: 'run-result' },
               prettyJson(detail.result))));
       drawOperations(detail);
@@ -1131,7 +1135,7 @@
           h('div', { class: 'card-sub muted' }, 'Run ',
             h('a', { href: runHash(item.workflow_id), class: 'link mono', test: 'run-link' }, item.workflow_id),
             ' (', item.workflow_type, ')', item.started_by ? [', started by ', h('strong', null, item.started_by)] : [],
-            ' · attempt ' + num(op.attempt))),
+            num(op.attempt) > 0 ? ' · ' + num(op.attempt) + (num(op.attempt) === 1 ? ' attempt' : ' attempts') : '')),
         badge(op.state, 'state'), label ? h('span', { class: 'effect' }, label) : null),
     ];
   }
@@ -1177,7 +1181,8 @@
           h('div', { class: 'binding', test: 'binding' },
             'Approving authorizes exactly this operation (', code(op.operation_id), ') with exactly this intent (',
             code(op.intent_hash), '); if the intent changes, the approval does not apply.'),
-          answers.get(6) ? h('p', { class: 'fine' }, h('strong', null, 'What invalidates approval: '), answers.get(6)) : null,
+          answers.get(6) ? h('details', { class: 'card-full' }, h('summary', null, 'What invalidates this approval'),
+                             h('p', { class: 'fine' }, answers.get(6))) : null,
           decisionForm(item, hash, result, el_ref),
           result)),
       item.card ? h('details', { class: 'card-full' }, h('summary', null, 'Contract card'),
@@ -1212,20 +1217,28 @@
       try {
         await api('POST', runPath(item.workflow_id) + '/operations/' +
                   encodeURIComponent(op.operation_id) + '/' + verb,
-                  { intent_hash: hashEl.textContent, note: note.value });
+                  // A denial's text is its reason: sent as both (the server reads "reason").
+                  verb === 'approve' ? { intent_hash: hashEl.textContent, note: note.value }
+                                     : { intent_hash: hashEl.textContent, note: note.value,
+                                         reason: note.value });
         result.className = 'decision-result ok';
         result.textContent = verb === 'approve'
           ? 'Approved. The operation runs now.'
           : 'Denied. The operation will not run.';
         card.classList.add('decided');
+        refreshCounts();
         notify('success', verb === 'approve' ? 'Approved ' : 'Denied ', code(op.step_id), ' of ',
                h('a', { href: runHash(item.workflow_id), class: 'link' }, item.workflow_id), '.');
         card.busy = false;
       } catch (error) {
         card.busy = false;
         result.className = 'decision-result error';
+        // docs/HTTP_API.md: 409 when the intent is no longer the one shown; the engine has
+        // also answered 403 with a message about the intent. Either way, say so plainly.
+        const intentChanged = error.status === 409 ||
+                              (error.status === 403 && /\bintent\b/.test(error.message));
         replace(result, h('strong', null, 'The server refused: '), error.message,
-          error.status === 409
+          intentChanged
             ? h('p', null, 'The intent changed since this page showed it, so nothing was decided. ' +
                            'Read the current intent before deciding again.')
             : null);
@@ -1339,6 +1352,7 @@
         result.textContent = 'Resolved as ' + (body.committed ? 'committed.' : 'not committed.');
         confirmBox.hidden = true;
         cardEl().classList.add('decided');
+        refreshCounts();
         notify('success', 'Resolved ', code(op.step_id), ' of ',
                h('a', { href: runHash(item.workflow_id), class: 'link' }, item.workflow_id),
                body.committed ? ' as committed.' : ' as not committed.');
@@ -1427,7 +1441,7 @@
         contract.retry ? [h('dt', null, 'Attempts'), h('dd', null, String(num(contract.retry.max_attempts)))] : null,
         contract.reconcile && contract.reconcile.mode && contract.reconcile.mode !== 'unset'
           ? [h('dt', null, 'Reconcile'), h('dd', null, contract.reconcile.mode)] : null,
-        answers.get(8) ? [h('dt', null, 'Evidence'), h('dd', null, answers.get(8))] : null),
+        contract.evidence ? [h('dt', null, 'Evidence'), h('dd', null, contract.evidence)] : null),
       c.card ? h('details', { class: 'card-full' }, h('summary', null, 'Contract card'),
                  h('pre', { class: 'card-text' }, c.card)) : null,
       h('details', { class: 'card-full' }, h('summary', null, 'Contract JSON'),
