@@ -4,7 +4,8 @@
 Real processes on 127.0.0.1, every port picked by the process that listens:
 payments-provider, `reckon server --http`, two refund-workers and reckon-test-worker. Tokens
 come from the CLI (`reckon auth token create`): oscar (operator) starts runs through the HTTP
-API with a bearer token; rita (reader) logs into the console and sees no action buttons; ada
+API with a bearer token, then sees signal and cancel forms but no decision buttons in the
+console; rita (reader) logs in and sees no action buttons at all; ada
 (approver) logs in and, by clicking:
 
   - approves one refund above $100 in the inbox and watches it complete on its run page
@@ -595,6 +596,17 @@ class Scenario:
               "a reader must see no signal or cancel form")
         b.assert_clean("reader pages")
         b.log_out()
+        # The operator who started the runs: signal and cancel, but no decision (no approve
+        # permission, and separation of duties besides).
+        b.log_in(self.tokens["oscar"])
+        b.go("#/runs/person-1")
+        b.wait_css("#signal-form", "the operator's signal form")
+        check(b.find_all("#cancel-form"), "an operator should see the cancel form")
+        b.go("#/inbox")
+        b.wait_css("[data-test=approval-card][data-workflow-id=refund-approve]", "oscar's inbox")
+        check(not b.find_all("[data-test=approve]"), "an operator must see no Approve button")
+        b.assert_clean("operator pages")
+        b.log_out()
 
     def approver_logs_in(self):
         b = self.browser
@@ -611,11 +623,12 @@ class Scenario:
         # Waiting for a person: exactly the runs with an operation waiting.
         b.find("#runs-filter-needs-human").click()
 
-        def rows():
-            return sorted(r.get_attribute("data-workflow-id")
-                          for r in b.find_all("[data-test=run-row]"))
+        def rows():  # one read in the page: the rows are redrawn by the live refresh
+            return sorted(b.driver.execute_script(
+                "return Array.from(document.querySelectorAll('[data-test=run-row]'))"
+                ".map((r) => r.getAttribute('data-workflow-id'))"))
         wait_for(lambda: rows() == ["person-1", "refund-approve", "refund-deny"],
-                 "the needs-a-person filter (rows: %s)" % rows())
+                 "the needs-a-person filter")
         b.find("#runs-filter-needs-human").click()
         # Status and id prefix.
         Select(b.find("#runs-filter-status")).select_by_value("cancelled")
