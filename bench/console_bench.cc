@@ -61,6 +61,7 @@ void Seed(const std::string& path, int runs) {
       r.events = {storage::WorkflowStarted{"refund", input, "", "alice"},
                   storage::OperationPrepared{"send_refund#1", op, "send_refund", "ch-7f3a",
                                              "fp-" + op, SideEffect::kNonRepeatableWrite, input},
+                  storage::AttemptStarted{op, 1, "w1", r.now_us + 5'000'000, ""},
                   storage::OperationCommitted{op, 1, R"({"refund_id":"re_)" + op + R"("})",
                                               "re_" + op, storage::CommitSource::kAttempt},
                   storage::WorkflowCompleted{R"({"refunded":true})"}};
