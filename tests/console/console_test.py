@@ -80,9 +80,9 @@ XSS_MARKS = ["<script>window.__xss=", "<img src=x onerror=", "<svg onload=window
 # Network lines of the browser log that the test provokes on purpose.
 ALLOWED_NETWORK = [
     re.compile(r"/api/v1/session - Failed to load resource: the server responded with a status "
-               r"of 401"),
+               r"of 401"),  # the page asks whether a session exists before anyone logged in
     re.compile(r"/operations/[^ ]+/approve - Failed to load resource: the server responded with "
-               r"a status of 40[39]"),
+               r"a status of 403"),
     re.compile(r"/api/v1/runs/no-such-run - Failed to load resource: the server responded with a "
                r"status of 404"),
     # A payload typed into the runs filters: the server may refuse it as an invalid type or id.
@@ -683,11 +683,9 @@ class Scenario:
         b.find("[data-test=approve]", card).click()
         result = wait_for(lambda: (b.find_all("[data-test=decision-result].error", card) or [None])[0],
                           "the page to show the refusal")
-        # docs/HTTP_API.md promises 409 failed_precondition; engine/decider.cc answers
-        # permission_denied (403) for a mismatched intent hash. TODO(contract): accept only
-        # failed_precondition once the server and the document agree.
-        check(result.get_attribute("data-code") in ("failed_precondition", "permission_denied"),
-              "a changed intent must be refused, got %r: %s" %
+        # docs/HTTP_API.md: a stale intent hash is 403 permission_denied.
+        check(result.get_attribute("data-code") == "permission_denied",
+              "a changed intent must be refused with permission_denied, got %r: %s" %
               (result.get_attribute("data-code"), result.text))
         check("intent changed" in result.text, "the page should say the intent changed: %r" % result.text)
         b.screenshot("04-inbox-intent-refused")

@@ -1192,7 +1192,8 @@
     }
     el.expiry = () => {
       const deadline = num(op.approval_deadline_us);
-      expiry.textContent = deadline ? timeText(deadline) + ' (' + relativeText(deadline) + ')' : 'never';
+      expiry.textContent = deadline ? timeText(deadline) + ' (' + relativeText(deadline) + ')'
+                                    : 'no deadline: it waits until someone decides';
     };
     return el;
   }
@@ -1233,15 +1234,18 @@
       } catch (error) {
         card.busy = false;
         result.className = 'decision-result error';
-        // docs/HTTP_API.md: 409 when the intent is no longer the one shown; the engine has
-        // also answered 403 with a message about the intent. Either way, say so plainly.
-        const intentChanged = error.status === 409 ||
-                              (error.status === 403 && /\bintent\b/.test(error.message));
+        // docs/HTTP_API.md: a stale intent hash is 403 permission_denied with a message about
+        // the intent; 409 means the operation no longer waits for a decision.
+        let why = null;
+        if (error.status === 403 && /\bintent\b/.test(error.message)) {
+          why = 'The intent changed since this page showed it, so nothing was decided. ' +
+                'Read the current intent before deciding again.';
+        } else if (error.status === 409) {
+          why = 'This operation no longer waits for a decision: someone decided it, or its ' +
+                'wait ended. Nothing was changed by this click.';
+        }
         replace(result, h('strong', null, 'The server refused: '), error.message,
-          intentChanged
-            ? h('p', null, 'The intent changed since this page showed it, so nothing was decided. ' +
-                           'Read the current intent before deciding again.')
-            : null);
+          why ? h('p', null, why) : null);
         result.setAttribute('data-code', error.code || '');
         approve.disabled = false;
         deny.disabled = false;
