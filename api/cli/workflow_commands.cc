@@ -146,19 +146,11 @@ Result<void> RunShow(CommandEnv& env, const IdArgs& args) {
     out["started_by"] = Str(detail.getStartedBy());
     json::array ops;
     for (auto o : detail.getOperations()) {
-      ops.push_back(json::object{{"operation_id", Str(o.getOperationId())},
-                                 {"step_id", Str(o.getStepId())},
-                                 {"tool", Str(o.getTool())},
-                                 {"side_effect", Str(o.getSideEffect())},
-                                 {"state", Str(o.getState())},
-                                 {"attempt", o.getAttempt()},
-                                 {"intent_hash", Str(o.getIntentHash())},
-                                 {"contract_hash", Str(o.getContractHash())},
-                                 {"provider_ref", Str(o.getProviderRef())},
-                                 {"approval_id", Str(o.getApprovalId())},
-                                 {"failure_code", Str(o.getFailureCode())},
-                                 {"failure_message", Str(o.getFailureMessage())},
-                                 {"input_json", Str(o.getRedactedInputJson())}});
+      // The protocol's view, with the input as text under its CLI name (input_json).
+      json::object op = api::OperationJson(o);
+      op.erase("input");
+      op["input_json"] = Str(o.getRedactedInputJson());
+      ops.push_back(std::move(op));
     }
     out["operations"] = std::move(ops);
     return WriteJson(env, out);

@@ -29,6 +29,23 @@ json::object SummaryJson(wire::WorkflowSummary::Reader s) {
                       {"wait_until_us", s.getWaitUntilUs()}};
 }
 
+json::object OperationJson(wire::OperationInfo::Reader o) {
+  return json::object{{"operation_id", Str(o.getOperationId())},
+                      {"step_id", Str(o.getStepId())},
+                      {"tool", Str(o.getTool())},
+                      {"side_effect", Str(o.getSideEffect())},
+                      {"state", Str(o.getState())},
+                      {"attempt", o.getAttempt()},
+                      {"intent_hash", Str(o.getIntentHash())},
+                      {"contract_hash", Str(o.getContractHash())},
+                      {"provider_ref", Str(o.getProviderRef())},
+                      {"approval_id", Str(o.getApprovalId())},
+                      {"approval_deadline_us", o.getApprovalDeadlineUs()},
+                      {"failure_code", Str(o.getFailureCode())},
+                      {"failure_message", Str(o.getFailureMessage())},
+                      {"input", ParsedJsonField(Str(o.getRedactedInputJson()))}};
+}
+
 Result<std::string> EventPayloadJson(capnp::Data::Reader payload) {
   if (payload.size() % sizeof(capnp::word) != 0 || payload.size() == 0) {
     return Err(Errc::kCorruption, "event payload is not whole words");

@@ -16,6 +16,9 @@ namespace reckon::api {
 
 boost::json::object SummaryJson(wire::WorkflowSummary::Reader summary);
 
+// One operation of a run's detail; "input" is the redacted input, parsed.
+boost::json::object OperationJson(wire::OperationInfo::Reader operation);
+
 // A journaled event's payload (one EventPayload of storage/events.capnp, flat-array encoded)
 // as JSON text, {"<eventType>": {...}}. Errc::kCorruption if it is not a whole message.
 Result<std::string> EventPayloadJson(capnp::Data::Reader payload);

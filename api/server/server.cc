@@ -19,6 +19,7 @@
 #include "reckon/api/protocol/socket_deadline.h"
 #include "reckon/api/protocol/tls.h"
 #include "reckon/api/server/connection_deadlines.h"
+#include "reckon/api/server/listen.h"
 #include "reckon/api/server/server_limits.h"
 
 namespace reckon::api {
@@ -58,22 +59,7 @@ Server::Server(asio::any_io_executor executor, Service& service, MemoryBudget& b
 Server::~Server() { Stop(); }
 
 Result<void> Server::Listen(const std::string& address) {
-  RECKON_TRY(HostPort where, ParseHostPort(address));
-  boost::system::error_code ec;
-  auto ip = asio::ip::make_address(where.host, ec);
-  if (ec) {
-    return Err(Errc::kInvalidArgument,
-               "listen address '" + where.host + "' is not an IP address (use 127.0.0.1)");
-  }
-  asio::ip::tcp::endpoint endpoint(ip, where.port);
-  acceptor_.open(endpoint.protocol(), ec);
-  if (!ec) acceptor_.set_option(asio::ip::tcp::acceptor::reuse_address(true), ec);
-  if (!ec) acceptor_.bind(endpoint, ec);
-  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) {
-    return Err(Errc::kUnavailable, "cannot listen on " + address + ": " + ec.message() +
-                                       " (is another server using the port?)");
-  }
+  RECKON_TRY(asio::ip::address ip, ListenOn(acceptor_, address, "listen"));
   port_ = acceptor_.local_endpoint().port();
   if (!ip.is_loopback() && !options_.tls) {
     spdlog::warn("listening on {} without TLS: tokens and payloads cross the network in "

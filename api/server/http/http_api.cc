@@ -143,23 +143,6 @@ std::string JsonField(const json::object& body, std::string_view name) {
   return value == nullptr ? "" : json::serialize(*value);
 }
 
-json::object OperationJson(wire::OperationInfo::Reader o) {
-  return json::object{{"operation_id", Str(o.getOperationId())},
-                      {"step_id", Str(o.getStepId())},
-                      {"tool", Str(o.getTool())},
-                      {"side_effect", Str(o.getSideEffect())},
-                      {"state", Str(o.getState())},
-                      {"attempt", o.getAttempt()},
-                      {"intent_hash", Str(o.getIntentHash())},
-                      {"contract_hash", Str(o.getContractHash())},
-                      {"provider_ref", Str(o.getProviderRef())},
-                      {"approval_id", Str(o.getApprovalId())},
-                      {"approval_deadline_us", o.getApprovalDeadlineUs()},
-                      {"failure_code", Str(o.getFailureCode())},
-                      {"failure_message", Str(o.getFailureMessage())},
-                      {"input", ParsedJsonField(Str(o.getRedactedInputJson()))}};
-}
-
 json::object DetailJson(wire::WorkflowDetail::Reader d) {
   json::array operations;
   for (auto o : d.getOperations()) operations.push_back(OperationJson(o));

@@ -15,6 +15,7 @@
 
 #include "reckon/api/protocol/byte_stream.h"
 #include "reckon/api/protocol/client.h"
+#include "reckon/api/server/listen.h"
 
 namespace reckon::api {
 namespace {
@@ -57,22 +58,8 @@ HttpServer::HttpServer(asio::any_io_executor executor, HttpApi& api, HttpServerO
 HttpServer::~HttpServer() { Stop(); }
 
 Result<void> HttpServer::Listen(const std::string& address) {
-  RECKON_TRY(HostPort where, ParseHostPort(address));
-  boost::system::error_code ec;
-  auto ip = asio::ip::make_address(where.host, ec);
-  if (ec) {
-    return Err(Errc::kInvalidArgument,
-               "--http address '" + where.host + "' is not an IP address (use 127.0.0.1)");
-  }
-  asio::ip::tcp::endpoint endpoint(ip, where.port);
-  acceptor_.open(endpoint.protocol(), ec);
-  if (!ec) acceptor_.set_option(asio::ip::tcp::acceptor::reuse_address(true), ec);
-  if (!ec) acceptor_.bind(endpoint, ec);
-  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) {
-    return Err(Errc::kUnavailable, "cannot listen for HTTP on " + address + ": " + ec.message() +
-                                       " (is another process using the port?)");
-  }
+  auto bound = ListenOn(acceptor_, address, "listen for HTTP");
+  if (!bound) return bound.error();
   port_ = acceptor_.local_endpoint().port();
   return Ok();
 }
