@@ -80,7 +80,7 @@ asio::awaitable<Result<std::shared_ptr<Client>>> Client::Connect(asio::any_io_ex
   }
   asio::ip::tcp::socket socket(executor);
   // One deadline for connecting and the TLS handshake.
-  SocketDeadline deadline(executor, options.connect_timeout);
+  SocketDeadline deadline(executor, options.connect_timeout, /*close_on_expiry=*/true);
   deadline.Watch(socket);
   auto timed_out = [&] {
     return Err(Errc::kUnavailable, "no answer from " + address + " in " +
@@ -95,6 +95,7 @@ asio::awaitable<Result<std::shared_ptr<Client>>> Client::Connect(asio::any_io_ex
     co_return Err(Errc::kUnavailable, "cannot reach reckon server at " + address + ": " +
                                           cec.message() + " (is `reckon server` running?)");
   }
+  if (deadline.expired()) co_return timed_out();  // fired just as the connect completed
   std::unique_ptr<ByteStream> bytes;
   if (!options.tls.on()) {
     deadline.Disarm();

@@ -37,6 +37,9 @@ FrameStream::FrameStream(asio::ip::tcp::socket socket, FrameLimits limits, Memor
 
 asio::awaitable<Result<void>> FrameStream::Fill(std::size_t n, std::string_view where) {
   while (buffer_.size() < n) {
+    // Closed while a completed read's resumption was queued: never read again (Linger may be
+    // reading this stream now, and a TLS stream takes one read at a time).
+    if (closed_) co_return Err(Errc::kUnavailable, "connection is closed");
     RECKON_CO_TRY(std::span<std::byte> room, buffer_.Room(n));
     auto [ec, got] = co_await stream_->ReadSome(asio::buffer(room.data(), room.size()));
     if (ec) {

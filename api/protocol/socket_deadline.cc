@@ -3,13 +3,18 @@
 namespace reckon::api {
 
 SocketDeadline::SocketDeadline(boost::asio::any_io_executor executor,
-                               std::chrono::milliseconds after)
+                               std::chrono::milliseconds after, bool close_on_expiry)
     : state_(std::make_shared<State>()), timer_(std::move(executor), after) {
+  state_->close = close_on_expiry;
   auto on_expiry = [state = state_](const boost::system::error_code& ec) {
     if (ec || state->socket == nullptr) return;
     state->expired = true;
     boost::system::error_code ignored;
-    state->socket->cancel(ignored);
+    if (state->close) {
+      state->socket->close(ignored);
+    } else {
+      state->socket->cancel(ignored);
+    }
   };
   timer_.async_wait(std::move(on_expiry));
 }

@@ -21,7 +21,10 @@ namespace reckon::api {
 
 class SocketDeadline {
  public:
-  SocketDeadline(boost::asio::any_io_executor executor, std::chrono::milliseconds after);
+  // `close_on_expiry`: close the socket rather than cancel its operations. For a connect over
+  // several endpoints: after a cancel, Asio's range connect goes on to the next one.
+  SocketDeadline(boost::asio::any_io_executor executor, std::chrono::milliseconds after,
+                 bool close_on_expiry = false);
   ~SocketDeadline();
   SocketDeadline(const SocketDeadline&) = delete;
   SocketDeadline& operator=(const SocketDeadline&) = delete;
@@ -33,6 +36,7 @@ class SocketDeadline {
  private:
   struct State {
     bool expired = false;
+    bool close = false;
     boost::asio::ip::tcp::socket* socket = nullptr;  // not owned; null once disarmed
   };
   std::shared_ptr<State> state_;  // shared with the timer's handler

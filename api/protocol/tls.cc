@@ -39,6 +39,10 @@ Result<std::shared_ptr<ssl::context>> MakeServerTlsContext(const TlsServerFiles&
   if (ec) return FileError("--tls-cert", files.cert_file, "not a PEM certificate chain", ec);
   context->use_private_key_file(files.key_file, ssl::context::pem, ec);
   if (ec) return FileError("--tls-key", files.key_file, "not a PEM private key", ec);
+  // Needed by OpenSSL to resume TLS 1.2 sessions of a server that verifies client certificates.
+  static constexpr unsigned char kSessionContext[] = "reckon";
+  SSL_CTX_set_session_id_context(context->native_handle(), kSessionContext,
+                                 sizeof kSessionContext - 1);
   if (SSL_CTX_check_private_key(context->native_handle()) != 1) {
     ERR_clear_error();
     return Err(Errc::kInvalidArgument, "--tls-key " + files.key_file +

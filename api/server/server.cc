@@ -85,14 +85,21 @@ asio::awaitable<void> Server::Serve() {
 asio::awaitable<void> Server::Open(asio::ip::tcp::socket socket, Clock::time_point accepted) {
   // A socket counts against max_connections from its accept, handshake included.
   if (connection_count() >= options_.max_connections) {
+    if (options_.tls) {
+      // A TLS client could not read a plaintext reason: log it and close.
+      spdlog::warn("refusing a connection from {} (max-connections): {}", PeerOf(socket),
+                   TooManyConnections(options_).ToString());
+      co_return;
+    }
     Refuse(std::make_shared<FrameStream>(std::move(socket), options_.limits, &buffers_));
     co_return;
   }
-  ++opening_;
+  // Shared with this coroutine: at shutdown its frame may be destroyed after the Server.
   struct Opened {
-    std::size_t& opening;
-    ~Opened() { --opening; }
+    std::shared_ptr<std::size_t> opening;
+    ~Opened() { --*opening; }
   } opened{opening_};
+  ++*opening_;
   const std::string peer = PeerOf(socket);
   // One deadline for the first byte and the TLS handshake (the connection's own deadlines
   // then bound the rest of the handshake timeout, up to the first whole frame).
@@ -101,7 +108,7 @@ asio::awaitable<void> Server::Open(asio::ip::tcp::socket socket, Clock::time_poi
   std::array<std::byte, 1> first{};
   auto [pec, peeked] = co_await socket.async_receive(
       asio::buffer(first), asio::socket_base::message_peek, kNoThrow);
-  if (pec || peeked == 0 || stopped_) {
+  if (pec || peeked == 0 || stopped_ || deadline.expired()) {
     deadline.Disarm();
     if (deadline.expired()) {
       // It sent nothing, so it is not in a TLS handshake: it can read a plaintext reason.
@@ -139,6 +146,7 @@ asio::awaitable<void> Server::Open(asio::ip::tcp::socket socket, Clock::time_poi
   } else {
     auto tls = std::make_unique<TlsSocket>(std::move(socket), *options_.tls);
     deadline.Watch(tls->next_layer());
+    if (deadline.expired()) co_return;  // fired between the peek and the handshake
     auto [hec] = co_await tls->async_handshake(asio::ssl::stream_base::server, kNoThrow);
     deadline.Disarm();
     if (deadline.expired()) {
@@ -226,6 +234,7 @@ asio::awaitable<void> Server::ReadLoop(std::shared_ptr<Connection> connection) {
     }
     if (stream.closed()) break;
     auto frame = co_await stream.Read();
+    if (frame && stream.closed()) break;  // closed while the frame came in: not answered
     if (!frame) {
       const Error& error = frame.error();
       if (stream.closed()) {

@@ -95,7 +95,7 @@ class Server {
   // For tests and operators: bytes charged to the budget now, and connections open.
   std::size_t buffered_bytes() const { return buffers_.used(); }
   // Connections open and sockets still in their handshake.
-  std::size_t connection_count() const { return connections_.size() + opening_; }
+  std::size_t connection_count() const { return connections_.size() + *opening_; }
 
  private:
   struct Connection;
@@ -123,7 +123,8 @@ class Server {
   std::uint16_t port_ = 0;
   SessionId next_session_ = 1;
   std::map<SessionId, std::weak_ptr<Connection>> connections_;
-  std::size_t opening_ = 0;  // accepted sockets not yet a Connection (first byte, TLS)
+  // Accepted sockets not yet a Connection (first byte, TLS handshake).
+  std::shared_ptr<std::size_t> opening_ = std::make_shared<std::size_t>(0);
   bool stopped_ = false;
 };
 

@@ -63,10 +63,18 @@ Result<std::unique_ptr<ServerHost>> ServerHost::Create(const ServerConfig& given
   RECKON_TRY(auto payload_codec, OpenPayloadCodec(given.payload_key_file));
   ServerConfig config = given;
   config.journal.payload_codec = payload_codec.get();
+  std::shared_ptr<boost::asio::ssl::context> http_tls;
   if (config.tls.enabled() || !config.tls.client_ca_file.empty()) {
     auto tls = MakeServerTlsContext(config.tls);
     if (!tls) return tls.error();
     config.server.tls = std::move(tls).value();
+    // The console's browsers are never asked for a client certificate: the same certificate,
+    // without --client-ca.
+    TlsServerFiles console_files = config.tls;
+    console_files.client_ca_file.clear();
+    auto console_tls = MakeServerTlsContext(console_files);
+    if (!console_tls) return console_tls.error();
+    http_tls = std::move(console_tls).value();
   }
   using Mode = storage::SqliteJournalOptions::Mode;
   RECKON_TRY(auto journal, OpenJournal(config, Mode::kOwner));  // refused if another process owns it
@@ -85,6 +93,7 @@ Result<std::unique_ptr<ServerHost>> ServerHost::Create(const ServerConfig& given
       new ServerHost(config, std::move(journal), std::move(reader), std::move(principals),
                      std::move(trace_file), std::move(logger)));
   host->payload_codec_ = std::move(payload_codec);
+  host->http_tls_ = std::move(http_tls);
   RECKON_TRY(host->PrepareAuthentication());
   if (auto loaded = LoadJournaledContracts(*host->reader_, host->contracts_); !loaded) {
     return loaded.error().WithContext("cannot load the contracts journaled in '" +
@@ -173,13 +182,6 @@ ServerHost::ServerHost(const ServerConfig& config, std::unique_ptr<storage::Jour
   service_ = std::make_unique<Service>(*guarded_reader_, contracts_, *engine_, *tasks_,
                                        *authorizer_, config_.server.limits.max_message_bytes);
   server_ = std::make_unique<Server>(io_.get_executor(), *service_, buffers_, config_.server);
-  if (!config_.http_listen.empty()) {
-    http_api_ = std::make_unique<HttpApi>(*service_, console_sessions_,
-                                          config_.server.tls != nullptr);
-    HttpServerOptions http_options;
-    http_options.tls = config_.server.tls;
-    http_ = std::make_unique<HttpServer>(io_.get_executor(), *http_api_, http_options);
-  }
   engine_->AddSink(trace_log_);
   engine_->AddSink(*trace_file_);
   engine_->OnFailed([this](const Error& error) {
@@ -235,7 +237,11 @@ asio::awaitable<void> ServerHost::Start() {
 }
 
 int ServerHost::Run() {
-  if (http_) {
+  if (!config_.http_listen.empty()) {
+    http_api_ = std::make_unique<HttpApi>(*service_, console_sessions_, http_tls_ != nullptr);
+    HttpServerOptions http_options;
+    http_options.tls = http_tls_;
+    http_ = std::make_unique<HttpServer>(io_.get_executor(), *http_api_, http_options);
     if (auto listening = http_->Listen(config_.http_listen); !listening) {
       spdlog::error("{}", listening.error().ToString());
       return 1;

@@ -417,6 +417,13 @@ boost::asio::awaitable<HttpReply> HttpApi::Api(HttpRequest& request, const std::
     }
     return true;
   };
+  // A browser sends a cross-site form (text/plain, form-urlencoded) without asking; a JSON
+  // body makes it ask first (a CORS preflight, which this server never grants). So every POST
+  // must say JSON, the login included (no login CSRF).
+  if (verb == http::verb::post && request.content_type.rfind("application/json", 0) != 0) {
+    co_return ErrorReply("invalid_argument",
+                         "a POST body must be JSON: send Content-Type: application/json");
+  }
   if (is({"session"}, http::verb::post)) {
     auto login = Login(request);
     co_return co_await std::move(login);
@@ -435,7 +442,12 @@ boost::asio::awaitable<HttpReply> HttpApi::Api(HttpRequest& request, const std::
       caller.csrf = session->csrf;
     }
   }
-  if (IsStateChange(verb) && !caller.session_id.empty() && !SameSecret(request.csrf, caller.csrf)) {
+  // A state change must prove it does not ride a browser's ambient credentials: a bearer
+  // token, or a console session with its CSRF token. Without either (a request that relies on
+  // --insecure-dev's tokenless access, say) it is refused like a forged one.
+  const bool bearer = request.authorization.rfind(kBearer, 0) == 0;
+  if (IsStateChange(verb) && !bearer &&
+      (caller.session_id.empty() || !SameSecret(request.csrf, caller.csrf))) {
     co_return ErrorReply("csrf_missing",
                          "this request changes state and came with the console's cookie but "
                          "without its X-CSRF-Token header; reload the console");

@@ -32,6 +32,7 @@ struct HttpRequest {
   std::string authorization;  // the Authorization header
   std::string cookie;         // the Cookie header
   std::string csrf;           // the X-CSRF-Token header
+  std::string content_type;   // the Content-Type header
   std::string body;
   std::string peer;           // "IP:PORT", for audit lines
 };

@@ -171,6 +171,50 @@ TEST_F(HttpApiTest, AConsoleSessionIsAnHttpOnlyStrictCookieAndStateChangesNeedIt
   EXPECT_EQ(after.status, 401u) << after.raw;
 }
 
+TEST_F(HttpApiTest, APostMustSayJsonSoABrowserCannotSendItCrossSite) {
+  const Reply form = Send(http::verb::post, "/api/v1/runs", "", {
+      {"Authorization", "Bearer " + Token("operator")},
+      {"Content-Type", "application/x-www-form-urlencoded"}});
+  EXPECT_EQ(form.status, 400u) << form.raw;
+  const Reply login = Send(http::verb::post, "/api/v1/session", "", {{"Content-Type", "text/plain"}});
+  EXPECT_EQ(login.status, 400u) << login.raw;
+}
+
+// Under --insecure-dev a request without a token acts as 'dev'; a state change still needs a
+// bearer token or a console session with its CSRF token, or any page the developer visits
+// could make the browser post to 127.0.0.1.
+TEST(HttpApiDevTest, TokenlessStateChangesAreRefusedEvenInDevelopmentMode) {
+  TempDir ports;
+  ReckonServerOptions options;
+  options.extra_args = {"--insecure-dev", "--http", "127.0.0.1:0", "--http-port-file",
+                        ports.File("http-port")};
+  auto server = ReckonServer::Start(RECKON_CLI_PATH, options);
+  ASSERT_TRUE(server) << server.error().ToString();
+  int port = 0;
+  std::ifstream(ports.File("http-port")) >> port;
+  ASSERT_GT(port, 0);
+  auto send = [&](http::verb verb, const std::string& target, const std::string& body) {
+    asio::io_context io;
+    beast::tcp_stream stream(io);
+    stream.connect(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"),
+                                           static_cast<unsigned short>(port)));
+    http::request<http::string_body> request{verb, target, 11};
+    request.set(http::field::host, "127.0.0.1");
+    request.set(http::field::content_type, "application/json");
+    request.body() = body;
+    request.prepare_payload();
+    http::write(stream, request);
+    beast::flat_buffer buffer;
+    http::response<http::string_body> response;
+    http::read(stream, buffer, response);
+    return response;
+  };
+  EXPECT_EQ(send(http::verb::get, "/api/v1/runs", "").result_int(), 200u);
+  const auto posted = send(http::verb::post, "/api/v1/runs/x/cancel", "{}");
+  EXPECT_EQ(posted.result_int(), 403u) << posted.body();
+  EXPECT_NE(posted.body().find("csrf_missing"), std::string::npos) << posted.body();
+}
+
 TEST_F(HttpApiTest, RunsPageByCursorAndFilter) {
   for (int i = 0; i < 5; ++i) {
     const std::string id = "p-" + std::to_string(i);

@@ -99,6 +99,12 @@ asio::awaitable<void> HttpServer::Open(asio::ip::tcp::socket socket, std::uint64
     co_return;
   }
   live_[id] = [&tcp] { tcp.socket().close(); };
+  // Erased on every way out, so Stop() never reaches a stream that is gone.
+  struct Forget {
+    std::map<std::uint64_t, std::function<void()>>& live;
+    std::uint64_t id;
+    ~Forget() { live.erase(id); }
+  } forget{live_, id};
   if (!options_.tls) {
     co_await Converse(tcp, peer);
   } else {
@@ -112,8 +118,8 @@ asio::awaitable<void> HttpServer::Open(asio::ip::tcp::socket socket, std::uint64
     } else {
       co_await Converse(tls, peer);
     }
+    live_[id] = [] {};  // `tls` goes first; the guard then erases the entry
   }
-  live_.erase(id);
 }
 
 template <class Stream>
@@ -154,13 +160,22 @@ asio::awaitable<void> HttpServer::Converse(Stream& stream, const std::string& pe
     call.authorization = std::string(request[http::field::authorization]);
     call.cookie = std::string(request[http::field::cookie]);
     call.csrf = std::string(request["X-CSRF-Token"]);
+    call.content_type = std::string(request[http::field::content_type]);
     call.body = std::move(request.body());
     call.peer = peer;
     // A long poll (watch) may take a minute: no idle deadline while the API works.
     beast::get_lowest_layer(stream).expires_never();
     const auto started = std::chrono::steady_clock::now();
-    auto handled = api_.Handle(std::move(call));
-    HttpReply reply = co_await std::move(handled);
+    HttpReply reply;
+    try {
+      auto handled = api_.Handle(std::move(call));
+      reply = co_await std::move(handled);
+    } catch (const std::exception& e) {
+      // A bug-class failure (no randomness for a session id, say): this request fails alone.
+      spdlog::error("http: {} {} from {} failed: {}", std::string(request.method_string()),
+                    std::string(request.target()), peer, e.what());
+      reply = ErrorReply("internal", "the server failed on this request; its log says why");
+    }
     // The server's own time for the request (bench/console_bench.cc reads it).
     const double ms = std::chrono::duration<double, std::milli>(
                           std::chrono::steady_clock::now() - started).count();
