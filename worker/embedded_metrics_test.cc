@@ -37,6 +37,26 @@ asio::awaitable<std::string> Get(std::uint16_t port, std::string target) {
   co_return std::to_string(response.result_int()) + "\n" + response.body();
 }
 
+asio::awaitable<Result<std::string>> StartTwoAndScrape(EmbeddedHost& host) {
+  RECKON_CO_TRY(co_await host.Recover());
+  auto reserve =
+      host.engine().Start("r-1", kCallOnce, CallOnceInput("reserve", FastInput("acct-1", 100)));
+  RECKON_CO_TRY(co_await std::move(reserve));
+  auto transfer =
+      host.engine().Start("t-1", kCallOnce, CallOnceInput("transfer", FastInput("acct-2", 200)));
+  RECKON_CO_TRY(co_await std::move(transfer));
+  RECKON_CO_TRY(co_await host.UntilIdle());
+  co_return co_await Get(host.metrics_port(), "/metrics");
+}
+
+asio::awaitable<Result<std::string>> RecoverAndScrape(EmbeddedHost& host) {
+  RECKON_CO_TRY(co_await host.Recover());
+  RECKON_CO_TRY(co_await host.UntilIdle());
+  const std::string other = co_await Get(host.metrics_port(), "/other");
+  if (other.rfind("404\n", 0) != 0) co_return Err(Errc::kInternal, "not 404: " + other);
+  co_return co_await Get(host.metrics_port(), "/metrics");
+}
+
 class EmbeddedMetricsTest : public ::testing::Test {
  protected:
   std::unique_ptr<EmbeddedHost> OpenHost() {
@@ -63,17 +83,7 @@ TEST_F(EmbeddedMetricsTest, ServesMetricsAndRecoversTheGaugesFromTheJournal) {
     auto host = OpenHost();
     // The request is lost: the outcome is unknown, and the contract leaves it to a person.
     provider_.Script("transfer", {Step{Behaviour::kLoseRequest}});
-    auto scraped = host->Run([&]() -> asio::awaitable<Result<std::string>> {
-      RECKON_CO_TRY(co_await host->Recover());
-      auto reserve = host->engine().Start("r-1", kCallOnce,
-                                          CallOnceInput("reserve", FastInput("acct-1", 100)));
-      RECKON_CO_TRY(co_await std::move(reserve));
-      auto transfer = host->engine().Start("t-1", kCallOnce,
-                                           CallOnceInput("transfer", FastInput("acct-2", 200)));
-      RECKON_CO_TRY(co_await std::move(transfer));
-      RECKON_CO_TRY(co_await host->UntilIdle());
-      co_return co_await Get(host->metrics_port(), "/metrics");
-    });
+    auto scraped = host->Run(StartTwoAndScrape(*host));
     ASSERT_TRUE(scraped) << scraped.error().ToString();
     const std::string& text = scraped.value();
     EXPECT_EQ(text.rfind("200\n", 0), 0u) << text;
@@ -84,13 +94,7 @@ TEST_F(EmbeddedMetricsTest, ServesMetricsAndRecoversTheGaugesFromTheJournal) {
   }
   // A new process life: nothing happens, yet the person-waiting operation is counted.
   auto host = OpenHost();
-  auto scraped = host->Run([&]() -> asio::awaitable<Result<std::string>> {
-    RECKON_CO_TRY(co_await host->Recover());
-    RECKON_CO_TRY(co_await host->UntilIdle());
-    const std::string other = co_await Get(host->metrics_port(), "/other");
-    if (other.rfind("404\n", 0) != 0) co_return Err(Errc::kInternal, "not 404: " + other);
-    co_return co_await Get(host->metrics_port(), "/metrics");
-  });
+  auto scraped = host->Run(RecoverAndScrape(*host));
   ASSERT_TRUE(scraped) << scraped.error().ToString();
   EXPECT_NE(scraped.value().find("reckon_needs_person 1\n"), std::string::npos) << scraped.value();
   EXPECT_NE(scraped.value().find("reckon_operations{state=\"needs_human\"} 1\n"), std::string::npos)
