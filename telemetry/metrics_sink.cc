@@ -1,5 +1,6 @@
 #include "reckon/telemetry/metrics_sink.h"
 
+#include <algorithm>
 #include <optional>
 #include <set>
 #include <type_traits>
@@ -136,10 +137,20 @@ void MetricsSink::DropRun(const std::string& workflow_id) {
   live_.erase(it);
 }
 
+MetricCounter& MetricsSink::Transitions(const std::string& tool, const storage::EventBody& body) {
+  auto it = transition_cache_.find(tool);
+  if (it == transition_cache_.end()) it = transition_cache_.emplace(tool, PerKind{}).first;
+  MetricCounter*& counter = it->second[body.index()];
+  if (counter == nullptr) {
+    counter = &transitions_.With({tool, std::string(storage::EventTypeName(body))});
+  }
+  return *counter;
+}
+
 void MetricsSink::OnCommitted(const RunState& run, std::span<const storage::Event> events) {
-  static constexpr std::string_view kUnknownTool = "";
+  static const std::string kUnknownTool;
   const std::string& workflow_id = run.ref().workflow_id;
-  std::set<std::string> touched;
+  std::vector<const std::string*> touched;  // operation ids, each once (batches are short)
   bool finished = false;
   for (const storage::Event& event : events) {
     const storage::EventBody& body = event.body;
@@ -156,15 +167,19 @@ void MetricsSink::OnCommitted(const RunState& run, std::span<const storage::Even
     if (operation_id == nullptr) continue;
     const auto& operations = run.operations();
     auto op = operations.find(*operation_id);
-    const std::string tool = op == operations.end() ? std::string(kUnknownTool) : op->second.tool;
-    transitions_.With({tool, std::string(storage::EventTypeName(body))}).Inc();
+    const std::string& tool = op == operations.end() ? kUnknownTool : op->second.tool;
+    Transitions(tool, body).Inc();
     if (const auto* unknown = std::get_if<storage::OutcomeUnknown>(&body)) {
       outcome_unknown_.With({tool, BoundedReason(unknown->reason, reasons_)}).Inc();
     } else if (const auto* result = std::get_if<storage::ReconciliationResult>(&body)) {
       reconciliations_.With({tool, std::string(storage::ReconcileVerdictName(result->result))})
           .Inc();
     }
-    touched.insert(*operation_id);
+    if (std::find_if(touched.begin(), touched.end(), [&](const std::string* id) {
+          return *id == *operation_id;
+        }) == touched.end()) {
+      touched.push_back(operation_id);
+    }
   }
   if (run.terminal()) {
     if (finished) {
@@ -175,10 +190,10 @@ void MetricsSink::OnCommitted(const RunState& run, std::span<const storage::Even
     DropRun(workflow_id);
     return;
   }
-  for (const std::string& id : touched) {
-    auto op = run.operations().find(id);
+  for (const std::string* id : touched) {
+    auto op = run.operations().find(*id);
     if (op == run.operations().end()) continue;
-    SetState(workflow_id, id, op->second.state);
+    SetState(workflow_id, *id, op->second.state);
   }
 }
 

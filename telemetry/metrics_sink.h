@@ -29,6 +29,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <variant>
 
 #include "reckon/base/error.h"
 #include "reckon/engine/operation_state.h"
@@ -64,6 +65,8 @@ class MetricsSink final : public TraceSink {
   void SetState(const std::string& workflow_id, const std::string& operation_id,
                 std::optional<OperationState> state);
   void DropRun(const std::string& workflow_id);
+  // The transitions series of (tool, the event's type), looked up once and cached.
+  MetricCounter& Transitions(const std::string& tool, const storage::EventBody& body);
 
   MetricsRegistry& registry_;
   CounterFamily& transitions_;
@@ -80,7 +83,9 @@ class MetricsSink final : public TraceSink {
   // Live runs' operations: workflow id -> operation id -> state. Engine's executor only.
   std::map<std::string, std::map<std::string, OperationState>> live_;
   std::array<std::int64_t, kOperationStateCount> by_state_{};
-  std::set<std::string> reasons_;  // outcome_unknown reasons that have a series
+  std::set<std::string> reasons_;
+  using PerKind = std::array<MetricCounter*, std::variant_size_v<storage::EventBody>>;
+  std::map<std::string, PerKind, std::less<>> transition_cache_;  // by tool; engine's executor  // outcome_unknown reasons that have a series
 };
 
 }  // namespace reckon
