@@ -74,6 +74,8 @@ struct Cluster {
 };
 
 bool g_inline_commit = false;  // --inline-commit: passed on to the server
+bool g_no_metrics = false;     // the server runs with --no-metrics (--metrics off / compare)
+double g_last_server_cpu_ms = 0;  // server CPU ms per workflow of the last W3
 std::string g_reckon = RECKON_CLI_PATH;  // --reckon: the server binary (another build to compare)
 
 // With `tls`, as deployed: the server requires client certificates, which every worker, the
@@ -88,6 +90,7 @@ Cluster StartCluster(const std::string& dir, int workers, bool tls) {
                   "127.0.0.1:0", "--port-file", dir + "/port",      "--quiet",
                   "--trace",     "/dev/null"};
   if (g_inline_commit) options.args.push_back("--inline-commit");
+  if (g_no_metrics) options.args.push_back("--no-metrics");
   if (tls) {
     std::filesystem::create_directories(dir + "/certs");
     auto certs = testing::WriteTestCertificates(dir + "/certs");
@@ -279,10 +282,12 @@ double W3(const std::string& dir, int workers, double seconds, int concurrency, 
   double worker_cpu = -worker_cpu0;
   for (auto& w : cluster.workers) worker_cpu += ProcessCpuSeconds(w.pid());
   const double per_s = completed / elapsed;
-  std::printf("W3  server mode, %s, %d worker process(es), concurrency %d for %.1f s: %.0f "
+  g_last_server_cpu_ms = server_cpu * 1000 / completed;
+  std::printf("W3  server mode, %s, metrics %s, %d worker process(es), concurrency %d for %.1f s: %.0f "
               "workflows/s, %.0f steps/s; CPU ms/workflow: server %.2f, workers %.2f; %d failed"
               "  (%.2f workflows per fsync-floor interval; target >= 1,500 workflows/s)\n",
-              tls ? "mTLS" : "plaintext", workers, concurrency, elapsed, per_s, per_s * 10,
+              tls ? "mTLS" : "plaintext", g_no_metrics ? "off" : "on", workers, concurrency,
+              elapsed, per_s, per_s * 10,
               server_cpu * 1000 / completed, worker_cpu * 1000 / completed, failed,
               per_s * floor.mean_us / 1e6);
   return per_s;
@@ -307,6 +312,11 @@ int main(int argc, char** argv) {
                  "ratios)")
       ->check(CLI::IsMember({"plaintext", "tls", "both"}));
   app.add_flag("--inline-commit", g_inline_commit, "server commits on its event loop's thread");
+  std::string metrics = "on";
+  app.add_option("--metrics", metrics,
+                 "the server's Prometheus metrics: on (default), off (--no-metrics), or compare "
+                 "(W3 only: off, on, off, on in one run, and the on / off ratio)")
+      ->check(CLI::IsMember({"on", "off", "compare"}));
   app.add_option("--reckon", g_reckon, "the reckon binary that serves (another build to compare)");
   CLI11_PARSE(app, argc, argv);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
@@ -318,6 +328,22 @@ int main(int argc, char** argv) {
   if (transport != "tls") modes.push_back(false);
   if (transport != "plaintext") modes.push_back(true);
   std::map<bool, double> w1_p50, w3_rate;
+  g_no_metrics = metrics == "off";
+  if (metrics == "compare") {
+    // Alternating rounds, so that a drift of the machine during the run hits both sides.
+    // Throughput follows the disk, which is noisy on a shared machine; the server's CPU per
+    // workflow is what the metrics add to.
+    double rate[2] = {0, 0}, cpu[2] = {0, 0};  // [metrics on]
+    for (int round = 0; round < 4; ++round) {
+      g_no_metrics = round % 2 == 0;
+      rate[g_no_metrics ? 0 : 1] += W3(dir, workers, w3_seconds, 32, transport == "tls", floor);
+      cpu[g_no_metrics ? 0 : 1] += g_last_server_cpu_ms;
+    }
+    std::printf("W3  metrics on / off (2 rounds each, alternating): throughput %.3f x, server "
+                "CPU per workflow %.3f x\n",
+                rate[1] / rate[0], cpu[1] / cpu[0]);
+    return 0;
+  }
   for (bool tls : modes) {
     if (only.empty() || only == "w1") w1_p50[tls] = W1(dir, workers, w1, tls, floor);
   }

@@ -35,12 +35,21 @@ struct Engine::Slot {
   std::map<std::string, RunningAttempt> attempts;  // by operation id
 };
 
+namespace {
+storage::GroupCommitter::Options CommitterOptions(const EngineOptions& options) {
+  storage::GroupCommitter::Options out;
+  out.on_commit = options.on_commit;
+  return out;
+}
+}  // namespace
+
 Engine::Engine(asio::any_io_executor executor, Journal& journal,
                const ContractRegistry& contracts, WorkflowHost& host, ToolDispatcher& tools,
                Clock& clock, EngineOptions options)
     : executor_(executor),
       journal_(options.reader != nullptr ? *options.reader : journal),
-      committer_(journal, options.commit_executor ? options.commit_executor : executor),
+      committer_(journal, options.commit_executor ? options.commit_executor : executor,
+                 CommitterOptions(options)),
       contracts_(contracts),
       host_(host),
       tools_(tools),

@@ -75,6 +75,9 @@ struct EngineOptions {
   // the journal itself belongs to the commit thread.
   boost::asio::any_io_executor commit_executor;
   storage::Journal* reader = nullptr;
+  // Told of each group commit (storage/group_commit.h), on the commit executor: metrics of
+  // commit latency and group size. Empty: nothing is measured.
+  storage::GroupCommitter::CommitObserver on_commit;
 };
 
 // What a caller can see of a run.

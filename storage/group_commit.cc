@@ -71,7 +71,12 @@ void GroupCommitter::Flush() {
   std::vector<const AppendRequest*> requests;
   requests.reserve(group.size());
   for (const Pending& p : group) requests.push_back(&p.request);
+  const auto started = options_.on_commit ? std::chrono::steady_clock::now()
+                                           : std::chrono::steady_clock::time_point();
   std::vector<Result<AppendAck>> results = journal_.AppendGroup(requests);
+  if (options_.on_commit) {
+    options_.on_commit(group.size(), std::chrono::steady_clock::now() - started);
+  }
   commits_.fetch_add(1, std::memory_order_relaxed);
   appends_.fetch_add(group.size(), std::memory_order_relaxed);
   for (std::size_t i = 0; i < group.size(); ++i) {

@@ -23,6 +23,8 @@
 #include <boost/asio/strand.hpp>
 
 #include <atomic>
+#include <chrono>
+#include <functional>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -38,8 +40,14 @@ class GroupCommitter {
   using Signature = void(Result<AppendAck>);
   using Handler = boost::asio::any_completion_handler<Signature>;
 
+  // Told after each group's AppendGroup returns, on the commit strand: how many requests the
+  // group carried and how long AppendGroup took (transaction and fsync). Must be cheap and
+  // thread-safe with respect to whatever it updates (metrics use relaxed atomics).
+  using CommitObserver = std::function<void(std::size_t group_size, std::chrono::nanoseconds)>;
+
   struct Options {
     std::size_t max_group = 512;  // requests per transaction; the rest form the next group
+    CommitObserver on_commit;     // empty: nothing observes (and no clock is read)
   };
 
   GroupCommitter(Journal& journal, boost::asio::any_io_executor executor, Options options);

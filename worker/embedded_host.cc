@@ -44,8 +44,21 @@ void EmbeddedHost::Build(EmbeddedHostOptions options) {
   Clock& clock = options.clock != nullptr ? *options.clock : system_clock_;
   io_ = std::make_unique<asio::io_context>(1);
   worker_ = std::make_unique<LocalWorker>(workflows_, tools_);
+  if (!options.metrics_listen.empty()) {
+    metrics_listen_ = options.metrics_listen;
+    metrics_ = std::make_unique<MetricsRegistry>();
+    metrics_sink_ = std::make_unique<MetricsSink>(*metrics_);
+    options.engine.on_commit = [sink = metrics_sink_.get()](std::size_t size,
+                                                            std::chrono::nanoseconds took) {
+      sink->ObserveCommit(size, took);
+    };
+  }
   engine_ = std::make_unique<Engine>(io_->get_executor(), *journal_, tools_.contracts(), *worker_,
                                      *worker_, clock, std::move(options.engine));
+  if (metrics_sink_) {
+    engine_->AddSink(*metrics_sink_);
+    metrics_listener_ = std::make_unique<MetricsListener>(io_->get_executor(), *metrics_);
+  }
   engine_->OnFailed([this](const Error& error) {
     failure_ = Err(Errc::kUnavailable, "the engine stopped (" + error.ToString() +
                                            "); restart the process to recover from the journal");
@@ -56,9 +69,18 @@ void EmbeddedHost::Build(EmbeddedHostOptions options) {
 EmbeddedHost::~EmbeddedHost() {
   // The engine first (its timers and committer use the io_context), then the worker and what
   // still runs on the io_context, then the journal.
+  metrics_listener_.reset();
   engine_.reset();
   worker_.reset();
   io_.reset();
+}
+
+asio::awaitable<Result<int>> EmbeddedHost::Recover() {
+  if (metrics_sink_) {
+    RECKON_CO_TRY(metrics_sink_->Seed(*journal_));
+    RECKON_CO_TRY(metrics_listener_->Listen(metrics_listen_));
+  }
+  co_return co_await engine_->Recover();
 }
 
 asio::awaitable<Result<int>> EmbeddedHost::ApprovePending(std::string decided_by) {

@@ -31,6 +31,9 @@
 #include "reckon/engine/engine.h"
 #include "reckon/storage/journal.h"
 #include "reckon/storage/payload_codec.h"
+#include "reckon/telemetry/metrics.h"
+#include "reckon/telemetry/metrics_listener.h"
+#include "reckon/telemetry/metrics_sink.h"
 #include "reckon/worker/local_worker.h"
 #include "reckon/worker/tool.h"
 #include "reckon/worker/workflow_registry.h"
@@ -56,6 +59,10 @@ struct EmbeddedHostOptions {
   // "Payloads at rest"); the host owns the codec. A journal handed to a constructor was opened
   // by its caller, with its own SqliteJournalOptions::payload_codec.
   std::string payload_key_file;
+  // "HOST:PORT" (port 0: any free): keep Prometheus metrics (docs/OPERATIONS.md) and serve
+  // them at GET /metrics on this address, unauthenticated (telemetry/metrics_listener.h;
+  // docs/SECURITY.md, "Metrics"). Bound by Recover(). Empty: no metrics.
+  std::string metrics_listen;
 };
 
 class EmbeddedHost {
@@ -89,7 +96,13 @@ class EmbeddedHost {
   storage::Journal& journal() { return *journal_; }
 
   // Engine::Recover: resumes every run the journal holds. Once, before anything else.
-  boost::asio::awaitable<Result<int>> Recover() { return engine_->Recover(); }
+  // With EmbeddedHostOptions::metrics_listen, first seeds the metrics from the journal and
+  // binds the metrics address (its errors name the address).
+  boost::asio::awaitable<Result<int>> Recover();
+  // The metrics registry (to add an application's own metrics or callbacks), or null without
+  // metrics_listen; and the bound metrics port (0 before Recover()).
+  MetricsRegistry* metrics() { return metrics_.get(); }
+  std::uint16_t metrics_port() const { return metrics_listener_ ? metrics_listener_->port() : 0; }
   // Engine::UntilIdle: every run finished, stopped, or waiting on a signal, an approval or a
   // person, all of it durable.
   boost::asio::awaitable<Result<void>> UntilIdle() { return engine_->UntilIdle(); }
@@ -137,7 +150,13 @@ class EmbeddedHost {
   SystemClock system_clock_;
   std::unique_ptr<boost::asio::io_context> io_;
   std::unique_ptr<LocalWorker> worker_;
+  // Metrics (metrics_listen): the registry and sink outlive the engine, whose commit observer
+  // reports to the sink; the listener goes first.
+  std::unique_ptr<MetricsRegistry> metrics_;
+  std::unique_ptr<MetricsSink> metrics_sink_;
+  std::string metrics_listen_;
   std::unique_ptr<Engine> engine_;
+  std::unique_ptr<MetricsListener> metrics_listener_;
   std::optional<Error> failure_;  // set when the engine failed during Run()
 };
 

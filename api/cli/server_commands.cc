@@ -182,6 +182,9 @@ void AddServerCommands(CLI::App& app, CommandEnv& env) {
         ->type_name("HOST:PORT");
     c->add_option("--http-port-file", args->http_port_file,
                   "Write the bound HTTP port to this file");
+    c->add_flag("--no-metrics", [args](std::int64_t) { args->config.metrics = false; },
+                "Keep no Prometheus metrics (by default /metrics is served on the --http port; "
+                "docs/OPERATIONS.md)");
     c->add_option("--admin-token-file", args->config.admin_token_file,
                   "Where the first start writes the admin token (default <journal>.admin-token)")
         ->type_name("FILE");

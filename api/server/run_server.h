@@ -42,6 +42,9 @@ struct ServerConfig {
   // Refused beyond loopback without TLS.
   std::string http_listen;
   std::function<void(std::uint16_t port)> on_http_listening;  // `--http-port-file`
+  // Prometheus metrics (docs/OPERATIONS.md), served at /metrics of the --http port. Off
+  // (--no-metrics): no sink, no commit observer, /metrics is 404 (bench/ compares the two).
+  bool metrics = true;
 };
 
 // Returns the process exit code: 0 after a graceful stop, 1 if it could not start or the engine

@@ -173,6 +173,14 @@ ServerHost::ServerHost(const ServerConfig& config, std::unique_ptr<storage::Jour
                                         std::move(durable));
   EngineOptions engine_options;
   engine_options.decider.worker_name = "server";
+  if (config_.metrics) {
+    metrics_sink_ = std::make_unique<MetricsSink>(metrics_);
+    engine_options.on_commit = [sink = metrics_sink_.get()](std::size_t size,
+                                                            std::chrono::nanoseconds took) {
+      sink->ObserveCommit(size, took);
+    };
+    RegisterQueueMetrics();
+  }
   if (!config_.inline_commit) {
     engine_options.commit_executor = commit_thread_.get_executor();
     engine_options.reader = guarded_reader_.get();
@@ -184,6 +192,7 @@ ServerHost::ServerHost(const ServerConfig& config, std::unique_ptr<storage::Jour
   server_ = std::make_unique<Server>(io_.get_executor(), *service_, buffers_, config_.server);
   engine_->AddSink(trace_log_);
   engine_->AddSink(*trace_file_);
+  if (metrics_sink_) engine_->AddSink(*metrics_sink_);
   engine_->OnFailed([this](const Error& error) {
     spdlog::critical("engine stopped: {}; exiting so that a restart recovers from the journal",
                      error.ToString());
@@ -200,6 +209,12 @@ ServerHost::~ServerHost() {
   server_.reset();
   service_.reset();
   engine_.reset();
+  if (metrics_sink_) {
+    for (const char* name : {"reckon_task_queue_depth", "reckon_task_lease_losses_total",
+                             "reckon_connected_workers"}) {
+      metrics_.RemoveCallback(name);
+    }
+  }
   tasks_.reset();
 }
 
@@ -215,7 +230,43 @@ void ServerHost::StopServing(int exit_code) {
   io_.stop();
 }
 
+// Task queues and workers, read from the task queues at scrape time (on the loop). Outbox and
+// OTLP metrics are registered the same way by their owners (docs/OPERATIONS.md).
+void ServerHost::RegisterQueueMetrics() {
+  metrics_.AddGaugeCallback(
+      "reckon_task_queue_depth", "Tasks waiting in a queue for a worker to take them.",
+      {"kind", "queue"}, [this] {
+        std::vector<GaugeSample> out;
+        for (const TaskQueues::QueueStats& s : tasks_->queue_stats()) {
+          out.push_back({{s.kind, s.queue}, static_cast<double>(s.queued)});
+        }
+        return out;
+      });
+  metrics_.AddCounterCallback(
+      "reckon_task_lease_losses_total",
+      "Leases lost: workflow tasks that timed out on their worker, tool tasks not heartbeaten.",
+      {"kind", "queue"}, [this] {
+        std::vector<GaugeSample> out;
+        for (const TaskQueues::QueueStats& s : tasks_->queue_stats()) {
+          out.push_back({{s.kind, s.queue}, static_cast<double>(s.leases_lost)});
+        }
+        return out;
+      });
+  metrics_.AddGaugeCallback("reckon_connected_workers", "Worker sessions now connected.", {},
+                            [this] {
+                              return std::vector<GaugeSample>{
+                                  {{}, static_cast<double>(tasks_->connected_sessions())}};
+                            });
+}
+
 asio::awaitable<void> ServerHost::Start() {
+  if (metrics_sink_) {
+    if (auto seeded = metrics_sink_->Seed(*guarded_reader_); !seeded) {
+      spdlog::error("cannot read the operations for the metrics: {}", seeded.error().ToString());
+      StopServing(1);
+      co_return;
+    }
+  }
   auto recovered = co_await engine_->Recover();
   if (!recovered) {
     spdlog::error("recovery failed: {}", recovered.error().ToString());
@@ -238,7 +289,8 @@ asio::awaitable<void> ServerHost::Start() {
 
 int ServerHost::Run() {
   if (!config_.http_listen.empty()) {
-    http_api_ = std::make_unique<HttpApi>(*service_, console_sessions_, http_tls_ != nullptr);
+    http_api_ = std::make_unique<HttpApi>(*service_, console_sessions_, http_tls_ != nullptr,
+                                          config_.metrics ? &metrics_ : nullptr);
     HttpServerOptions http_options;
     http_options.tls = http_tls_;
     http_ = std::make_unique<HttpServer>(io_.get_executor(), *http_api_, http_options);

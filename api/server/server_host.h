@@ -38,6 +38,8 @@
 #include "reckon/storage/payload_codec.h"
 #include "reckon/telemetry/jsonl_trace_sink.h"
 #include "reckon/telemetry/log_trace_sink.h"
+#include "reckon/telemetry/metrics.h"
+#include "reckon/telemetry/metrics_sink.h"
 
 namespace reckon::api {
 
@@ -72,6 +74,8 @@ class ServerHost {
   // The first start's admin token; the development-mode warning.
   Result<void> PrepareAuthentication();
   boost::asio::awaitable<void> Start();
+  // Gauges of the task queues and workers (metrics on).
+  void RegisterQueueMetrics();
   void StopServing(int exit_code);
 
   const ServerConfig config_;
@@ -92,6 +96,10 @@ class ServerHost {
   MemoryBudget buffers_;
   boost::asio::io_context io_{1};
   boost::asio::thread_pool commit_thread_{1};
+  // Prometheus metrics (ServerConfig::metrics). The sink is null when metrics are off; both
+  // outlive the engine (whose commit observer reports to the sink) and the HTTP API.
+  MetricsRegistry metrics_;
+  std::unique_ptr<MetricsSink> metrics_sink_;
   std::unique_ptr<TaskQueues> tasks_;
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<Service> service_;

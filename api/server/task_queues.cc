@@ -574,6 +574,7 @@ void TaskQueues::Tick() {
     spdlog::warn("workflow task of {} timed out on its worker; it goes back to the queue",
                  task.run.workflow_id);
     expired.push_back(token);
+    ++leases_lost_[{"workflow", task.workflow_type}];
   }
   for (std::uint64_t token : expired) RequeueWorkflowTask(token);
   std::vector<std::uint64_t> lost;
@@ -587,6 +588,7 @@ void TaskQueues::Tick() {
       continue;
     }
     const ToolTaskView& view = it->second.view;
+    ++leases_lost_[{"tool", view.tool}];
     spdlog::warn("worker lease lost: {} of {} (attempt {}) was not heartbeaten for {} ms",
                  view.operation_id, view.tool, view.attempt, options_.lease_timeout.count());
     FinishToolTask(token,
@@ -595,6 +597,35 @@ void TaskQueues::Tick() {
                    StillUnknown("the worker holding the lookup stopped heartbeating"));
   }
   MatchWaiters();  // sticky tasks that waited long enough may now go to anyone
+}
+
+std::vector<TaskQueues::QueueStats> TaskQueues::queue_stats() const {
+  std::map<std::pair<std::string, std::string>, QueueStats> by_queue;
+  auto stats = [&by_queue](const std::string& kind, const std::string& queue) -> QueueStats& {
+    QueueStats& s = by_queue[{kind, queue}];
+    s.kind = kind;
+    s.queue = queue;
+    return s;
+  };
+  for (const auto& [type, queue] : workflow_queues_) {
+    QueueStats& s = stats("workflow", type);
+    for (std::uint64_t token : queue) {
+      auto t = workflow_tasks_.find(token);
+      if (t != workflow_tasks_.end() && t->second.leased_to == 0) ++s.queued;
+    }
+  }
+  for (const auto& [tool, queue] : tool_queues_) {
+    QueueStats& s = stats("tool", tool);
+    for (std::uint64_t token : queue) {
+      auto t = tool_tasks_.find(token);
+      if (t != tool_tasks_.end() && t->second.leased_to == 0 && !t->second.cancelled) ++s.queued;
+    }
+  }
+  for (const auto& [key, lost] : leases_lost_) stats(key.first, key.second).leases_lost = lost;
+  std::vector<QueueStats> out;
+  out.reserve(by_queue.size());
+  for (auto& [key, s] : by_queue) out.push_back(std::move(s));
+  return out;
 }
 
 }  // namespace reckon::api

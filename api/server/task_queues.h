@@ -37,6 +37,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <utility>
 #include <memory>
 #include <optional>
 #include <set>
@@ -148,6 +149,20 @@ class TaskQueues final : public WorkflowHost, public ToolDispatcher {
   // Renews the leases of `tokens`; returns those the worker should stop.
   std::vector<std::uint64_t> Heartbeat(SessionId session, const std::vector<std::uint64_t>& tokens);
 
+  // For metrics (telemetry/metrics.h), read on the event loop at scrape time: per queue, the
+  // tasks waiting to be taken and the leases lost so far (workflow tasks that timed out on
+  // their worker, tool tasks not heartbeaten for lease_timeout). `kind` is "workflow" (the
+  // queue is a workflow type) or "tool" (a tool name).
+  struct QueueStats {
+    std::string kind;
+    std::string queue;
+    std::size_t queued = 0;
+    std::uint64_t leases_lost = 0;
+  };
+  std::vector<QueueStats> queue_stats() const;
+  // Worker sessions now connected.
+  std::size_t connected_sessions() const { return sessions_.size(); }
+
   const TaskQueueOptions& options() const { return options_; }
   std::size_t pending_workflow_tasks() const { return workflow_tasks_.size(); }
   std::size_t pending_tool_tasks() const { return tool_tasks_.size(); }
@@ -239,6 +254,8 @@ class TaskQueues final : public WorkflowHost, public ToolDispatcher {
   std::map<std::string, std::deque<std::uint64_t>> workflow_queues_;  // by workflow type
   std::map<std::uint64_t, ToolTask> tool_tasks_;
   std::map<std::string, std::deque<std::uint64_t>> tool_queues_;  // by tool
+  // Leases lost so far, by (kind, queue) as in QueueStats.
+  std::map<std::pair<std::string, std::string>, std::uint64_t> leases_lost_;
   std::deque<Waiter<WorkflowTaskView>> workflow_waiters_;
   std::deque<Waiter<ToolTaskView>> tool_waiters_;
   boost::asio::steady_timer tick_;

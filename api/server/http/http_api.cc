@@ -235,8 +235,33 @@ struct HttpApi::Caller {
   std::string csrf;
 };
 
-HttpApi::HttpApi(Service& service, ConsoleSessions& sessions, bool secure_cookies)
-    : service_(service), sessions_(sessions), secure_cookies_(secure_cookies) {}
+HttpApi::HttpApi(Service& service, ConsoleSessions& sessions, bool secure_cookies,
+                 const MetricsRegistry* metrics)
+    : service_(service), sessions_(sessions), secure_cookies_(secure_cookies), metrics_(metrics) {}
+
+// Any valid token may read the metrics (the whoAmI permission): they carry no payloads, but
+// tool names, workflow types and queue names are the business's to disclose.
+boost::asio::awaitable<HttpReply> HttpApi::Metrics(const HttpRequest& request) {
+  constexpr std::string_view kBearer = "Bearer ";
+  if (request.authorization.rfind(kBearer, 0) != 0) {
+    HttpReply refused = ErrorReply("unauthenticated",
+                                   "/metrics needs a bearer token (any role; give Prometheus a "
+                                   "reader token through its authorization.credentials_file)");
+    refused.headers.emplace_back("WWW-Authenticate", "Bearer");
+    co_return refused;
+  }
+  Message who = NewMessage();
+  MethodOf(who).setWhoAmI();
+  const std::string token = request.authorization.substr(kBearer.size());  // outlives the call
+  auto called = Call(token, request.peer, std::move(who), kCallTimeout);
+  auto reply = co_await std::move(called);
+  if (!reply) co_return ErrorReply(reply.error());
+  HttpReply out;
+  out.content_type = std::string(MetricsRegistry::kContentType);
+  out.body = metrics_->WriteText();
+  out.headers.emplace_back("Cache-Control", "no-store");
+  co_return out;
+}
 
 boost::asio::awaitable<Result<HttpApi::Message>> HttpApi::Call(const std::string& token,
                                                               const std::string& peer,
@@ -263,6 +288,10 @@ boost::asio::awaitable<HttpReply> HttpApi::Handle(HttpRequest request) {
   if (path.rfind("/api/", 0) == 0) {
     auto api = Api(request, path, query);
     co_return co_await std::move(api);
+  }
+  if (path == "/metrics" && metrics_ != nullptr && request.method == http::verb::get) {
+    auto metrics = Metrics(request);
+    co_return co_await std::move(metrics);
   }
   if (request.method != http::verb::get && request.method != http::verb::head) {
     co_return ErrorReply("not_found", "no such endpoint: " +

@@ -5,7 +5,7 @@
 //
 // What it adds to the protocol: console sessions (login, cookie, CSRF), JSON in and out, the
 // inbox (every operation waiting for a person, with its contract card and evidence) and the
-// MCP catalog check. Refusals are JSON errors with the HTTP status of their code.
+// MCP catalog check, and the Prometheus metrics at /metrics. Refusals are JSON errors with the HTTP status of their code.
 //
 // Threads: on the server's event loop, like the Service.
 #pragma once
@@ -23,6 +23,7 @@
 
 #include "reckon/api/server/http/console_sessions.h"
 #include "reckon/api/server/service.h"
+#include "reckon/telemetry/metrics.h"
 
 namespace reckon::api {
 
@@ -50,8 +51,11 @@ HttpReply ErrorReply(const Error& error);
 
 class HttpApi {
  public:
-  // `secure_cookies`: the port is HTTPS, so the session cookie is marked Secure.
-  HttpApi(Service& service, ConsoleSessions& sessions, bool secure_cookies);
+  // `secure_cookies`: the port is HTTPS, so the session cookie is marked Secure. `metrics`:
+  // served at GET /metrics to any valid bearer token (docs/SECURITY.md, "Metrics"); nullptr:
+  // /metrics is 404. Not owned; must outlive the HttpApi.
+  HttpApi(Service& service, ConsoleSessions& sessions, bool secure_cookies,
+          const MetricsRegistry* metrics = nullptr);
 
   boost::asio::awaitable<HttpReply> Handle(HttpRequest request);
 
@@ -66,6 +70,7 @@ class HttpApi {
   boost::asio::awaitable<HttpReply> SessionInfo(const Caller& caller, const HttpRequest& request);
   boost::asio::awaitable<HttpReply> Inbox(const Caller& caller, const HttpRequest& request);
   boost::asio::awaitable<HttpReply> CheckMcp(const Caller& caller, const HttpRequest& request);
+  boost::asio::awaitable<HttpReply> Metrics(const HttpRequest& request);
 
   // Sends `request` (its method filled) as `token` and returns the reply message, or the
   // error reply's Error.
@@ -76,6 +81,7 @@ class HttpApi {
   Service& service_;
   ConsoleSessions& sessions_;
   bool secure_cookies_;
+  const MetricsRegistry* metrics_;  // not owned; may be null
   SessionId next_session_ = SessionId{1} << 62;  // apart from the protocol port's ids
 };
 
