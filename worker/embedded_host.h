@@ -37,6 +37,8 @@
 
 namespace reckon {
 
+class OtlpTraceSink;
+
 // What EmbeddedHost::Run returns for a `main` of type awaitable<T>: Result<T>, or T itself when
 // T is already a Result.
 template <class T>
@@ -56,6 +58,11 @@ struct EmbeddedHostOptions {
   // "Payloads at rest"); the host owns the codec. A journal handed to a constructor was opened
   // by its caller, with its own SqliteJournalOptions::payload_codec.
   std::string payload_key_file;
+  // Open() only: an OTLP/HTTP collector ("http://127.0.0.1:4318"). Non-empty: the host exports
+  // the effect lifecycle as OpenTelemetry spans to <endpoint>/v1/traces from a thread of its
+  // own, never slowing the engine (telemetry/otlp_trace_sink.h; docs/OPERATIONS.md, "OTLP
+  // traces"). A bad URL fails Open().
+  std::string otlp_endpoint;
 };
 
 class EmbeddedHost {
@@ -82,6 +89,9 @@ class EmbeddedHost {
   // Adds a trace sink (not owned: it must outlive the host, or be removed first).
   void AddSink(TraceSink& sink) { engine_->AddSink(sink); }
   void RemoveSink(TraceSink& sink) { engine_->RemoveSink(sink); }
+
+  // The OTLP exporter (EmbeddedHostOptions::otlp_endpoint), for its drop count; null without.
+  const OtlpTraceSink* otlp() const { return otlp_.get(); }
 
   boost::asio::io_context& io() { return *io_; }
   Engine& engine() { return *engine_; }
@@ -135,6 +145,7 @@ class EmbeddedHost {
   ToolRegistry& tools_;
   WorkflowRegistry& workflows_;
   SystemClock system_clock_;
+  std::unique_ptr<OtlpTraceSink> otlp_;  // outlives the engine, which reports to it
   std::unique_ptr<boost::asio::io_context> io_;
   std::unique_ptr<LocalWorker> worker_;
   std::unique_ptr<Engine> engine_;
