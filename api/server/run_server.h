@@ -42,6 +42,9 @@ struct ServerConfig {
   // Refused beyond loopback without TLS.
   std::string http_listen;
   std::function<void(std::uint16_t port)> on_http_listening;  // `--http-port-file`
+  // --otlp-endpoint URL: export spans to an OTLP/HTTP collector ("http://127.0.0.1:4318"),
+  // from a thread of their own (telemetry/otlp_trace_sink.h); empty: none.
+  std::string otlp_endpoint;
 };
 
 // Returns the process exit code: 0 after a graceful stop, 1 if it could not start or the engine

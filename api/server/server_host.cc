@@ -85,6 +85,13 @@ Result<std::unique_ptr<ServerHost>> ServerHost::Create(const ServerConfig& given
       new ServerHost(config, std::move(journal), std::move(reader), std::move(principals),
                      std::move(trace_file), std::move(logger)));
   host->payload_codec_ = std::move(payload_codec);
+  if (!config.otlp_endpoint.empty()) {
+    OtlpExporterOptions otlp;
+    otlp.endpoint = config.otlp_endpoint;
+    otlp.resource.service_name = "reckon-server";
+    RECKON_TRY(host->otlp_, OtlpTraceSink::Start(std::move(otlp)));
+    host->engine_->AddSink(*host->otlp_);
+  }
   RECKON_TRY(host->PrepareAuthentication());
   if (auto loaded = LoadJournaledContracts(*host->reader_, host->contracts_); !loaded) {
     return loaded.error().WithContext("cannot load the contracts journaled in '" +
