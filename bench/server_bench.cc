@@ -12,8 +12,12 @@
 // presents one), side by side, and the TLS / plaintext ratios are printed (--transport picks
 // one).
 //
+// With --otlp, W3 runs twice per transport, the server without and then with --otlp-endpoint
+// pointing at a stand-in collector in this process (telemetry/testing/otlp_receiver.h), and
+// the ratio is printed with the spans the collector received.
+//
 //   server_bench --dir DIR [--workers N] [--w1 COUNT] [--w3-seconds S] [--transport T]
-//                [--reckon PATH]
+//                [--reckon PATH] [--otlp]
 #include <CLI/CLI.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -34,6 +38,8 @@
 #include "tests/support/role_tokens.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/test_certs.h"
+#include "reckon/telemetry/testing/otlp_check.h"
+#include "reckon/telemetry/testing/otlp_receiver.h"
 
 namespace {
 
@@ -77,6 +83,7 @@ bool g_inline_commit = false;  // --inline-commit: passed on to the server
 bool g_no_metrics = false;     // the server runs with --no-metrics (--metrics off / compare)
 double g_last_server_cpu_ms = 0;  // server CPU ms per workflow of the last W3
 std::string g_reckon = RECKON_CLI_PATH;  // --reckon: the server binary (another build to compare)
+std::string g_otlp_endpoint;  // non-empty: passed to the server as --otlp-endpoint
 
 // With `tls`, as deployed: the server requires client certificates, which every worker, the
 // CLI and the bench's client present.
@@ -91,6 +98,9 @@ Cluster StartCluster(const std::string& dir, int workers, bool tls) {
                   "--trace",     "/dev/null"};
   if (g_inline_commit) options.args.push_back("--inline-commit");
   if (g_no_metrics) options.args.push_back("--no-metrics");
+  if (!g_otlp_endpoint.empty()) {
+    options.args.insert(options.args.end(), {"--otlp-endpoint", g_otlp_endpoint});
+  }
   if (tls) {
     std::filesystem::create_directories(dir + "/certs");
     auto certs = testing::WriteTestCertificates(dir + "/certs");
@@ -318,6 +328,9 @@ int main(int argc, char** argv) {
                  "(W3 only: off, on, off, on in one run, and the on / off ratio)")
       ->check(CLI::IsMember({"on", "off", "compare"}));
   app.add_option("--reckon", g_reckon, "the reckon binary that serves (another build to compare)");
+  bool otlp = false;
+  app.add_flag("--otlp", otlp,
+               "W3 without, then with --otlp-endpoint to a collector in this process; the ratio");
   CLI11_PARSE(app, argc, argv);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::printf("%s\n", bench::DescribeMachine(dir).c_str());
@@ -348,7 +361,24 @@ int main(int argc, char** argv) {
     if (only.empty() || only == "w1") w1_p50[tls] = W1(dir, workers, w1, tls, floor);
   }
   for (bool tls : modes) {
-    if (only.empty() || only == "w3") w3_rate[tls] = W3(dir, workers, w3_seconds, 32, tls, floor);
+    if (!only.empty() && only != "w3") continue;
+    w3_rate[tls] = W3(dir, workers, w3_seconds, 32, tls, floor);
+    if (!otlp) continue;
+    testing::OtlpReceiver collector;
+    g_otlp_endpoint = collector.endpoint();
+    std::printf("W3  again, the server exporting OTLP traces to %s:\n", g_otlp_endpoint.c_str());
+    const double with_otlp = W3(dir, workers, w3_seconds, 32, tls, floor);
+    g_otlp_endpoint.clear();
+    std::this_thread::sleep_for(1500ms);  // the last batch (flush interval 1 s)
+    std::size_t spans = 0, requests = 0;
+    for (const auto& request : collector.requests()) {
+      ++requests;
+      auto parsed = testing::ParseOtlpTraces(request.body);
+      if (parsed) spans += parsed.value().size();
+    }
+    std::printf("W3  OTLP on / off throughput (%s): %.3f x  (%zu spans in %zu requests "
+                "received)\n",
+                tls ? "mTLS" : "plaintext", with_otlp / w3_rate[tls], spans, requests);
   }
   if (w1_p50.size() == 2) {
     std::printf("W1  mTLS / plaintext p50: %.2f x\n", w1_p50[true] / w1_p50[false]);

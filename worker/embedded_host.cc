@@ -4,6 +4,7 @@
 
 #include "reckon/storage/crypto/aes_gcm_codec.h"
 #include "reckon/storage/sqlite/sqlite_journal.h"
+#include "reckon/telemetry/otlp_trace_sink.h"
 
 namespace reckon {
 
@@ -18,9 +19,20 @@ Result<std::unique_ptr<EmbeddedHost>> EmbeddedHost::Open(const std::string& jour
   }
   storage::SqliteJournalOptions journal_options;
   journal_options.payload_codec = codec.get();
+  std::unique_ptr<OtlpTraceSink> otlp;
+  if (!options.otlp_endpoint.empty()) {
+    OtlpExporterOptions otlp_options;
+    otlp_options.endpoint = options.otlp_endpoint;
+    otlp_options.resource.service_name = "reckon-embedded";
+    RECKON_TRY(otlp, OtlpTraceSink::Start(std::move(otlp_options)));
+  }
   RECKON_TRY(auto journal, storage::OpenSqliteJournal(journal_path, journal_options));
   auto host = std::make_unique<EmbeddedHost>(std::move(journal), std::move(options));
   host->payload_codec_ = std::move(codec);
+  if (otlp) {
+    host->otlp_ = std::move(otlp);
+    host->engine_->AddSink(*host->otlp_);
+  }
   return host;
 }
 

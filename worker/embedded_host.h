@@ -40,6 +40,8 @@
 
 namespace reckon {
 
+class OtlpTraceSink;
+
 // What EmbeddedHost::Run returns for a `main` of type awaitable<T>: Result<T>, or T itself when
 // T is already a Result.
 template <class T>
@@ -63,6 +65,11 @@ struct EmbeddedHostOptions {
   // them at GET /metrics on this address, unauthenticated (telemetry/metrics_listener.h;
   // docs/SECURITY.md, "Metrics"). Bound by Recover(). Empty: no metrics.
   std::string metrics_listen;
+  // Open() only: an OTLP/HTTP collector ("http://127.0.0.1:4318"). Non-empty: the host exports
+  // the effect lifecycle as OpenTelemetry spans to <endpoint>/v1/traces from a thread of its
+  // own, never slowing the engine (telemetry/otlp_trace_sink.h; docs/OPERATIONS.md, "OTLP
+  // traces"). A bad URL fails Open().
+  std::string otlp_endpoint;
 };
 
 class EmbeddedHost {
@@ -89,6 +96,9 @@ class EmbeddedHost {
   // Adds a trace sink (not owned: it must outlive the host, or be removed first).
   void AddSink(TraceSink& sink) { engine_->AddSink(sink); }
   void RemoveSink(TraceSink& sink) { engine_->RemoveSink(sink); }
+
+  // The OTLP exporter (EmbeddedHostOptions::otlp_endpoint), for its drop count; null without.
+  const OtlpTraceSink* otlp() const { return otlp_.get(); }
 
   boost::asio::io_context& io() { return *io_; }
   Engine& engine() { return *engine_; }
@@ -148,6 +158,7 @@ class EmbeddedHost {
   ToolRegistry& tools_;
   WorkflowRegistry& workflows_;
   SystemClock system_clock_;
+  std::unique_ptr<OtlpTraceSink> otlp_;  // outlives the engine, which reports to it
   std::unique_ptr<boost::asio::io_context> io_;
   std::unique_ptr<LocalWorker> worker_;
   // Metrics (metrics_listen): the registry and sink outlive the engine, whose commit observer

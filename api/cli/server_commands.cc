@@ -169,6 +169,10 @@ void AddServerCommands(CLI::App& app, CommandEnv& env) {
     c->add_option("--trace", args->config.trace_path,
                   "Effect trace JSON-lines file (default <journal>.trace.jsonl)");
     c->add_flag("--quiet", args->config.quiet, "No log line per transition");
+    c->add_option("--otlp-endpoint", args->config.otlp_endpoint,
+                  "Export the effect lifecycle as OpenTelemetry spans over OTLP/HTTP JSON to "
+                  "this collector (POST URL/v1/traces; docs/OPERATIONS.md, \"OTLP traces\")")
+        ->type_name("URL");
     c->add_option("--payload-key", args->config.payload_key_file,
                   "Payload key file: seal inputs, results and other payloads in the journal "
                   "with AES-256-GCM (docs/SECURITY.md, \"Payloads at rest\")");

@@ -45,6 +45,9 @@ struct ServerConfig {
   // Prometheus metrics (docs/OPERATIONS.md), served at /metrics of the --http port. Off
   // (--no-metrics): no sink, no commit observer, /metrics is 404 (bench/ compares the two).
   bool metrics = true;
+  // --otlp-endpoint URL: export spans to an OTLP/HTTP collector ("http://127.0.0.1:4318"),
+  // from a thread of their own (telemetry/otlp_trace_sink.h); empty: none.
+  std::string otlp_endpoint;
 };
 
 // Returns the process exit code: 0 after a graceful stop, 1 if it could not start or the engine

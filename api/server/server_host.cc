@@ -94,6 +94,20 @@ Result<std::unique_ptr<ServerHost>> ServerHost::Create(const ServerConfig& given
                      std::move(trace_file), std::move(logger)));
   host->payload_codec_ = std::move(payload_codec);
   host->http_tls_ = std::move(http_tls);
+  if (!config.otlp_endpoint.empty()) {
+    OtlpExporterOptions otlp;
+    otlp.endpoint = config.otlp_endpoint;
+    otlp.resource.service_name = "reckon-server";
+    RECKON_TRY(host->otlp_, OtlpTraceSink::Start(std::move(otlp)));
+    host->engine_->AddSink(*host->otlp_);
+    if (config.metrics) {
+      OtlpTraceSink* sink = host->otlp_.get();
+      host->metrics_.AddCounterCallback(
+          "reckon_otlp_dropped_spans_total",
+          "Spans the OTLP exporter dropped (queue full, or the collector refused or hung).", {},
+          [sink] { return std::vector<GaugeSample>{{{}, static_cast<double>(sink->dropped())}}; });
+    }
+  }
   RECKON_TRY(host->PrepareAuthentication());
   if (auto loaded = LoadJournaledContracts(*host->reader_, host->contracts_); !loaded) {
     return loaded.error().WithContext("cannot load the contracts journaled in '" +

@@ -40,6 +40,7 @@
 #include "reckon/telemetry/log_trace_sink.h"
 #include "reckon/telemetry/metrics.h"
 #include "reckon/telemetry/metrics_sink.h"
+#include "reckon/telemetry/otlp_trace_sink.h"
 
 namespace reckon::api {
 
@@ -64,6 +65,8 @@ class ServerHost {
   void Stop();
   boost::asio::any_io_executor executor() { return io_.get_executor(); }
   const Server& server() const { return *server_; }
+  // The OTLP exporter (--otlp-endpoint), for its counters (any thread); null without one.
+  const OtlpTraceSink* otlp() const { return otlp_.get(); }
 
  private:
   ServerHost(const ServerConfig& config, std::unique_ptr<storage::Journal> journal,
@@ -89,6 +92,7 @@ class ServerHost {
   std::unique_ptr<storage::PrincipalStore> principals_;
   std::unique_ptr<JsonlTraceSink> trace_file_;
   LogTraceSink trace_log_;
+  std::unique_ptr<OtlpTraceSink> otlp_;  // --otlp-endpoint; outlives the engine
   SystemClock clock_;
   std::unique_ptr<Authorizer> authorizer_;
   // The bytes buffered for all connections (ServerOptions::max_buffered_bytes). Declared before

@@ -1,0 +1,198 @@
+// The OTLP exporter against a stand-in collector on 127.0.0.1: the JSON it sends, batching,
+// the bounded queue, and what a collector that fails or hangs costs (spans, counted; never the
+// caller's time: Push never waits on the network).
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <thread>
+
+#include "reckon/telemetry/otlp_endpoint.h"
+#include "reckon/telemetry/otlp_exporter.h"
+#include "reckon/telemetry/otlp_ids.h"
+#include "reckon/telemetry/otlp_json.h"
+#include "reckon/telemetry/testing/otlp_check.h"
+#include "reckon/telemetry/testing/otlp_receiver.h"
+
+namespace reckon {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::OtlpReceiver;
+using testing::OtlpRequest;
+using testing::ParseOtlpTraces;
+
+// Polls `done` until it holds or a generous limit passes (a hung test, not a timing check).
+bool Eventually(const std::function<bool()>& done) {
+  for (int i = 0; i < 6000; ++i) {
+    if (done()) return true;
+    std::this_thread::sleep_for(5ms);
+  }
+  return done();
+}
+
+OtlpSpan SampleSpan(const std::string& operation_id) {
+  OtlpSpan span;
+  span.trace_id = OtlpTraceId("wf-1", "run-1");
+  span.span_id = OtlpOperationSpanId("wf-1", "run-1", operation_id);
+  span.parent_span_id = OtlpRunSpanId("wf-1", "run-1");
+  span.name = "execute_tool refund";
+  span.start_unix_ns = 1'700'000'000'000'000'000;
+  span.end_unix_ns = span.start_unix_ns + 5'000'000;
+  span.attributes = {{"gen_ai.tool.call.id", OtlpValue(operation_id)},
+                     {"reckon.attempt", OtlpValue(std::int64_t{2})},
+                     {"reckon.partial", OtlpValue(false)}};
+  span.events = {{span.start_unix_ns, "operation.prepared", {{"class", "non_repeatable_write"}}},
+                 {span.end_unix_ns, "operation.committed", {}}};
+  return span;
+}
+
+std::size_t SpansIn(const std::vector<OtlpRequest>& requests) {
+  std::size_t n = 0;
+  for (const OtlpRequest& request : requests) {
+    auto spans = ParseOtlpTraces(request.body);
+    if (spans) n += spans.value().size();
+  }
+  return n;
+}
+
+OtlpExporterOptions Fast(const OtlpReceiver& receiver) {
+  OtlpExporterOptions options;
+  options.endpoint = receiver.endpoint();
+  options.flush_interval = 20ms;
+  options.first_backoff = 5ms;
+  options.request_timeout = 10s;
+  options.shutdown_grace = 200ms;
+  return options;
+}
+
+TEST(OtlpIdsTest, AreDeterministicSizedAndDistinct) {
+  EXPECT_EQ(OtlpTraceId("wf", "r1"), OtlpTraceId("wf", "r1"));
+  EXPECT_EQ(OtlpTraceId("wf", "r1").size(), 32u);
+  EXPECT_EQ(OtlpRunSpanId("wf", "r1").size(), 16u);
+  EXPECT_EQ(OtlpOperationSpanId("wf", "r1", "op").size(), 16u);
+  EXPECT_NE(OtlpTraceId("wf", "r1"), OtlpTraceId("wf", "r2"));
+  EXPECT_NE(OtlpTraceId("wf", "r1"), OtlpTraceId("wf2", "r1"));
+  // The separator keeps ("ab","c") and ("a","bc") apart.
+  EXPECT_NE(OtlpTraceId("ab", "c"), OtlpTraceId("a", "bc"));
+  EXPECT_NE(OtlpRunSpanId("wf", "r1"), OtlpOperationSpanId("wf", "r1", ""));
+  EXPECT_NE(OtlpOperationSpanId("wf", "r1", "a"), OtlpOperationSpanId("wf", "r1", "b"));
+}
+
+TEST(OtlpEndpointTest, ParsesBaseUrlsAndRefusesOthers) {
+  auto plain = ParseOtlpEndpoint("http://127.0.0.1:4318");
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain.value().host, "127.0.0.1");
+  EXPECT_EQ(plain.value().port, "4318");
+  EXPECT_EQ(plain.value().target, "/v1/traces");
+  auto prefixed = ParseOtlpEndpoint("http://collector/otlp/");
+  ASSERT_TRUE(prefixed);
+  EXPECT_EQ(prefixed.value().port, "80");
+  EXPECT_EQ(prefixed.value().target, "/otlp/v1/traces");
+  auto v6 = ParseOtlpEndpoint("http://[::1]:4318");
+  ASSERT_TRUE(v6);
+  EXPECT_EQ(v6.value().host, "::1");
+  EXPECT_FALSE(ParseOtlpEndpoint("https://collector:4318"));
+  EXPECT_FALSE(ParseOtlpEndpoint("collector:4318"));
+  EXPECT_FALSE(ParseOtlpEndpoint("http://:4318"));
+  EXPECT_FALSE(ParseOtlpEndpoint("http://collector:99999"));
+}
+
+TEST(OtlpJsonTest, EncodesTheOtlpJsonMapping) {
+  std::vector<OtlpSpan> spans{SampleSpan("op-1")};
+  spans.push_back(spans[0]);
+  spans[1].span_id = OtlpRunSpanId("wf-1", "run-1");
+  spans[1].parent_span_id.clear();
+  spans[1].error = true;
+  spans[1].status_message = "card_declined";
+  const std::string body = OtlpTracesJson(OtlpResource{"reckon-test", "0.1"}, spans);
+  auto parsed = ParseOtlpTraces(body);
+  ASSERT_TRUE(parsed) << parsed.error().ToString();
+  ASSERT_EQ(parsed.value().size(), 2u);
+  const auto& op = parsed.value()[0];
+  EXPECT_EQ(op.service_name, "reckon-test");
+  EXPECT_EQ(op.parent_span_id, parsed.value()[1].span_id);
+  EXPECT_EQ(op.attributes.at("reckon.attempt"), "2");
+  EXPECT_EQ(op.attributes.at("reckon.partial"), "false");
+  ASSERT_EQ(op.events.size(), 2u);
+  EXPECT_EQ(op.events[0].attributes.at("class"), "non_repeatable_write");
+  EXPECT_EQ(parsed.value()[1].status_code, 2);
+  EXPECT_NE(body.find("\"intValue\":\"2\""), std::string::npos);  // 64-bit ints as strings
+  EXPECT_NE(body.find("\"startTimeUnixNano\":\"1700000000000000000\""), std::string::npos);
+}
+
+TEST(OtlpExporterTest, PostsBatchesOfJsonToV1Traces) {
+  OtlpReceiver receiver;
+  auto options = Fast(receiver);
+  options.max_batch = 2;
+  auto exporter = OtlpExporter::Start(options);
+  ASSERT_TRUE(exporter);
+  for (int i = 0; i < 5; ++i) exporter.value()->Push(SampleSpan("op-" + std::to_string(i)));
+  ASSERT_TRUE(receiver.WaitFor([](const auto& requests) { return SpansIn(requests) == 5; }));
+  ASSERT_TRUE(Eventually([&] { return exporter.value()->exported() == 5; }));
+  EXPECT_EQ(exporter.value()->dropped(), 0u);
+  const auto requests = receiver.requests();
+  EXPECT_GE(requests.size(), 3u);
+  for (const OtlpRequest& request : requests) {
+    EXPECT_EQ(request.method, "POST");
+    EXPECT_EQ(request.target, "/v1/traces");
+    EXPECT_EQ(request.content_type, "application/json");
+    auto spans = ParseOtlpTraces(request.body);
+    ASSERT_TRUE(spans) << spans.error().ToString();
+    EXPECT_LE(spans.value().size(), 2u);
+  }
+}
+
+TEST(OtlpExporterTest, FlushesWhatIsQueuedWhenDestroyed) {
+  OtlpReceiver receiver;
+  auto options = Fast(receiver);
+  options.flush_interval = 1h;
+  auto exporter = OtlpExporter::Start(options);
+  ASSERT_TRUE(exporter);
+  exporter.value()->Push(SampleSpan("op-1"));
+  exporter.value()->Push(SampleSpan("op-2"));
+  exporter.value().reset();
+  EXPECT_EQ(SpansIn(receiver.requests()), 2u);
+}
+
+TEST(OtlpExporterTest, RetriesA500ThenDropsAndCounts) {
+  OtlpReceiver receiver(OtlpReceiver::Mode::kFail500);
+  auto options = Fast(receiver);
+  options.max_retries = 2;
+  auto exporter = OtlpExporter::Start(options);
+  ASSERT_TRUE(exporter);
+  exporter.value()->Push(SampleSpan("op-1"));
+  ASSERT_TRUE(Eventually([&] { return exporter.value()->dropped() == 1; }));
+  EXPECT_EQ(exporter.value()->exported(), 0u);
+  EXPECT_EQ(receiver.requests().size(), 3u);  // the first try and two retries
+}
+
+TEST(OtlpExporterTest, GivesUpOnACollectorThatHangs) {
+  OtlpReceiver receiver(OtlpReceiver::Mode::kHang);
+  auto options = Fast(receiver);
+  options.request_timeout = 100ms;
+  options.max_retries = 1;
+  auto exporter = OtlpExporter::Start(options);
+  ASSERT_TRUE(exporter);
+  exporter.value()->Push(SampleSpan("op-1"));
+  ASSERT_TRUE(Eventually([&] { return exporter.value()->dropped() == 1; }));
+  EXPECT_EQ(exporter.value()->exported(), 0u);
+  EXPECT_TRUE(receiver.WaitFor([](const auto& requests) { return requests.size() == 2; }));
+}
+
+TEST(OtlpExporterTest, TheQueueIsBoundedAndShutdownCutsAHungRequest) {
+  OtlpReceiver receiver(OtlpReceiver::Mode::kHang);
+  auto options = Fast(receiver);
+  options.max_queue = 4;
+  options.max_batch = 1;
+  options.request_timeout = 1h;  // only the shutdown grace ends the hung request
+  auto exporter = OtlpExporter::Start(options);
+  ASSERT_TRUE(exporter);
+  for (int i = 0; i < 10; ++i) exporter.value()->Push(SampleSpan("op-" + std::to_string(i)));
+  // At most one span left the queue (the request that hangs): the rest beyond 4 were dropped.
+  EXPECT_GE(exporter.value()->dropped(), 5u);
+  exporter.value().reset();  // within the grace: the hung request is cancelled
+  EXPECT_LE(receiver.requests().size(), 1u);
+}
+
+}  // namespace
+}  // namespace reckon

@@ -1,0 +1,50 @@
+// OtlpReceiver: a stand-in OTLP/HTTP collector for tests, on 127.0.0.1 (an ephemeral port).
+// It records every request (target, content type, body) and answers per its mode: 200 with an
+// empty ExportTraceServiceResponse ("{}"), 500, or never (it reads the request and holds the
+// connection open until it is destroyed). Runs on its own thread; every method is thread-safe.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace reckon::testing {
+
+struct OtlpRequest {
+  std::string method;
+  std::string target;
+  std::string content_type;
+  std::string body;
+};
+
+class OtlpReceiver {
+ public:
+  enum class Mode { kAccept, kFail500, kHang };
+  explicit OtlpReceiver(Mode mode = Mode::kAccept);
+  ~OtlpReceiver();
+  OtlpReceiver(const OtlpReceiver&) = delete;
+  OtlpReceiver& operator=(const OtlpReceiver&) = delete;
+
+  std::string endpoint() const;  // "http://127.0.0.1:PORT"
+  std::vector<OtlpRequest> requests() const;
+  // Waits until `done(requests)` holds (checked after each request) or `limit` passes;
+  // returns whether it held.
+  bool WaitFor(const std::function<bool(const std::vector<OtlpRequest>&)>& done,
+               std::chrono::milliseconds limit = std::chrono::seconds(30)) const;
+
+ private:
+  class Server;  // otlp_receiver.cc
+  void Record(OtlpRequest request);
+
+  mutable std::mutex mutex_;
+  mutable std::condition_variable changed_;
+  std::vector<OtlpRequest> requests_;  // guarded by mutex_
+  std::unique_ptr<Server> server_;
+};
+
+}  // namespace reckon::testing
