@@ -31,6 +31,7 @@
 #include "reckon/engine/engine.h"
 #include "reckon/storage/journal.h"
 #include "reckon/storage/payload_codec.h"
+#include "reckon/worker/outbox_dispatch.h"
 #include "reckon/worker/local_worker.h"
 #include "reckon/worker/tool.h"
 #include "reckon/worker/workflow_registry.h"
@@ -56,6 +57,10 @@ struct EmbeddedHostOptions {
   // "Payloads at rest"); the host owns the codec. A journal handed to a constructor was opened
   // by its caller, with its own SqliteJournalOptions::payload_codec.
   std::string payload_key_file;
+  // Open() only: a NATS server (nats://host:port) with JetStream. Non-empty: the host runs the
+  // outbox dispatcher (worker/outbox_dispatch.h), which delivers what workflows publish
+  // (WorkflowContext::Publish) on a thread of its own; empty: messages wait in the outbox.
+  std::string nats_url;
 };
 
 class EmbeddedHost {
@@ -138,6 +143,7 @@ class EmbeddedHost {
   std::unique_ptr<boost::asio::io_context> io_;
   std::unique_ptr<LocalWorker> worker_;
   std::unique_ptr<Engine> engine_;
+  std::unique_ptr<OutboxDispatch> outbox_;  // Open() with nats_url; a sink of engine_
   std::optional<Error> failure_;  // set when the engine failed during Run()
 };
 

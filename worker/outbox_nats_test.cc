@@ -17,6 +17,7 @@
 #include "reckon/engine/outbox_message.h"
 #include "reckon/outbox/dispatcher.h"
 #include "reckon/storage/sqlite/sqlite_outbox_store.h"
+#include "reckon/worker/embedded_host.h"
 #include "reckon/worker/testing/engine_harness.h"
 #include "reckon/worker/testing/expect_ok.h"
 
@@ -227,6 +228,37 @@ TEST(NatsOutbox, ASubjectNoStreamTakesIsAnErrorThatSaysSo) {
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code(), Errc::kFailedPrecondition);
   EXPECT_NE(refused.error().message().find("create a stream"), std::string::npos);
+}
+
+boost::asio::awaitable<int> StartAndSettle(EmbeddedHost& host) {
+  (void)co_await host.Recover();
+  auto start = host.engine().Start("order-2", "order", json::object{});
+  if (!co_await std::move(start)) co_return -1;
+  auto settled = co_await host.UntilIdle();
+  co_return settled ? 0 : -2;
+}
+
+// An embedded host with a NATS url runs the dispatcher itself: the message reaches the
+// consumer without anyone driving a pass.
+TEST(NatsOutbox, AnEmbeddedHostWithANatsUrlDeliversOnItsOwn) {
+  reckon::testing::TempDir dir;
+  NatsBroker broker(dir);
+  ASSERT_TRUE(broker.Ready());
+  EmbeddedHostOptions options;
+  options.nats_url = broker.url();
+  auto host = EmbeddedHost::Open(dir.File("journal.db"), options);
+  ASSERT_TRUE(host) << host.error().ToString();
+  RECKON_ASSERT_OK(host.value()->workflows().Register("order", PublishOrder));
+  auto ran = host.value()->Run(StartAndSettle(*host.value()));
+  ASSERT_TRUE(ran);
+  ASSERT_EQ(ran.value(), 0);
+  auto received = ReadOne(broker.js());  // waits up to 10 s for the dispatcher's thread
+  ASSERT_TRUE(received);
+  EXPECT_EQ(received->msg_id, MessageIdFor("order-2", "publish#1"));
+  host.value().reset();
+  auto rows = storage::SqliteOutboxStore::Open(dir.File("journal.db"), nullptr).value()->List(true, 10);
+  ASSERT_TRUE(rows);
+  EXPECT_TRUE(rows.value().empty());  // its ack is recorded
 }
 
 }  // namespace
