@@ -19,7 +19,7 @@ if(TARGET reckon)
 endif()
 
 # Headers of the product folders; what only tests use stays behind.
-foreach(folder base auth storage contract plan engine telemetry worker api/protocol api/server)
+foreach(folder base auth storage outbox contract plan engine telemetry worker api/protocol api/server)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${folder}/
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/reckon/${folder}
     FILES_MATCHING PATTERN "*.h"

@@ -12,13 +12,14 @@ set(allowed_auth "base")
 set(allowed_storage "base")
 set(allowed_contract "base")
 set(allowed_plan "base;contract")
+set(allowed_outbox "base;storage")
 set(allowed_engine "base;storage;contract")
 set(allowed_telemetry "base;storage;contract;engine")
 set(allowed_api_protocol "base;auth;storage;contract;engine")
-set(allowed_worker "base;auth;storage;contract;plan;engine;telemetry;api/protocol")
-set(allowed_api_server "base;auth;storage;contract;plan;engine;telemetry;api/protocol;worker")
-set(allowed_api_cli "base;auth;storage;contract;plan;engine;telemetry;api/protocol;api/server;worker")
-set(parts base auth storage contract plan engine telemetry api/protocol worker api/server api/cli)
+set(allowed_worker "base;auth;storage;outbox;contract;plan;engine;telemetry;api/protocol")
+set(allowed_api_server "base;auth;storage;outbox;contract;plan;engine;telemetry;api/protocol;worker")
+set(allowed_api_cli "base;auth;storage;outbox;contract;plan;engine;telemetry;api/protocol;api/server;worker")
+set(parts base auth storage outbox contract plan engine telemetry api/protocol worker api/server api/cli)
 
 # The part a repository path belongs to ("api/server/x.h" -> "api/server", "storage/sqlite/x.h"
 # -> "storage"), or "" for one outside the product (samples, tests, bench, generated code).

@@ -14,6 +14,7 @@
 #include "reckon/contract/failure_policy.h"
 #include "reckon/contract/secret_fields.h"
 #include "reckon/engine/operation_id.h"
+#include "reckon/engine/outbox_message.h"
 
 namespace reckon {
 
@@ -136,6 +137,9 @@ Result<void> Decider::ApplyCommands(std::vector<Command> commands) {
             actions_.push_back(ArmWorkflowTimerAction{c.timer_id, c.fire_at_us});
             return Ok();
           } else if constexpr (std::is_same_v<T, RecordMarker>) {
+            if (c.kind == kPublishMarker) {
+              RECKON_TRY(DecodePublishMarker(c.value_json));  // becomes an outbox row
+            }
             return Emit(MarkerRecorded{c.step_id, c.kind, c.value_json});
           } else if constexpr (std::is_same_v<T, CompleteWorkflow>) {
             return Emit(WorkflowCompleted{c.result_json});
@@ -656,6 +660,16 @@ AppendRequest Decider::BuildAppend() const {
     request.timers_set.push_back(TimerRow{id, state_.pending_timers().at(id)});
   }
   request.timers_cleared.assign(timers_cleared_.begin(), timers_cleared_.end());
+  // Each publish of the batch becomes its outbox message, committed with the marker.
+  for (const Event& event : events_) {
+    const auto* marker = std::get_if<MarkerRecorded>(&event.body);
+    if (marker == nullptr || marker->kind != kPublishMarker) continue;
+    auto value = DecodePublishMarker(marker->value_json);  // checked when it was emitted
+    if (!value) continue;
+    request.outbox.push_back(storage::OutboxMessage{
+        MessageIdFor(state_.ref().workflow_id, marker->step_id), marker->step_id,
+        std::move(value.value().subject), std::move(value.value().payload)});
+  }
   return request;
 }
 

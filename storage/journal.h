@@ -55,6 +55,7 @@ struct AppendRequest {
   std::vector<TimerRow> timers_set;          // upserted by (run, timer_id)
   std::vector<std::string> timers_cleared;   // timer ids of this run
   std::vector<ApprovalRow> approvals;        // upserted by approval_id
+  std::vector<OutboxMessage> outbox;         // inserted; a message id already there is a conflict
 };
 
 struct AppendAck {

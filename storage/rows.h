@@ -89,6 +89,43 @@ struct ApprovalRow {
   std::int64_t updated_at_us = 0;
 };
 
+// A message a step publishes (WorkflowContext::Publish), written by the append that journals
+// the step, so it exists exactly when the step does. `message_id` is derived from the workflow
+// id and the step id (engine/outbox_message.h) and unique in the journal.
+struct OutboxMessage {
+  std::string message_id;
+  std::string step_id;
+  std::string subject;
+  std::string payload;  // sealed at rest when the journal has a payload codec
+};
+
+// A message as the outbox holds it, with its delivery record (storage/outbox_store.h).
+struct OutboxRow {
+  std::int64_t id = 0;  // insertion order
+  std::string message_id;
+  std::int64_t run_pk = 0;
+  std::string step_id;
+  std::string subject;
+  std::string payload;  // opened; empty in listings that do not read payloads
+  std::int64_t created_at_us = 0;
+  std::int64_t published_at_us = 0;  // 0 until the broker acknowledged it
+  std::int64_t stream_seq = 0;       // the stream sequence of the ack
+  std::int64_t attempts = 0;
+  std::int64_t next_attempt_at_us = 0;
+  std::string last_error;
+};
+
+// One delivery attempt, as the dispatcher records it.
+struct OutboxAttempt {
+  std::string message_id;
+  std::int64_t at_us = 0;
+  bool acked = false;
+  bool duplicate = false;             // the broker had it already (its duplicate window)
+  std::int64_t stream_seq = 0;        // when acked
+  std::string error;                  // when not
+  std::int64_t next_attempt_at_us = 0;  // when not: the retry time
+};
+
 struct ContractRow {
   std::string name;
   std::string hash;

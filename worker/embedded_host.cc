@@ -27,11 +27,17 @@ Result<std::unique_ptr<EmbeddedHost>> EmbeddedHost::Open(const std::string& jour
     RECKON_TRY(otlp, OtlpTraceSink::Start(std::move(otlp_options)));
   }
   RECKON_TRY(auto journal, storage::OpenSqliteJournal(journal_path, journal_options));
+  const std::string nats_url = options.nats_url;
   auto host = std::make_unique<EmbeddedHost>(std::move(journal), std::move(options));
   host->payload_codec_ = std::move(codec);
   if (otlp) {
     host->otlp_ = std::move(otlp);
     host->engine_->AddSink(*host->otlp_);
+  }
+  if (!nats_url.empty()) {
+    RECKON_TRY(host->outbox_, OutboxDispatch::Start(journal_path, host->payload_codec_.get(),
+                                                    outbox::NatsPublisherOptions{.url = nats_url}));
+    host->engine_->AddSink(*host->outbox_);
   }
   return host;
 }
@@ -79,6 +85,10 @@ void EmbeddedHost::Build(EmbeddedHostOptions options) {
 }
 
 EmbeddedHost::~EmbeddedHost() {
+  if (outbox_) {
+    engine_->RemoveSink(*outbox_);
+    outbox_.reset();  // stops the dispatcher before the journal and the codec go
+  }
   // The engine first (its timers and committer use the io_context), then the worker and what
   // still runs on the io_context, then the journal.
   metrics_listener_.reset();

@@ -34,6 +34,7 @@
 #include "reckon/telemetry/metrics.h"
 #include "reckon/telemetry/metrics_listener.h"
 #include "reckon/telemetry/metrics_sink.h"
+#include "reckon/worker/outbox_dispatch.h"
 #include "reckon/worker/local_worker.h"
 #include "reckon/worker/tool.h"
 #include "reckon/worker/workflow_registry.h"
@@ -70,6 +71,10 @@ struct EmbeddedHostOptions {
   // own, never slowing the engine (telemetry/otlp_trace_sink.h; docs/OPERATIONS.md, "OTLP
   // traces"). A bad URL fails Open().
   std::string otlp_endpoint;
+  // Open() only: a NATS server (nats://host:port) with JetStream. Non-empty: the host runs the
+  // outbox dispatcher (worker/outbox_dispatch.h), which delivers what workflows publish
+  // (WorkflowContext::Publish) on a thread of its own; empty: messages wait in the outbox.
+  std::string nats_url;
 };
 
 class EmbeddedHost {
@@ -168,6 +173,7 @@ class EmbeddedHost {
   std::string metrics_listen_;
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<MetricsListener> metrics_listener_;
+  std::unique_ptr<OutboxDispatch> outbox_;  // Open() with nats_url; a sink of engine_
   std::optional<Error> failure_;  // set when the engine failed during Run()
 };
 

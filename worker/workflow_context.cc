@@ -4,6 +4,7 @@
 
 #include "reckon/base/jcs.h"
 #include "reckon/engine/operation_id.h"
+#include "reckon/engine/outbox_message.h"
 
 namespace reckon {
 
@@ -110,6 +111,26 @@ std::uint64_t WorkflowContext::Random() {
   return z;
 }
 
+Result<std::string> WorkflowContext::Publish(std::string_view subject, std::string_view payload) {
+  std::string step_id = NextStepId(kPublishMarker);
+  issued_.insert(step_id);
+  RECKON_TRY(std::string value, EncodePublishMarker(subject, payload));
+  if (auto it = history_markers_.find(step_id); it != history_markers_.end()) {
+    if (it->second != value) {
+      if (divergence_.empty()) {
+        divergence_ = "step '" + step_id + "' publishes to '" + std::string(subject) +
+                      "' a message that differs from the one journaled at that step; the "
+                      "workflow code changed incompatibly";
+      }
+      return Err(Errc::kNondeterminism, "run '" + workflow_id_ + "': " + divergence_);
+    }
+  } else {
+    history_markers_[step_id] = value;
+    commands_.push_back(RecordMarker{step_id, std::string(kPublishMarker), std::move(value)});
+  }
+  return MessageIdFor(workflow_id_, step_id);
+}
+
 void WorkflowContext::BeginActivation(std::int64_t now_us, std::uint64_t random_seed) {
   now_us_ = now_us;
   if (random_state_ == 0) random_state_ = random_seed | 1;
@@ -154,6 +175,7 @@ Result<void> WorkflowContext::Observe(const Event& event) {
           signals_[e.name].push_back(e.payload_json);
         } else if constexpr (std::is_same_v<T, MarkerRecorded>) {
           history_markers_[e.step_id] = e.value_json;
+          if (e.kind == kPublishMarker) history_publishes_.insert(e.step_id);
         }
       },
       event.body);
@@ -187,6 +209,15 @@ void WorkflowContext::RunReady() {
 Result<void> WorkflowContext::CheckDeterminism(bool finished) const {
   if (!divergence_.empty()) {
     return Err(Errc::kNondeterminism, "run '" + workflow_id_ + "': " + divergence_);
+  }
+  for (const std::string& step_id : history_publishes_) {
+    if (!issued_.count(step_id)) {
+      return Err(Errc::kNondeterminism,
+                 "run '" + workflow_id_ + "': the history has publish step '" + step_id +
+                     "' that the code no longer issues" +
+                     (finished ? " before finishing" : " before blocking") +
+                     "; the workflow code changed incompatibly");
+    }
   }
   if (unmatched_history_calls_ == 0) return Ok();
   for (const auto& [step_id, tool] : history_calls_) {

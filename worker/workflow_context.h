@@ -107,6 +107,16 @@ class WorkflowContext {
   std::int64_t NowMicros();
   // A random 64-bit value, recorded on first execution and replayed afterwards.
   std::uint64_t Random();
+  // Publishes `payload` (UTF-8 text, commonly JSON) to the NATS subject `subject` through the
+  // transactional outbox (engine/outbox_message.h): the message is journaled with this step's
+  // events, in the same transaction, and a dispatcher delivers it once that commit is durable;
+  // the code does not wait for the broker. Step id "publish#<n>". Returns the message id,
+  // derived from the workflow id and the step id, which the broker (Nats-Msg-Id) and consumers
+  // deduplicate by. On replay nothing new is journaled; a publish that differs from the one
+  // journaled at its step (subject or payload) is a nondeterminism error that stops the run.
+  // kInvalidArgument (nothing journaled, the step id is used) for a subject that breaks the
+  // NATS rule, a payload over 256 KiB or not UTF-8.
+  Result<std::string> Publish(std::string_view subject, std::string_view payload);
 
   const std::string& workflow_id() const { return workflow_id_; }
   const std::string& run_id() const { return run_id_; }
@@ -142,6 +152,7 @@ class WorkflowContext {
   std::map<std::string, std::string> history_calls_;   // step id -> tool, from the history
   std::set<std::string> history_timers_;
   std::map<std::string, std::string> history_markers_;  // step id -> value json
+  std::set<std::string> history_publishes_;             // publish steps in the history
   std::set<std::string> issued_;                        // steps the code issued this life
   int unmatched_history_calls_ = 0;  // history calls the code has not issued (yet)
   std::deque<std::string> ready_;                       // steps whose results just arrived

@@ -176,6 +176,9 @@ void AddServerCommands(CLI::App& app, CommandEnv& env) {
     c->add_option("--payload-key", args->config.payload_key_file,
                   "Payload key file: seal inputs, results and other payloads in the journal "
                   "with AES-256-GCM (docs/SECURITY.md, \"Payloads at rest\")");
+    c->add_option("--nats-url", args->config.nats_url,
+                  "Deliver what workflows publish (the transactional outbox) to this NATS "
+                  "server with JetStream, nats://HOST:PORT; without it messages wait");
     c->add_flag("--inline-commit", args->config.inline_commit,
                 "Commit on the event loop's thread, not a commit thread (lower latency alone, "
                 "lower throughput under load; see docs/PERFORMANCE.md)");

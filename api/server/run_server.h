@@ -28,6 +28,9 @@ struct ServerConfig {
   // plaintext, which a non-loopback --listen warns about.
   TlsServerFiles tls;
   std::string payload_key_file;  // --payload-key: seal payloads at rest (docs/SECURITY.md)
+  // --nats-url: deliver the transactional outbox to NATS JetStream (worker/outbox_dispatch.h);
+  // empty: published messages wait in the outbox.
+  std::string nats_url;
   TaskQueueOptions tasks;
   ServerOptions server;
   // Authentication (docs/SECURITY.md). The first start on a journal with no principal writes

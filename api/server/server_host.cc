@@ -108,6 +108,12 @@ Result<std::unique_ptr<ServerHost>> ServerHost::Create(const ServerConfig& given
           [sink] { return std::vector<GaugeSample>{{{}, static_cast<double>(sink->dropped())}}; });
     }
   }
+  if (!config.nats_url.empty()) {
+    RECKON_TRY(host->outbox_,
+               OutboxDispatch::Start(config.journal_path, host->payload_codec_.get(),
+                                     outbox::NatsPublisherOptions{.url = config.nats_url}));
+    host->engine_->AddSink(*host->outbox_);
+  }
   RECKON_TRY(host->PrepareAuthentication());
   if (auto loaded = LoadJournaledContracts(*host->reader_, host->contracts_); !loaded) {
     return loaded.error().WithContext("cannot load the contracts journaled in '" +
@@ -218,6 +224,10 @@ ServerHost::~ServerHost() {
   // The commit thread first: a commit in flight still uses the engine's group committer. Then
   // the rest in reverse of construction.
   commit_thread_.join();
+  if (outbox_) {
+    engine_->RemoveSink(*outbox_);
+    outbox_.reset();
+  }
   http_.reset();
   http_api_.reset();
   server_.reset();

@@ -36,6 +36,7 @@
 #include "reckon/storage/journal.h"
 #include "reckon/storage/principal_store.h"
 #include "reckon/storage/payload_codec.h"
+#include "reckon/worker/outbox_dispatch.h"
 #include "reckon/telemetry/jsonl_trace_sink.h"
 #include "reckon/telemetry/log_trace_sink.h"
 #include "reckon/telemetry/metrics.h"
@@ -113,6 +114,7 @@ class ServerHost {
   std::shared_ptr<boost::asio::ssl::context> http_tls_;  // --tls-cert without --client-ca
   std::unique_ptr<HttpApi> http_api_;
   std::unique_ptr<HttpServer> http_;
+  std::unique_ptr<OutboxDispatch> outbox_;  // --nats-url; a sink of engine_
   boost::asio::signal_set signals_{io_, SIGINT, SIGTERM};
   int exit_code_ = 0;
 };

@@ -17,6 +17,7 @@ struct SqliteJournal::Statements {
   Statement upsert_operation, find_operation, list_operations;
   Statement upsert_timer, delete_timer;
   Statement upsert_approval;
+  Statement insert_outbox;
   Statement put_contract, list_contracts;
 };
 

@@ -143,11 +143,31 @@ CREATE INDEX runs_by_type ON runs (workflow_type);
 CREATE INDEX operations_by_tool ON operations (tool, run_pk);
 )sql";
 
+// The transactional outbox (ARCHITECTURE.md, decision 41): the step a message comes from, the
+// key that sealed its payload, the ack's stream sequence and the last error on the message,
+// and every delivery attempt in a table of its own.
+constexpr std::string_view kV5 = R"sql(
+ALTER TABLE outbox ADD COLUMN step_id    TEXT    NOT NULL DEFAULT '';
+ALTER TABLE outbox ADD COLUMN key_id     TEXT    NOT NULL DEFAULT '';
+ALTER TABLE outbox ADD COLUMN stream_seq INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE outbox ADD COLUMN last_error TEXT    NOT NULL DEFAULT '';
+CREATE TABLE outbox_attempts (
+  message_id TEXT    NOT NULL,
+  attempt    INTEGER NOT NULL,
+  at_us      INTEGER NOT NULL,
+  outcome    TEXT    NOT NULL,
+  stream_seq INTEGER NOT NULL DEFAULT 0,
+  error      TEXT    NOT NULL DEFAULT '',
+  PRIMARY KEY (message_id, attempt)
+) WITHOUT ROWID;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "event log, run index, operations, timers, tasks, approvals, outbox", kV1},
     {2, "contracts declared by workers (server mode)", kV2},
     {3, "principals and the audit log of changes to them (server mode)", kV3},
     {4, "indexes for filtering runs by type and by tool", kV4},
+    {5, "outbox delivery records: attempts, acks, errors", kV5},
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "reckon/storage/sqlite/journal_check.h"
 #include "reckon/storage/sqlite/journal_statements.h"
 #include "reckon/storage/sqlite/schema.h"
+#include "reckon/storage/outbox_store.h"
 
 namespace reckon::storage {
 namespace {
@@ -77,6 +78,9 @@ Result<std::unique_ptr<SqliteJournal::Statements>> SqliteJournal::Statements::Pr
        "ON CONFLICT (approval_id) DO UPDATE SET state = excluded.state, "
        "decided_by = excluded.decided_by, expires_at_us = excluded.expires_at_us, "
        "updated_at_us = excluded.updated_at_us"},
+      {&s->insert_outbox,
+       "INSERT INTO outbox (message_id, run_pk, step_id, topic, payload, key_id, created_at_us) "
+       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"},
       {&s->put_contract,
        "INSERT INTO contracts (name, hash, contract_json, registered_at_us) "
        "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (name) DO NOTHING"},
@@ -299,6 +303,22 @@ Result<void> SqliteJournal::ApplyDerived(const AppendRequest& request, std::int6
         .Bind(7, approval.expires_at_us)
         .Bind(8, request.now_us);
     RECKON_TRY(s.upsert_approval.Run());
+  }
+  for (const OutboxMessage& message : request.outbox) {
+    SealedPayload stored{"", message.payload};
+    if (payload_codec_ != nullptr) {
+      RECKON_TRY(stored, payload_codec_->Seal(message.payload,
+                                              OutboxSealContext(message.message_id)));
+    }
+    s.insert_outbox.Reset();
+    s.insert_outbox.Bind(1, message.message_id)
+        .Bind(2, run_pk)
+        .Bind(3, message.step_id)
+        .Bind(4, message.subject)
+        .BindBlob(5, AsBytes(stored.box))
+        .Bind(6, stored.key_id)
+        .Bind(7, request.now_us);
+    RECKON_TRY(s.insert_outbox.Run());
   }
   return Ok();
 }

@@ -10,6 +10,7 @@
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <spdlog/spdlog.h>
 
+#include <array>
 #include <chrono>
 #include <cstdio>
 
@@ -148,8 +149,21 @@ asio::awaitable<void> HttpServer::Converse(Stream& stream, const std::string& pe
       }
       if (refusal) {
         auto response = ToResponse(*refusal, 11, false);
-        beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(5));
+        auto& lowest = beast::get_lowest_layer(stream);
+        lowest.expires_after(std::chrono::seconds(5));
         (void)co_await http::async_write(stream, response, kNoThrow);
+        // The peer may still be sending the body we refused: read and discard it for a moment
+        // (at most 4 MiB, 1 s) before closing, or the kernel answers its bytes with a reset that
+        // can destroy the refusal before the peer reads it.
+        boost::system::error_code ignored;
+        lowest.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+        lowest.expires_after(std::chrono::seconds(1));
+        std::array<char, 16 * 1024> discard;
+        for (std::size_t drained = 0; drained < (4u << 20);) {
+          auto [dec, n] = co_await lowest.async_read_some(asio::buffer(discard), kNoThrow);
+          if (dec) break;
+          drained += n;
+        }
       }
       break;
     }

@@ -1,0 +1,84 @@
+#include "reckon/engine/outbox_message.h"
+
+#include <boost/json.hpp>
+
+#include "reckon/base/identifier.h"
+#include "reckon/base/intent_hash.h"
+#include "reckon/base/jcs.h"
+
+namespace reckon {
+namespace json = boost::json;
+
+std::string MessageIdFor(std::string_view workflow_id, std::string_view step_id) {
+  std::string material = "reckon.outbox:";
+  material += std::to_string(workflow_id.size());
+  material += ':';
+  material += workflow_id;
+  material += std::to_string(step_id.size());
+  material += ':';
+  material += step_id;
+  return "msg_" + ToHex(Sha256(material)).substr(0, 32);
+}
+
+Result<void> ValidateSubject(std::string_view subject) {
+  auto refuse = [&](std::string_view why) {
+    return Err(Errc::kInvalidArgument,
+               "subject " + QuoteForMessage(subject) + " is not valid: " + std::string(why) +
+                   "; a subject is 1-256 bytes of printable ASCII without spaces, * or >, as "
+                   "non-empty tokens separated by dots (orders.created)");
+  };
+  if (subject.empty()) return refuse("it is empty");
+  if (subject.size() > kMaxSubjectBytes) return refuse("it is too long");
+  char previous = '.';
+  for (char c : subject) {
+    if (c <= 0x20 || c >= 0x7f) return refuse("it has a space or a byte outside printable ASCII");
+    if (c == '*' || c == '>') return refuse("wildcards are for subscribers");
+    if (c == '.' && previous == '.') return refuse("it has an empty token");
+    previous = c;
+  }
+  if (previous == '.') return refuse("it has an empty token");
+  return Ok();
+}
+
+Result<std::string> EncodePublishMarker(std::string_view subject, std::string_view payload) {
+  RECKON_TRY(ValidateSubject(subject));
+  if (payload.size() > kMaxPayloadBytes) {
+    return Err(Errc::kInvalidArgument,
+               "the payload published to '" + std::string(subject) + "' has " +
+                   std::to_string(payload.size()) + " bytes, over the limit of " +
+                   std::to_string(kMaxPayloadBytes) + "; publish a reference to the data instead");
+  }
+  json::object value;
+  value["subject"] = subject;
+  value["payload"] = payload;
+  std::string text = json::serialize(value);
+  // The strict parser refuses what is not UTF-8: check it here, where the caller can still act.
+  if (auto parsed = ParseStrictJson(text); !parsed) {
+    return Err(Errc::kInvalidArgument, "the payload published to '" + std::string(subject) +
+                                           "' is not valid UTF-8 text; encode binary data "
+                                           "(base64) before publishing it");
+  }
+  return text;
+}
+
+Result<PublishValue> DecodePublishMarker(std::string_view value_json) {
+  auto refuse = [] {
+    return Err(Errc::kInvalidArgument,
+               "a publish marker must be {\"subject\": text, \"payload\": text}");
+  };
+  auto parsed = ParseStrictJson(value_json);
+  if (!parsed || !parsed.value().is_object()) return refuse();
+  const json::object& object = parsed.value().as_object();
+  const json::value* subject = object.if_contains("subject");
+  const json::value* payload = object.if_contains("payload");
+  if (subject == nullptr || payload == nullptr || !subject->is_string() ||
+      !payload->is_string() || object.size() != 2) {
+    return refuse();
+  }
+  PublishValue value{std::string(subject->as_string()), std::string(payload->as_string())};
+  RECKON_TRY(ValidateSubject(value.subject));
+  if (value.payload.size() > kMaxPayloadBytes) return refuse();
+  return value;
+}
+
+}  // namespace reckon

@@ -1,0 +1,50 @@
+// Outbox messages as workflow code publishes them (WorkflowContext::Publish): how a publish is
+// journaled, how its message id is derived, and what a valid one is. ARCHITECTURE.md,
+// decision 41.
+//
+// A publish is a marker (RecordMarker / MarkerRecorded) of kind "publish" whose value is
+// {"subject": ..., "payload": ...}; the Decider turns each such marker it emits into an
+// OutboxMessage of the same append (storage::AppendRequest::outbox), so the message commits
+// with the step's events or not at all. A marker travels the wire like any other, so server
+// mode needs nothing of its own.
+//
+// Message ids are derived, never drawn: the same (workflow id, step id) always gives the same
+// id, so replay never makes a second message, and the broker (Nats-Msg-Id) and consumers
+// deduplicate a redelivery by it. Pure functions; thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "reckon/base/error.h"
+
+namespace reckon {
+
+inline constexpr std::string_view kPublishMarker = "publish";
+// Limits of one message: the subject's bytes, and the payload's (NATS's own default maximum is
+// 1 MiB; a message is held in the journal and in memory until acknowledged).
+inline constexpr std::size_t kMaxSubjectBytes = 256;
+inline constexpr std::size_t kMaxPayloadBytes = 256 * 1024;
+
+// "msg_" followed by 32 hex characters of SHA-256 over a domain tag, the workflow id and the
+// step id, length-prefixed (so it never equals the operation id of the same step).
+std::string MessageIdFor(std::string_view workflow_id, std::string_view step_id);
+
+// Success if `subject` is a NATS subject one may publish to: 1-256 bytes of printable ASCII
+// without spaces or the wildcards * and >, as tokens separated by single dots. Otherwise
+// kInvalidArgument stating the rule.
+Result<void> ValidateSubject(std::string_view subject);
+
+struct PublishValue {
+  std::string subject;
+  std::string payload;  // UTF-8 text (commonly JSON), at most kMaxPayloadBytes
+};
+
+// The marker value of a publish. kInvalidArgument for a subject that breaks the rule, a payload
+// over the limit or not valid UTF-8.
+Result<std::string> EncodePublishMarker(std::string_view subject, std::string_view payload);
+// The subject and payload of a marker value; kInvalidArgument if it is not one.
+Result<PublishValue> DecodePublishMarker(std::string_view value_json);
+
+}  // namespace reckon

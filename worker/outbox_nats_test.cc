@@ -1,0 +1,265 @@
+// The outbox end to end against a real broker: a nats-server with JetStream started by the
+// test on a free port of 127.0.0.1, a workflow that publishes, the dispatcher with the
+// NatsPublisher, and a JetStream consumer that reads the message and its Nats-Msg-Id. The
+// broker's deduplication is checked by publishing the same message id again.
+#include "reckon/outbox/nats_publisher.h"
+
+#include <arpa/inet.h>
+#include <nats/nats.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <boost/json/object.hpp>
+
+#include "reckon/engine/outbox_message.h"
+#include "reckon/outbox/dispatcher.h"
+#include "reckon/storage/sqlite/sqlite_outbox_store.h"
+#include "reckon/worker/embedded_host.h"
+#include "reckon/worker/testing/engine_harness.h"
+#include "reckon/worker/testing/expect_ok.h"
+
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
+
+namespace reckon::outbox {
+namespace {
+
+using namespace std::chrono_literals;
+namespace json = boost::json;
+
+int FreePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof(addr);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// A nats-server with JetStream in the test's directory, and a client connection to it that
+// the test uses as the stream's operator and as the consumer.
+class NatsBroker {
+ public:
+  explicit NatsBroker(const reckon::testing::TempDir& dir) {
+    port_ = FreePort();
+    reckon::testing::SubprocessOptions options;
+    options.args = {"-js", "-sd", dir.File("jetstream"), "-a", "127.0.0.1", "-p",
+                    std::to_string(port_)};
+    options.stderr_path = dir.File("nats-server.log");
+    auto started = reckon::testing::Subprocess::Start(RECKON_NATS_SERVER, options);
+    EXPECT_TRUE(started) << started.error().ToString();
+    if (started) server_.emplace(std::move(started).value());
+  }
+  ~NatsBroker() {
+    if (js_ != nullptr) jsCtx_Destroy(js_);
+    if (conn_ != nullptr) natsConnection_Destroy(conn_);
+  }
+  std::string url() const { return "nats://127.0.0.1:" + std::to_string(port_); }
+
+  // Connects, retrying while the server starts (libnats's own connect retry), and declares
+  // the stream ORDERS over orders.> with a two-minute duplicate window.
+  bool Ready() {
+    natsOptions* opts = nullptr;
+    natsOptions_Create(&opts);
+    natsOptions_SetURL(opts, url().c_str());
+    natsOptions_SetMaxReconnect(opts, 400);
+    natsOptions_SetReconnectWait(opts, 25);
+    natsOptions_SetRetryOnFailedConnect(opts, true, nullptr, nullptr);
+    natsStatus s = natsConnection_Connect(&conn_, opts);
+    natsOptions_Destroy(opts);
+    if (s != NATS_OK) return false;
+    if (natsConnection_JetStream(&js_, conn_, nullptr) != NATS_OK) return false;
+    jsStreamConfig config;
+    jsStreamConfig_Init(&config);
+    const char* subjects[] = {"orders.>"};
+    config.Name = "ORDERS";
+    config.Subjects = subjects;
+    config.SubjectsLen = 1;
+    config.Storage = js_FileStorage;
+    config.Duplicates = std::chrono::nanoseconds(2min).count();
+    jsStreamInfo* info = nullptr;
+    jsErrCode error = static_cast<jsErrCode>(0);
+    s = js_AddStream(&info, js_, &config, nullptr, &error);
+    if (info != nullptr) jsStreamInfo_Destroy(info);
+    return s == NATS_OK;
+  }
+  std::int64_t StreamMessages() {
+    jsStreamInfo* info = nullptr;
+    jsErrCode error = static_cast<jsErrCode>(0);
+    if (js_GetStreamInfo(&info, js_, "ORDERS", nullptr, &error) != NATS_OK) return -1;
+    const auto count = static_cast<std::int64_t>(info->State.Msgs);
+    jsStreamInfo_Destroy(info);
+    return count;
+  }
+  jsCtx* js() { return js_; }
+
+ private:
+  int port_ = -1;
+  std::optional<reckon::testing::Subprocess> server_;
+  natsConnection* conn_ = nullptr;
+  jsCtx* js_ = nullptr;
+};
+
+// What a JetStream consumer reads: the payload and the Nats-Msg-Id header.
+struct Received {
+  std::string data;
+  std::string msg_id;
+  std::string subject;
+};
+
+std::optional<Received> ReadOne(jsCtx* js) {
+  natsSubscription* sub = nullptr;
+  jsErrCode error = static_cast<jsErrCode>(0);
+  if (js_SubscribeSync(&sub, js, "orders.>", nullptr, nullptr, &error) != NATS_OK) {
+    return std::nullopt;
+  }
+  natsMsg* msg = nullptr;
+  std::optional<Received> received;
+  if (natsSubscription_NextMsg(&msg, sub, 10000) == NATS_OK) {
+    const char* id = nullptr;
+    natsMsgHeader_Get(msg, "Nats-Msg-Id", &id);
+    received = Received{std::string(natsMsg_GetData(msg), natsMsg_GetDataLength(msg)),
+                        id ? id : "", natsMsg_GetSubject(msg)};
+    natsMsg_Ack(msg, nullptr);
+    natsMsg_Destroy(msg);
+  }
+  natsSubscription_Destroy(sub);
+  return received;
+}
+
+Task<WorkflowOutcome> PublishOrder(WorkflowContext& ctx, json::value) {
+  auto published = ctx.Publish("orders.created", R"({"order":"o-1","cents":4200})");
+  if (!published) co_return CallFailure{"publish_failed", published.error().message()};
+  co_return json::object{{"message_id", published.value()}};
+}
+
+TEST(NatsOutbox, AWorkflowsMessageReachesAJetStreamConsumerOnceWithItsId) {
+  reckon::testing::EngineHarness h;
+  RECKON_ASSERT_OK(h.workflows().Register("order", PublishOrder));
+  NatsBroker broker(h.dir());
+  ASSERT_TRUE(broker.Ready()) << "nats-server did not start; see " << h.dir().File("nats-server.log");
+
+  h.Boot();
+  RECKON_ASSERT_OK(h.Start("order-1", "order", json::object{}));
+  ASSERT_TRUE(h.RunUntilSettled("order-1"));
+  h.Shutdown();
+  const std::string id = MessageIdFor("order-1", "publish#1");
+
+  auto store = storage::SqliteOutboxStore::Open(h.journal_path(), nullptr);
+  ASSERT_TRUE(store) << store.error().ToString();
+  Dispatcher dispatcher(std::move(store).value(),
+                        std::make_unique<NatsPublisher>(NatsPublisherOptions{.url = broker.url()}));
+  auto pass = dispatcher.RunOnce(1'000'000);
+  ASSERT_TRUE(pass) << pass.error().ToString();
+  ASSERT_EQ(pass.value().acked, 1) << "failed: " << pass.value().failed;
+
+  auto received = ReadOne(broker.js());
+  ASSERT_TRUE(received);
+  EXPECT_EQ(received->subject, "orders.created");
+  EXPECT_EQ(received->data, R"({"order":"o-1","cents":4200})");
+  EXPECT_EQ(received->msg_id, id);
+
+  // The journal holds the ack's stream sequence.
+  auto rows = storage::SqliteOutboxStore::Open(h.journal_path(), nullptr).value()->List(false, 10);
+  ASSERT_TRUE(rows);
+  ASSERT_EQ(rows.value().size(), 1u);
+  EXPECT_EQ(rows.value()[0].stream_seq, 1);
+  EXPECT_GT(rows.value()[0].published_at_us, 0);
+
+  // Publishing the same id again (a dispatcher that died before recording its ack) stores
+  // nothing new: the stream acks it as a duplicate of sequence 1.
+  NatsPublisher again(NatsPublisherOptions{.url = broker.url()});
+  auto copy = again.Publish("orders.created", id, R"({"order":"o-1","cents":4200})");
+  ASSERT_TRUE(copy) << copy.error().ToString();
+  EXPECT_TRUE(copy.value().duplicate);
+  EXPECT_EQ(copy.value().stream_seq, 1);
+  EXPECT_EQ(broker.StreamMessages(), 1);
+}
+
+// A message published by a life that died before recording the ack is pending after the
+// restart; the next dispatcher publishes it again, and the broker absorbs the copy.
+TEST(NatsOutbox, AnUnrecordedAckIsRepublishedAndAbsorbedByTheBroker) {
+  reckon::testing::EngineHarness h;
+  RECKON_ASSERT_OK(h.workflows().Register("order", PublishOrder));
+  NatsBroker broker(h.dir());
+  ASSERT_TRUE(broker.Ready());
+  h.Boot();
+  RECKON_ASSERT_OK(h.Start("order-1", "order", json::object{}));
+  ASSERT_TRUE(h.RunUntilSettled("order-1"));
+  h.Shutdown();
+  const std::string id = MessageIdFor("order-1", "publish#1");
+  NatsPublisher first_life(NatsPublisherOptions{.url = broker.url()});
+  ASSERT_TRUE(first_life.Publish("orders.created", id, R"({"order":"o-1","cents":4200})"));
+
+  auto store = storage::SqliteOutboxStore::Open(h.journal_path(), nullptr);
+  ASSERT_TRUE(store);
+  Dispatcher dispatcher(std::move(store).value(),
+                        std::make_unique<NatsPublisher>(NatsPublisherOptions{.url = broker.url()}));
+  auto pass = dispatcher.RunOnce(1'000'000);
+  ASSERT_TRUE(pass) << pass.error().ToString();
+  EXPECT_EQ(pass.value().acked, 1);
+  EXPECT_EQ(pass.value().duplicates, 1);
+  EXPECT_EQ(broker.StreamMessages(), 1);
+  auto attempts =
+      storage::SqliteOutboxStore::Open(h.journal_path(), nullptr).value()->ListAttempts(id);
+  ASSERT_TRUE(attempts);
+  ASSERT_EQ(attempts.value().size(), 1u);
+  EXPECT_EQ(attempts.value()[0].outcome, "duplicate");
+}
+
+// No stream takes the subject: the attempt fails with an error that says what to do, and the
+// message stays pending for a later try.
+TEST(NatsOutbox, ASubjectNoStreamTakesIsAnErrorThatSaysSo) {
+  reckon::testing::TempDir dir;
+  NatsBroker broker(dir);
+  ASSERT_TRUE(broker.Ready());
+  NatsPublisher publisher(NatsPublisherOptions{.url = broker.url()});
+  auto refused = publisher.Publish("invoices.created", "msg_x", "{}");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code(), Errc::kFailedPrecondition);
+  EXPECT_NE(refused.error().message().find("create a stream"), std::string::npos);
+}
+
+boost::asio::awaitable<int> StartAndSettle(EmbeddedHost& host) {
+  (void)co_await host.Recover();
+  auto start = host.engine().Start("order-2", "order", json::object{});
+  if (!co_await std::move(start)) co_return -1;
+  auto settled = co_await host.UntilIdle();
+  co_return settled ? 0 : -2;
+}
+
+// An embedded host with a NATS url runs the dispatcher itself: the message reaches the
+// consumer without anyone driving a pass.
+TEST(NatsOutbox, AnEmbeddedHostWithANatsUrlDeliversOnItsOwn) {
+  reckon::testing::TempDir dir;
+  NatsBroker broker(dir);
+  ASSERT_TRUE(broker.Ready());
+  EmbeddedHostOptions options;
+  options.nats_url = broker.url();
+  auto host = EmbeddedHost::Open(dir.File("journal.db"), options);
+  ASSERT_TRUE(host) << host.error().ToString();
+  RECKON_ASSERT_OK(host.value()->workflows().Register("order", PublishOrder));
+  auto ran = host.value()->Run(StartAndSettle(*host.value()));
+  ASSERT_TRUE(ran);
+  ASSERT_EQ(ran.value(), 0);
+  auto received = ReadOne(broker.js());  // waits up to 10 s for the dispatcher's thread
+  ASSERT_TRUE(received);
+  EXPECT_EQ(received->msg_id, MessageIdFor("order-2", "publish#1"));
+  host.value().reset();
+  auto rows = storage::SqliteOutboxStore::Open(dir.File("journal.db"), nullptr).value()->List(true, 10);
+  ASSERT_TRUE(rows);
+  EXPECT_TRUE(rows.value().empty());  // its ack is recorded
+}
+
+}  // namespace
+}  // namespace reckon::outbox
