@@ -5,19 +5,13 @@
 #include "reckon/base/identifier.h"
 #include "reckon/base/intent_hash.h"
 #include "reckon/base/jcs.h"
+#include "reckon/engine/operation_id.h"
 
 namespace reckon {
 namespace json = boost::json;
 
 std::string MessageIdFor(std::string_view workflow_id, std::string_view step_id) {
-  std::string material = "reckon.outbox:";
-  material += std::to_string(workflow_id.size());
-  material += ':';
-  material += workflow_id;
-  material += std::to_string(step_id.size());
-  material += ':';
-  material += step_id;
-  return "msg_" + ToHex(Sha256(material)).substr(0, 32);
+  return "msg_" + StepDigest("reckon.outbox:", workflow_id, step_id);
 }
 
 Result<void> ValidateSubject(std::string_view subject) {
