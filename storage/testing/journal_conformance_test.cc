@@ -4,10 +4,16 @@
 
 #include <gmock/gmock.h>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
 #include <algorithm>
 #include <string>
 #include <vector>
 
+#include "reckon/storage/group_commit.h"
 #include "reckon/storage/testing/journal_requests.h"
 
 namespace reckon::storage {
@@ -188,6 +194,31 @@ TEST_P(JournalConformanceTest, AGroupAppendsEveryRequestAndSeveralStepsOfOneRun)
   EXPECT_FALSE(refused[1]);
   EXPECT_TRUE(journal_->Append(MarkerStep("wf-1", 2)));
   EXPECT_EQ(Count("SELECT count(*) FROM events"), 43);
+}
+
+boost::asio::awaitable<void> AppendSteps(GroupCommitter& committer, std::string workflow_id,
+                                         int count, int& acked) {
+  for (int i = 1; i <= count; ++i) {
+    Result<AppendAck> ack = co_await committer.AsyncAppend(MarkerStep(workflow_id, i),
+                                                           boost::asio::use_awaitable);
+    EXPECT_TRUE(ack) << ack.error().ToString();
+    if (ack) ++acked;
+  }
+}
+
+TEST_P(JournalConformanceTest, GroupCommitSharesCommitsAmongConcurrentAppenders) {
+  boost::asio::io_context io;
+  GroupCommitter committer(*journal_, io.get_executor());
+  constexpr int kRuns = 8, kSteps = 10;
+  int acked = 0;
+  for (int r = 0; r < kRuns; ++r) {
+    boost::asio::co_spawn(io, AppendSteps(committer, "wf-" + std::to_string(r), kSteps, acked),
+                          boost::asio::detached);
+  }
+  io.run();
+  EXPECT_EQ(acked, kRuns * kSteps);
+  EXPECT_LE(committer.stats().commits, std::uint64_t(kSteps * 2));
+  EXPECT_EQ(Count("SELECT count(*) FROM events"), kRuns * kSteps);
 }
 
 TEST_P(JournalConformanceTest, ARequestWithoutEventsIsRefused) {
