@@ -163,19 +163,31 @@ Result<PgConnection> PgConnection::Connect(const std::string& conninfo) {
   }
   // Notices ("relation already exists, skipping") are for people at a console, not our logs.
   PQsetNoticeProcessor(conn.get(), [](void*, const char*) {}, nullptr);
-  PgConnection connection(
-      std::move(conn), Display(PQuser(conn.get()), PQhost(conn.get()), PQport(conn.get()),
-                               PQdb(conn.get())));
+  std::string display =
+      Display(PQuser(conn.get()), PQhost(conn.get()), PQport(conn.get()), PQdb(conn.get()));
+  PgConnection connection(std::move(conn), std::move(display));
+  RECKON_TRY(connection.SetUpSession());
+  return connection;
+}
+
+Result<void> PgConnection::SetUpSession() {
   char host[256] = {};
   (void)gethostname(host, sizeof host - 1);
   const std::string app = "reckon pid=" + std::to_string(getpid()) + " host=" + host;
-  char* quoted = PQescapeLiteral(connection.handle(), app.c_str(), app.size());
+  char* quoted = PQescapeLiteral(conn_.get(), app.c_str(), app.size());
   if (quoted == nullptr) return Err(Errc::kInternal, "cannot quote the application name");
   const std::string set_app = std::string("SET application_name = ") + quoted;
   PQfreemem(quoted);
-  RECKON_TRY(connection.Exec("SET client_encoding = 'UTF8'; SET synchronous_commit = on; " +
-                             set_app));
-  return connection;
+  return Exec("SET client_encoding = 'UTF8'; SET synchronous_commit = on; " + set_app);
+}
+
+Result<void> PgConnection::Reconnect() {
+  PQreset(conn_.get());
+  if (PQstatus(conn_.get()) != CONNECTION_OK) {
+    return Err(Errc::kUnavailable, "cannot reconnect to PostgreSQL at '" + display_ + "': " +
+                                       Trimmed(PQerrorMessage(conn_.get())));
+  }
+  return SetUpSession();
 }
 
 Result<PgResult> PgConnection::Check(pg_result* raw, std::string_view what) {

@@ -95,6 +95,9 @@ class PgConnection {
 
   // True once the connection is lost: every later call fails with kUnavailable.
   bool broken() const;
+  // Connects again with the same parameters and sets the session up again; statements
+  // prepared before are gone. kUnavailable when the server still cannot be reached.
+  Result<void> Reconnect();
   // The SQLSTATE of the last call that failed on the server ("55P03"); empty if none did.
   const std::string& last_sql_state() const { return last_sql_state_; }
   // "postgresql://user@host:port/db", for messages (no password).
@@ -108,6 +111,7 @@ class PgConnection {
   PgConnection(std::unique_ptr<pg_conn, Finisher> conn, std::string display)
       : conn_(std::move(conn)), display_(std::move(display)) {}
   Result<PgResult> Check(pg_result* result, std::string_view what);
+  Result<void> SetUpSession();
 
   std::unique_ptr<pg_conn, Finisher> conn_;
   std::string display_;

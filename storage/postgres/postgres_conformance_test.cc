@@ -3,6 +3,8 @@
 #include "reckon/storage/postgres/postgres_journal.h"
 
 #include "reckon/storage/postgres/pg.h"
+#include "reckon/storage/postgres/postgres_outbox_store.h"
+#include "reckon/storage/postgres/postgres_principal_store.h"
 #include "reckon/storage/postgres/schema.h"
 #include "reckon/storage/testing/journal_conformance.h"
 #include "reckon/storage/testing/postgres_test_env.h"
@@ -12,11 +14,23 @@ namespace {
 
 class PostgresBackend final : public JournalBackend {
  public:
-  Result<std::unique_ptr<Journal>> Open() override {
+  Result<std::unique_ptr<Journal>> Open(const PayloadCodec* codec) override {
     RECKON_TRY(conninfo_, FreshDatabase());
-    return OpenPostgresJournal(conninfo_);
+    return Reopen(codec);
   }
-  Result<std::unique_ptr<Journal>> Reopen() override { return OpenPostgresJournal(conninfo_); }
+  Result<std::unique_ptr<Journal>> Reopen(const PayloadCodec* codec) override {
+    PostgresJournalOptions options;
+    options.payload_codec = codec;
+    return OpenPostgresJournal(conninfo_, options);
+  }
+  Result<std::unique_ptr<OutboxStore>> OpenOutboxStore(const PayloadCodec* codec) override {
+    RECKON_TRY(auto store, PostgresOutboxStore::Open(conninfo_, codec));
+    return std::unique_ptr<OutboxStore>(std::move(store));
+  }
+  Result<std::unique_ptr<PrincipalStore>> OpenPrincipalStore() override {
+    RECKON_TRY(auto store, PostgresPrincipalStore::Open(conninfo_));
+    return std::unique_ptr<PrincipalStore>(std::move(store));
+  }
   Result<std::int64_t> QueryInt(const std::string& sql) override {
     RECKON_TRY(PgConnection conn, PgConnection::Connect(conninfo_));
     RECKON_TRY(PgResult result, conn.Query(sql));

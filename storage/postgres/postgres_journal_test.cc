@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "reckon/storage/postgres/pg.h"
+#include "reckon/storage/postgres/postgres_outbox_store.h"
+#include "reckon/storage/postgres/postgres_principal_store.h"
 #include "reckon/storage/postgres/schema.h"
 #include "reckon/storage/testing/journal_requests.h"
 #include "reckon/storage/testing/postgres_test_env.h"
@@ -152,6 +154,16 @@ TEST_F(PostgresJournalTest, AValuePostgresRefusesFailsItsRequestOnly) {
   EXPECT_TRUE(journal.value()->Append(MarkerStep("wf-ok", 2)));
 }
 
+TEST_F(PostgresJournalTest, StoresRefuseADatabaseWithoutAJournal) {
+  auto outbox = PostgresOutboxStore::Open(conninfo_, nullptr);
+  ASSERT_FALSE(outbox);
+  EXPECT_EQ(outbox.error().code(), Errc::kFailedPrecondition);
+  auto principals = PostgresPrincipalStore::Open(conninfo_);
+  ASSERT_FALSE(principals);
+  EXPECT_EQ(principals.error().code(), Errc::kFailedPrecondition);
+  EXPECT_NE(principals.error().message().find("open it with this release"), std::string::npos);
+}
+
 TEST_F(PostgresJournalTest, AnUnreachableServerIsUnavailable) {
   const std::string conninfo =
       "postgresql://nobody:secret@127.0.0.1:1/none?connect_timeout=5";
@@ -169,6 +181,8 @@ TEST_F(PostgresJournalTest, ALostConnectionPoisonsTheJournalUntilReopened) {
   ASSERT_TRUE(journal);
   ASSERT_TRUE(journal.value()->Append(MarkerStep("wf", 1)));
   ASSERT_TRUE(journal.value()->Append(MarkerStep("wf", 2)));
+  auto outbox = PostgresOutboxStore::Open(conninfo_, nullptr);
+  ASSERT_TRUE(outbox) << outbox.error().ToString();
 
   ASSERT_TRUE(TestPostgres()->Crash());
   auto lost = journal.value()->Append(MarkerStep("wf", 3));
@@ -191,6 +205,14 @@ TEST_F(PostgresJournalTest, ALostConnectionPoisonsTheJournalUntilReopened) {
     EXPECT_NE(result.error().message().find("restart the process"), std::string::npos)
         << result.error().ToString();
   }
+
+  // The stores make their connection again: the first call after the loss fails, the next
+  // one works.
+  auto failed = outbox.value()->List(false, 10);
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(failed.error().code(), Errc::kUnavailable);
+  auto listed = outbox.value()->List(false, 10);
+  EXPECT_TRUE(listed) << listed.error().ToString();
 
   // Reopened, it finds every acknowledged append (recovered from the server's WAL) and goes on.
   journal.value().reset();

@@ -6,9 +6,10 @@
 //                            ::testing::Values(JournalBackendParam{"sqlite", MakeSqlite}),
 //                            JournalBackendName);
 //
-// The tests (journal_conformance_test.cc, compiled into each such binary) cover the append and
-// read round trip, the conditional append, groups with a conflicting request, derived rows,
-// QueryRuns' filters and paging, contracts, reopening and the schema version. What only one
+// The tests (journal_conformance_test.cc and store_conformance_test.cc, compiled into each such
+// binary) cover the append and read round trip, the conditional append, groups with a
+// conflicting request, group commit, derived rows, QueryRuns' filters and paging, contracts,
+// reopening and the schema version; and the outbox and principal stores beside the journal. What only one
 // backend has (SQLite's lock file and page checks, PostgreSQL's lost connections) is tested
 // beside that backend.
 //
@@ -25,16 +26,23 @@
 
 #include "reckon/base/error.h"
 #include "reckon/storage/journal.h"
+#include "reckon/storage/outbox_store.h"
+#include "reckon/storage/payload_codec.h"
+#include "reckon/storage/principal_store.h"
 
 namespace reckon::storage {
 
 class JournalBackend {
  public:
   virtual ~JournalBackend() = default;
-  // A fresh, empty journal of this test's own (a new file, a new database), as its owner.
-  virtual Result<std::unique_ptr<Journal>> Open() = 0;
+  // A fresh, empty journal of this test's own (a new file, a new database), as its owner;
+  // `codec` (not owned, may be null) seals payloads as the backend's options say.
+  virtual Result<std::unique_ptr<Journal>> Open(const PayloadCodec* codec) = 0;
   // The same journal opened again; the caller has closed the previous one first.
-  virtual Result<std::unique_ptr<Journal>> Reopen() = 0;
+  virtual Result<std::unique_ptr<Journal>> Reopen(const PayloadCodec* codec) = 0;
+  // The journal's outbox and principal stores, on connections of their own.
+  virtual Result<std::unique_ptr<OutboxStore>> OpenOutboxStore(const PayloadCodec* codec) = 0;
+  virtual Result<std::unique_ptr<PrincipalStore>> OpenPrincipalStore() = 0;
   // The single integer `sql` yields, read from the journal's storage by a connection of its
   // own (so it sees what is committed): for the derived tables no Journal read returns.
   virtual Result<std::int64_t> QueryInt(const std::string& sql) = 0;
@@ -59,7 +67,7 @@ class JournalConformanceTest : public ::testing::TestWithParam<JournalBackendPar
   void SetUp() override {
     backend_ = GetParam().make();
     ASSERT_NE(backend_, nullptr);
-    auto opened = backend_->Open();
+    auto opened = backend_->Open(nullptr);
     ASSERT_TRUE(opened) << opened.error().ToString();
     journal_ = std::move(opened).value();
   }

@@ -410,7 +410,7 @@ TEST_P(JournalConformanceTest, SurvivesReopen) {
   ASSERT_TRUE(journal_->Append(StartRun("wf-x")));
   ASSERT_TRUE(FillRuns(*journal_, 5));
   journal_.reset();
-  auto reopened = backend_->Reopen();
+  auto reopened = backend_->Reopen(nullptr);
   ASSERT_TRUE(reopened) << reopened.error().ToString();
   auto events = reopened.value()->ReadEvents({"wf-x", "r1"});
   ASSERT_TRUE(events);
