@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <optional>
 
 namespace reckon::storage {
 namespace {
@@ -103,6 +104,16 @@ PgParams& PgParams::AddNull() {
   return *this;
 }
 
+PgBatch& PgBatch::Sql(std::string sql) {
+  items_.push_back(Item{std::move(sql), false, {}});
+  return *this;
+}
+
+PgBatch& PgBatch::Prepared(std::string name, PgParams params) {
+  items_.push_back(Item{std::move(name), true, std::move(params)});
+  return *this;
+}
+
 void PgResult::Clearer::operator()(pg_result* result) const { PQclear(result); }
 
 int PgResult::rows() const { return PQntuples(result_.get()); }
@@ -154,7 +165,14 @@ std::string_view PgResult::command() const { return PQcmdStatus(result_.get()); 
 void PgConnection::Finisher::operator()(pg_conn* conn) const { PQfinish(conn); }
 
 Result<PgConnection> PgConnection::Connect(const std::string& conninfo) {
-  std::unique_ptr<pg_conn, Finisher> conn(PQconnectdb(conninfo.c_str()));
+  // Defaults first: whatever `conninfo` says overrides them. A connect that hangs, or a server
+  // that vanished behind a dead network path, is noticed within about 30 s instead of the
+  // kernel's two hours, so the journal fails (kUnavailable) instead of blocking its owner.
+  const char* const keywords[] = {"connect_timeout", "keepalives",          "keepalives_idle",
+                                  "keepalives_interval", "keepalives_count", "tcp_user_timeout",
+                                  "dbname",          nullptr};
+  const char* const values[] = {"10", "1", "10", "5", "3", "30000", conninfo.c_str(), nullptr};
+  std::unique_ptr<pg_conn, Finisher> conn(PQconnectdbParams(keywords, values, /*expand_dbname=*/1));
   if (!conn || PQstatus(conn.get()) != CONNECTION_OK) {
     return Err(Errc::kUnavailable,
                "cannot connect to PostgreSQL at '" + RedactedConninfo(conninfo) + "': " +
@@ -235,5 +253,69 @@ Result<PgResult> PgConnection::Run(const std::string& name, const PgParams& para
 }
 
 bool PgConnection::broken() const { return PQstatus(conn_.get()) == CONNECTION_BAD; }
+
+}  // namespace reckon::storage
+
+namespace reckon::storage {
+
+Error PgConnection::ClientError(std::string_view what) const {
+  return Err(Errc::kUnavailable, std::string(what) + " on '" + display_ + "': " +
+                                     Trimmed(PQerrorMessage(conn_.get())));
+}
+
+Result<std::vector<PgResult>> PgConnection::RunBatch(const PgBatch& batch) {
+  pg_conn* conn = conn_.get();
+  if (PQenterPipelineMode(conn) != 1) return ClientError("starting a pipeline");
+  bool sent = true;
+  for (const PgBatch::Item& item : batch.items_) {
+    const PgParams& p = item.params;
+    const Arrays a = PointInto(p.buffer_, p.offsets_, p.lengths_);
+    sent = item.prepared
+               ? PQsendQueryPrepared(conn, item.text.c_str(), p.size(), a.values.data(),
+                                     p.lengths_.data(), a.formats.data(), 1) == 1
+               : PQsendQueryParams(conn, item.text.c_str(), 0, nullptr, nullptr, nullptr,
+                                   nullptr, 1) == 1;
+    if (!sent) break;
+  }
+  if (sent) sent = PQpipelineSync(conn) == 1;
+  if (!sent) {
+    Error error = ClientError("sending a pipeline");
+    (void)PQexitPipelineMode(conn);
+    return error;
+  }
+  std::vector<PgResult> results;
+  std::optional<Error> failed;
+  for (const PgBatch::Item& item : batch.items_) {
+    pg_result* raw = PQgetResult(conn);
+    if (raw == nullptr) {  // the connection broke: nothing more will come
+      if (!failed) failed = ClientError("reading a pipeline");
+      break;
+    }
+    if (PQresultStatus(raw) == PGRES_PIPELINE_ABORTED) {
+      PQclear(raw);  // skipped after an earlier failure
+    } else if (auto checked = Check(raw, (item.prepared ? "running statement '" :
+                                                          "running '") + item.text + "'");
+               !checked) {
+      if (!failed) failed = checked.error();
+    } else {
+      results.push_back(std::move(checked).value());
+    }
+    // Each statement's results end with a null.
+    if (pg_result* extra = PQgetResult(conn)) {
+      PQclear(extra);
+      if (!failed) failed = Err(Errc::kInternal, "a pipelined statement returned two results");
+    }
+  }
+  if (!failed || !broken()) {
+    pg_result* sync = PQgetResult(conn);  // PGRES_PIPELINE_SYNC
+    if (sync == nullptr || PQresultStatus(sync) != PGRES_PIPELINE_SYNC) {
+      if (!failed) failed = ClientError("ending a pipeline");
+    }
+    PQclear(sync);
+  }
+  if (PQexitPipelineMode(conn) != 1 && !failed) failed = ClientError("leaving a pipeline");
+  if (failed) return *failed;
+  return results;
+}
 
 }  // namespace reckon::storage

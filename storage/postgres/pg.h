@@ -50,6 +50,25 @@ class PgParams {
   std::vector<int> lengths_;  // -1: NULL
 };
 
+// Statements to send together in one round trip (PgConnection::RunBatch).
+class PgBatch {
+ public:
+  // A statement without parameters ("SAVEPOINT append").
+  PgBatch& Sql(std::string sql);
+  // A statement prepared on the connection, with its parameters.
+  PgBatch& Prepared(std::string name, PgParams params);
+  std::size_t size() const { return items_.size(); }
+
+ private:
+  friend class PgConnection;
+  struct Item {
+    std::string text;  // the SQL, or the prepared statement's name
+    bool prepared = false;
+    PgParams params;
+  };
+  std::vector<Item> items_;
+};
+
 class PgResult {
  public:
   int rows() const;
@@ -77,6 +96,9 @@ class PgConnection {
  public:
   // Connects with `conninfo` (a "postgresql://" URI or "key=value" pairs, libpq's syntax) and
   // sets the session up: UTF-8, synchronous_commit = on, application_name "reckon pid=... ".
+  // Unless `conninfo` says otherwise: connect_timeout 10 s, TCP keepalives after 10 s idle
+  // (every 5 s, 3 probes) and tcp_user_timeout 30 s, so a dead server or network path fails
+  // the call with kUnavailable instead of blocking for the kernel's hours.
   // kUnavailable (with libpq's reason) when the server cannot be reached or refuses.
   static Result<PgConnection> Connect(const std::string& conninfo);
 
@@ -92,6 +114,11 @@ class PgConnection {
   // Prepares `sql` under `name` on this connection, and runs it.
   Result<void> Prepare(const std::string& name, const std::string& sql);
   Result<PgResult> Run(const std::string& name, const PgParams& params);
+  // Sends every statement of `batch` at once (libpq's pipeline mode) and waits for all their
+  // results: one round trip instead of one per statement. They run in order; after the first
+  // that fails the server skips the rest, and that failure is the error returned. On success,
+  // one result per statement, in order.
+  Result<std::vector<PgResult>> RunBatch(const PgBatch& batch);
 
   // True once the connection is lost: every later call fails with kUnavailable.
   bool broken() const;
@@ -111,6 +138,8 @@ class PgConnection {
   PgConnection(std::unique_ptr<pg_conn, Finisher> conn, std::string display)
       : conn_(std::move(conn)), display_(std::move(display)) {}
   Result<PgResult> Check(pg_result* result, std::string_view what);
+  // The error for a call that failed in libpq itself (PQerrorMessage).
+  Error ClientError(std::string_view what) const;
   Result<void> SetUpSession();
 
   std::unique_ptr<pg_conn, Finisher> conn_;

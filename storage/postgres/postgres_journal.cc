@@ -127,23 +127,22 @@ std::vector<Result<AppendAck>> PostgresJournal::AppendGroup(
   const bool savepoints = requests.size() > 1;
   bool any_applied = false;
   for (const AppendRequest* request : requests) {
-    if (savepoints) {
-      if (auto saved = conn_.Exec("SAVEPOINT append"); !saved) {
-        if (conn_.broken()) return lost(saved.error());
-        results.emplace_back(saved.error());
-        continue;
-      }
+    if (request->events.empty()) {  // refused before it touches the transaction
+      results.emplace_back(Err(Errc::kInvalidArgument,
+                               "append to run '" + request->run.workflow_id + "/" +
+                                   request->run.run_id +
+                                   "' has no events; every state change needs one"));
+      continue;
     }
-    auto applied = ApplyOne(*request);
+    auto applied = ApplyOne(*request, savepoints);
     if (conn_.broken()) return lost(applied ? Poisoned() : applied.error());
-    if (savepoints) {
-      auto closed = applied ? conn_.Exec("RELEASE append")
-                            : conn_.Exec("ROLLBACK TO append; RELEASE append");
-      if (!closed) {
-        if (conn_.broken()) return lost(closed.error());
+    if (!applied && savepoints) {
+      // ApplyOne released its savepoint only if it succeeded.
+      if (auto undone = conn_.Exec("ROLLBACK TO append; RELEASE append"); !undone) {
+        if (conn_.broken()) return lost(undone.error());
         // The transaction cannot go on without its savepoint: nothing of it commits.
         (void)conn_.Exec("ROLLBACK");
-        return fail_all(closed.error().WithContext("closing an append's savepoint"));
+        return fail_all(undone.error().WithContext("rolling back an append's savepoint"));
       }
     }
     any_applied = any_applied || applied.has_value();
@@ -168,19 +167,22 @@ std::vector<Result<AppendAck>> PostgresJournal::AppendGroup(
   return results;
 }
 
-Result<AppendAck> PostgresJournal::ApplyOne(const AppendRequest& request) {
+// Two round trips for a run that exists (three for a new one): the run's row is locked (after
+// the savepoint is set), then everything else of the request goes in one pipeline that ends
+// with the savepoint's release.
+Result<AppendAck> PostgresJournal::ApplyOne(const AppendRequest& request, bool savepoint) {
   const RunRef& run = request.run;
   const std::string name = "run '" + run.workflow_id + "/" + run.run_id + "'";
-  if (request.events.empty()) {
-    return Err(Errc::kInvalidArgument,
-               "append to " + name + " has no events; every state change needs one");
-  }
+  PgBatch head;
+  if (savepoint) head.Sql("SAVEPOINT append");
   PgParams key;
   key.Add(run.workflow_id).Add(run.run_id);
-  RECKON_TRY(PgResult locked, conn_.Run(pg::kLockRun, key));
-  const bool found = locked.rows() > 0;
-  std::int64_t run_pk = found ? locked.Int(0, 0) : 0;
-  std::int64_t next_seq = found ? locked.Int(0, 1) : 1;
+  head.Prepared(pg::kLockRun, std::move(key));
+  RECKON_TRY(std::vector<PgResult> locked, conn_.RunBatch(head));
+  const PgResult& row = locked.back();
+  const bool found = row.rows() > 0;
+  std::int64_t run_pk = found ? row.Int(0, 0) : 0;
+  std::int64_t next_seq = found ? row.Int(0, 1) : 1;
   if (request.expected_next_seq != next_seq) {
     return Err(Errc::kConflict, name + " expected next sequence " +
                                     std::to_string(request.expected_next_seq) +
@@ -200,13 +202,14 @@ Result<AppendAck> PostgresJournal::ApplyOne(const AppendRequest& request) {
     run_pk = inserted.Int(0, 0);
   }
   const std::int64_t first_seq = next_seq;
+  PgBatch tail;
   for (const EventBody& body : request.events) {
     const EventPlace place{run.workflow_id, run.run_id, next_seq};
     RECKON_TRY(std::string stored, EncodeStoredEvent(body, place, payload_codec_));
     PgParams params;
     params.Add(run_pk).Add(next_seq).Add(static_cast<std::int64_t>(EventTypeNumber(body)))
         .Add(request.now_us).AddBytes(AsBytes(stored));
-    RECKON_TRY(conn_.Run(pg::kInsertEvent, params));
+    tail.Prepared(pg::kInsertEvent, std::move(params));
     ++next_seq;
   }
   PgParams update;
@@ -222,35 +225,38 @@ Result<AppendAck> PostgresJournal::ApplyOne(const AppendRequest& request) {
     update.AddNull();
   }
   update.Add(request.now_us);
-  RECKON_TRY(conn_.Run(pg::kUpdateRun, update));
-  RECKON_TRY(ApplyDerived(request, run_pk));
+  tail.Prepared(pg::kUpdateRun, std::move(update));
+  RECKON_TRY(AddDerived(request, run_pk, tail));
+  if (savepoint) tail.Sql("RELEASE append");
+  RECKON_TRY(conn_.RunBatch(tail));
   return AppendAck{run_pk, first_seq, next_seq};
 }
 
-Result<void> PostgresJournal::ApplyDerived(const AppendRequest& request, std::int64_t run_pk) {
+Result<void> PostgresJournal::AddDerived(const AppendRequest& request, std::int64_t run_pk,
+                                         PgBatch& batch) {
   for (const OperationRow& op : request.operations) {
     PgParams p;
     p.Add(op.operation_id).Add(op.step_id).Add(op.tool).Add(SideEffectName(op.side_effect))
         .Add(op.state).Add(op.attempt).Add(op.intent_hash).Add(op.contract_hash)
         .Add(op.provider_ref).Add(op.due_at_us).Add(run_pk).Add(request.now_us);
-    RECKON_TRY(conn_.Run(pg::kUpsertOperation, p));
+    batch.Prepared(pg::kUpsertOperation, std::move(p));
   }
   for (const TimerRow& timer : request.timers_set) {
     PgParams p;
     p.Add(run_pk).Add(timer.timer_id).Add(timer.fire_at_us);
-    RECKON_TRY(conn_.Run(pg::kUpsertTimer, p));
+    batch.Prepared(pg::kUpsertTimer, std::move(p));
   }
   for (const std::string& timer_id : request.timers_cleared) {
     PgParams p;
     p.Add(run_pk).Add(timer_id);
-    RECKON_TRY(conn_.Run(pg::kDeleteTimer, p));
+    batch.Prepared(pg::kDeleteTimer, std::move(p));
   }
   for (const ApprovalRow& approval : request.approvals) {
     PgParams p;
     p.Add(approval.approval_id).Add(approval.operation_id).Add(run_pk)
         .Add(approval.intent_hash).Add(ApprovalStateName(approval.state))
         .Add(approval.decided_by).Add(approval.expires_at_us).Add(request.now_us);
-    RECKON_TRY(conn_.Run(pg::kUpsertApproval, p));
+    batch.Prepared(pg::kUpsertApproval, std::move(p));
   }
   for (const OutboxMessage& message : request.outbox) {
     SealedPayload stored{"", message.payload};
@@ -261,7 +267,7 @@ Result<void> PostgresJournal::ApplyDerived(const AppendRequest& request, std::in
     PgParams p;
     p.Add(message.message_id).Add(run_pk).Add(message.step_id).Add(message.subject)
         .AddBytes(AsBytes(stored.box)).Add(stored.key_id).Add(request.now_us);
-    RECKON_TRY(conn_.Run(pg::kInsertOutbox, p));
+    batch.Prepared(pg::kInsertOutbox, std::move(p));
   }
   return Ok();
 }

@@ -7,7 +7,8 @@
 //     kConflict, also against a writer on another connection;
 //   - the derived rows are written in the append's transaction;
 //   - a group is one transaction, each request in its own SAVEPOINT, so a conflict rolls back
-//     only that request; the session runs with synchronous_commit = on, so COMMIT returns
+//     only that request; a request costs two round trips (three if it creates its run): the
+//     run's row lock, then its events and rows in one pipeline; the session runs with synchronous_commit = on, so COMMIT returns
 //     after the server flushed its WAL: an acknowledged append survives a crash of the server
 //     (and of its machine, with the server's fsync on);
 //   - events are stored as the same Cap'n Proto bytes (bytea), sealed by the same codec.
@@ -95,8 +96,11 @@ class PostgresJournal final : public Journal {
 
  private:
   PostgresJournal(PgConnection conn, int schema_version, const PayloadCodec* payload_codec);
-  Result<AppendAck> ApplyOne(const AppendRequest& request);
-  Result<void> ApplyDerived(const AppendRequest& request, std::int64_t run_pk);
+  // Applies one request; with `savepoint`, inside a savepoint that it releases on success and
+  // leaves for the caller to roll back on failure.
+  Result<AppendAck> ApplyOne(const AppendRequest& request, bool savepoint);
+  // Adds the statements of the request's derived rows to `batch`.
+  Result<void> AddDerived(const AppendRequest& request, std::int64_t run_pk, PgBatch& batch);
   // The error for a write on a poisoned journal, or for a write that lost the connection.
   Error Poisoned() const;
 

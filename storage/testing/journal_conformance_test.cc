@@ -230,6 +230,17 @@ TEST_P(JournalConformanceTest, ARequestWithoutEventsIsRefused) {
   auto runs = journal_->ListRuns();
   ASSERT_TRUE(runs);
   EXPECT_TRUE(runs.value().empty());
+  // In a group, it fails alone.
+  AppendRequest first = MarkerStep("wf-a", 1);
+  AppendRequest last = MarkerStep("wf-b", 1);
+  const AppendRequest* group[] = {&first, &empty, &last};
+  auto results = journal_->AppendGroup(group);
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_TRUE(results[0]) << results[0].error().ToString();
+  ASSERT_FALSE(results[1]);
+  EXPECT_EQ(results[1].error().code(), Errc::kInvalidArgument);
+  EXPECT_TRUE(results[2]) << results[2].error().ToString();
+  EXPECT_EQ(Count("SELECT count(*) FROM runs"), 2);
 }
 
 TEST_P(JournalConformanceTest, DerivedTablesFollowTheirEvents) {
@@ -294,6 +305,18 @@ TEST_P(JournalConformanceTest, AFailingDerivedRowFailsTheWholeRequest) {
   EXPECT_EQ(Count("SELECT count(*) FROM timers"), 2);
   // The journal is still usable.
   EXPECT_TRUE(journal_->Append(StartRun("wf-4")));
+  // In a group, such a request fails alone; the requests around it land.
+  AppendRequest before = StartRun("wf-5");
+  AppendRequest after = StartRun("wf-6");
+  const AppendRequest* group[] = {&before, &clash, &after};
+  auto results = journal_->AppendGroup(group);
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_TRUE(results[0]) << results[0].error().ToString();
+  ASSERT_FALSE(results[1]);
+  EXPECT_EQ(results[1].error().code(), Errc::kAlreadyExists);
+  EXPECT_TRUE(results[2]) << results[2].error().ToString();
+  EXPECT_EQ(Count("SELECT count(*) FROM runs"), 5);
+  EXPECT_EQ(Count("SELECT count(*) FROM events"), 10);
 }
 
 TEST_P(JournalConformanceTest, OperationsAreUpsertedAndListedByStep) {
