@@ -254,9 +254,6 @@ Result<PgResult> PgConnection::Run(const std::string& name, const PgParams& para
 
 bool PgConnection::broken() const { return PQstatus(conn_.get()) == CONNECTION_BAD; }
 
-}  // namespace reckon::storage
-
-namespace reckon::storage {
 
 Error PgConnection::ClientError(std::string_view what) const {
   return Err(Errc::kUnavailable, std::string(what) + " on '" + display_ + "': " +
