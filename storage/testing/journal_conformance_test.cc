@@ -15,6 +15,7 @@
 
 #include "reckon/storage/group_commit.h"
 #include "reckon/storage/testing/journal_requests.h"
+#include "reckon/storage/testing/reversing_codec.h"
 
 namespace reckon::storage {
 namespace {
@@ -120,6 +121,31 @@ TEST_P(JournalConformanceTest, PayloadsRoundTripByteForByte) {
   ASSERT_EQ(events.value().size(), 2u);
   EXPECT_EQ(std::get<MarkerRecorded>(events.value()[0].body).value_json, bytes + bytes);
   EXPECT_EQ(std::get<WorkflowCompleted>(events.value()[1].body).result_json.size(), 100000u);
+}
+
+TEST_P(JournalConformanceTest, SealedPayloadsOpenOnlyWithTheirKey) {
+  ReversingCodec codec;
+  journal_.reset();
+  auto sealed = backend_->Reopen(&codec);
+  ASSERT_TRUE(sealed) << sealed.error().ToString();
+  AppendRequest start = MarkerStep("wf-s", 1);
+  start.events = {WorkflowStarted{"refund", "{\"card\":\"4111\"}", ""}};
+  ASSERT_TRUE(sealed.value()->Append(start));
+  auto events = sealed.value()->ReadEvents({"wf-s", "r1"});
+  ASSERT_TRUE(events) << events.error().ToString();
+  ASSERT_EQ(events.value().size(), 1u);
+  const auto& started = std::get<WorkflowStarted>(events.value()[0].body);
+  EXPECT_EQ(started.input_json, "{\"card\":\"4111\"}");
+  EXPECT_EQ(started.workflow_type, "refund");
+  sealed.value().reset();
+  // Without the key, the read names the key it needs instead of inventing a payload.
+  auto keyless = backend_->Reopen(nullptr);
+  ASSERT_TRUE(keyless);
+  auto refused = keyless.value()->ReadEvents({"wf-s", "r1"});
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code(), Errc::kFailedPrecondition);
+  EXPECT_NE(refused.error().message().find("k1"), std::string::npos)
+      << refused.error().ToString();
 }
 
 TEST_P(JournalConformanceTest, ConditionalAppendRefusesAStaleSequence) {
