@@ -15,7 +15,11 @@
 //
 //   reckon-outbox-consumer --nats-url nats://HOST:PORT --stream NAME --subject FILTER
 //                          --durable NAME --db PATH [--ack-wait-ms N] [--batch N]
+//                          [--work-ms N]
 //   reckon-outbox-consumer --report --db PATH [--json]
+//
+// --work-ms stands for the business work: each effect's transaction stays open that long
+// (tests use it so that a kill can land while messages are in hand).
 //
 // --report prints what the database holds and exits: `processed N`, `duplicates_skipped N`
 // (every life's skipped copies), `effects N` (business rows) and `effect_ids N` (distinct
@@ -40,6 +44,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <thread>
 
 #include "samples/outbox_consumer/dedup_consumer.h"
 #include "samples/outbox_consumer/jetstream_pull.h"
@@ -65,6 +70,7 @@ struct Flags {
   std::string db;
   int ack_wait_ms = 30000;
   int batch = 32;
+  int work_ms = 0;
   bool report = false;
   bool json = false;
 };
@@ -136,7 +142,8 @@ class Complaints {
   SteadyClock::time_point said_at_{};
 };
 
-Result<void> ApplyEffect(storage::SqliteDb& db, const PulledMessage& msg, std::string_view payload) {
+Result<void> ApplyEffect(storage::SqliteDb& db, const PulledMessage& msg, std::string_view payload,
+                         std::chrono::milliseconds work) {
   RECKON_TRY(storage::Statement insert,
              db.Prepare("INSERT INTO effects (message_id, subject, payload, stream_seq, "
                         "deliveries, applied_at_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
@@ -145,7 +152,9 @@ Result<void> ApplyEffect(storage::SqliteDb& db, const PulledMessage& msg, std::s
                        .count();
   insert.Bind(1, msg.message_id()).Bind(2, msg.subject()).Bind(3, payload);
   insert.Bind(4, msg.stream_seq()).Bind(5, msg.delivered()).Bind(6, static_cast<std::int64_t>(now));
-  return insert.Run();
+  RECKON_TRY(insert.Run());
+  if (work.count() > 0) std::this_thread::sleep_for(work);
+  return Ok();
 }
 
 struct LifeCounts {
@@ -154,7 +163,8 @@ struct LifeCounts {
 
 // Processes, then acks, one message. Errors: the database's (the caller stops; the message is
 // not acked and comes back to the next life).
-Result<void> Handle(DedupConsumer& consumer, PulledMessage& msg, LifeCounts& counts) {
+Result<void> Handle(DedupConsumer& consumer, PulledMessage& msg, std::chrono::milliseconds work,
+                    LifeCounts& counts) {
   const std::string id = msg.message_id();
   if (id.empty()) {
     Say("message " + std::to_string(msg.stream_seq()) + " on '" + msg.subject() +
@@ -163,8 +173,8 @@ Result<void> Handle(DedupConsumer& consumer, PulledMessage& msg, LifeCounts& cou
     ++counts.terminated;
     return Ok();
   }
-  auto write = [&msg](storage::SqliteDb& db, std::string_view payload) {
-    return ApplyEffect(db, msg, payload);
+  auto write = [&msg, work](storage::SqliteDb& db, std::string_view payload) {
+    return ApplyEffect(db, msg, payload, work);
   };
   RECKON_TRY(bool processed, consumer.Process(id, msg.data(), write));
   ++(processed ? counts.processed : counts.skipped);
@@ -212,8 +222,9 @@ int Consume(const Flags& flags, const sigset_t& stop_signals) {
       if (StopArrived(stop_signals, 100ms)) break;
       continue;
     }
+    const std::chrono::milliseconds work(flags.work_ms);
     for (PulledMessage& msg : batch.value()) {
-      if (auto handled = Handle(*consumer.value(), msg, counts); !handled) {
+      if (auto handled = Handle(*consumer.value(), msg, work, counts); !handled) {
         Say("stopping: " + handled.error().ToString());
         exit_code = 1;
         break;
@@ -261,6 +272,10 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--batch", flags.batch, "messages fetched at once")
       ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  app.add_option("--work-ms", flags.work_ms, "simulated business work per message, in its "
+                 "transaction")
+      ->check(CLI::Range(0, 60'000))
       ->capture_default_str();
   app.add_flag("--report", flags.report, "print what the database holds and exit");
   app.add_flag("--json", flags.json, "with --report: one JSON object");

@@ -126,10 +126,17 @@ Result<void> NatsServer::Restart() {
 
 Result<void> NatsServer::Stop() {
   if (!running()) return Ok();
-  RECKON_TRY(ExitStatus status, process_->Terminate(10s));
-  // nats-server ends on SIGTERM by exiting with code 0 or by the signal itself.
-  if (!status.Succeeded() && !status.KilledBy(SIGTERM)) {
-    return Err(Errc::kInternal, "nats-server " + status.ToString() + " on SIGTERM:\n" +
+  // SIGINT: nats-server shuts down and exits 0 (on SIGTERM it exits 1).
+  RECKON_TRY(process_->Kill(SIGINT));
+  Result<ExitStatus> status = process_->WaitFor(10s);
+  if (!status) {
+    (void)process_->Kill(SIGKILL);
+    (void)process_->Wait();
+    return Err(Errc::kInternal, "nats-server did not stop within 10 s of SIGINT:\n" +
+                                    Tail(log_path()));
+  }
+  if (!status.value().Succeeded()) {
+    return Err(Errc::kInternal, "nats-server " + status.value().ToString() + " on SIGINT:\n" +
                                     Tail(log_path()));
   }
   return Ok();

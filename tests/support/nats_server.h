@@ -52,7 +52,8 @@ class NatsServer {
   Result<void> Kill();
   // Starts it again on the same port and store (after Kill or Stop) and waits until ready.
   Result<void> Restart();
-  // SIGTERM; the broker must exit by itself within 10 s (kInternal otherwise).
+  // SIGINT (nats-server's clean shutdown); it must exit with code 0 within 10 s (kInternal
+  // otherwise, after a SIGKILL).
   Result<void> Stop();
 
   // Declares (or updates) a file-backed stream `name` over `subjects` whose duplicate window
