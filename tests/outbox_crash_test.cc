@@ -10,17 +10,22 @@
 // one by one across it (`reckon start`, not waited for); then one of the server, the broker or
 // the consumer is SIGKILLed and started again at once: the server on the same journal and port
 // (it recovers; the worker reconnects by itself), the broker on the same port and store, the
-// consumer on the same database and durable name. A start that failed under the kill is made
-// again (idempotent on the workflow id). The targets are dealt evenly (a shuffled deck), so
-// each process dies several times. Then nothing is killed any more: the test waits until every
-// workflow completed, the outbox has no pending message and the consumer processed as many
-// messages as the outbox holds; stops the consumer and the server and worker (SIGTERM) and the
-// broker (SIGINT), each of which must exit with code 0; and audits the journal against the
-// consumer's database (tests/outbox_crash_audit.h): every message of a committed step reached
-// the consumer, each was processed exactly once, nothing else was processed. It prints how
-// many duplicates the broker absorbed (acks the dispatcher recorded as duplicate) and the
-// consumer skipped, and how many copies the stream holds for the outbox's messages (as many,
-// while the duplicate window holds).
+// consumer on the same database and durable name. Every other server kill comes while the
+// broker is frozen (SIGSTOP) and two more workflows have just committed a message: the
+// dispatcher's publish waits for an ack that no life records, the broker stores the message
+// when it resumes (SIGCONT), and the next life publishes it again. A start that failed under
+// the kill is made again (idempotent on the workflow id). The targets are dealt evenly (a
+// shuffled deck), so each process dies several times.
+//
+// Then nothing is killed any more: the test waits until every workflow completed, the outbox
+// has no pending message and the consumer processed as many messages as the outbox holds;
+// stops the consumer and the server and worker (SIGTERM) and the broker (SIGINT), each of
+// which must exit with code 0; and audits the journal against the consumer's database
+// (tests/outbox_crash_audit.h): every message of a committed step reached the consumer, each
+// was processed exactly once, nothing else was processed. It prints how many duplicates the
+// broker absorbed (acks the dispatcher recorded as duplicate) and the consumer skipped, and
+// how many copies the stream holds for the outbox's messages (as many, while the duplicate
+// window holds), and checks that both kinds of duplicate occurred.
 //
 // RECKON_OUTBOX_CRASH_KILLS: kill points (default 12; the heavy tier raises it).
 // RECKON_OUTBOX_CRASH_SEED: the seed of the delays and targets (printed). A failing run's files
@@ -182,10 +187,29 @@ class OutboxCrashRun {
   bool KillAndRestart(Target target) {
     if (!CheckAlive()) return false;
     switch (target) {
-      case Target::kServer:
-        if (auto killed = server_->KillServer(); !killed) return Fail(killed.error().ToString());
+      case Target::kServer: {
+        // Every other server kill (the first included) lands while the broker is frozen: two more workflows
+        // are started, and once one of their messages committed (the dispatcher has sent it,
+        // or is about to, and waits for an ack no life will record), the server dies; the
+        // broker stores the message when it resumes, and the next life publishes it again.
+        const bool freeze = server_kills_++ % 2 == 0;
+        if (freeze) {
+          if (auto paused = broker_->Pause(); !paused) return Fail(paused.error().ToString());
+          if (!LaunchStarts(2)) return false;
+          const auto until = SteadyClock::now() + 2s;
+          while (Observe(/*with_consumer=*/false).pending == 0 && SteadyClock::now() < until) {
+            std::this_thread::sleep_for(10ms);
+          }
+          std::this_thread::sleep_for(
+              std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 50)(rng_)));
+          ++frozen_server_kills_;
+        }
+        auto killed = server_->KillServer();
+        if (freeze) (void)broker_->Resume();
+        if (!killed) return Fail(killed.error().ToString());
         if (auto back = server_->RestartServer(); !back) return Fail(back.error().ToString());
         return true;
+      }
       case Target::kBroker:
         if (auto killed = broker_->Kill(); !killed) return Fail(killed.error().ToString());
         if (auto back = broker_->Restart(); !back) return Fail(back.error().ToString());
@@ -207,7 +231,7 @@ class OutboxCrashRun {
     return true;
   }
 
-  Progress Observe() {
+  Progress Observe(bool with_consumer = true) {
     Progress p;
     auto journal = storage::SqliteDb::Open(server_->journal_path(), /*read_only=*/true);
     if (journal) {
@@ -220,7 +244,7 @@ class OutboxCrashRun {
       p.outbox = count("SELECT count(*) FROM outbox");
       p.pending = count("SELECT count(*) FROM outbox WHERE published_at_us = 0");
     }
-    p.processed = ConsumerReport("processed");
+    if (with_consumer) p.processed = ConsumerReport("processed");
     return p;
   }
 
@@ -307,9 +331,12 @@ class OutboxCrashRun {
   std::vector<std::string> workflows_;
   std::vector<std::pair<std::string, Subprocess>> launched_;  // starts not collected yet
   int restarted_starts_ = 0;
+  int server_kills_ = 0;
+  int frozen_server_kills_ = 0;  // server kills while the broker was frozen (SIGSTOP)
 
  public:
   int restarted_starts() const { return restarted_starts_; }
+  int frozen_server_kills() const { return frozen_server_kills_; }
 };
 
 TEST(OutboxCrash, EveryCommittedMessageIsProcessedOnceThroughKillsOfEveryProcess) {
@@ -363,11 +390,12 @@ TEST(OutboxCrash, EveryCommittedMessageIsProcessedOnceThroughKillsOfEveryProcess
   auto audit = AuditOutbox(run.journal(), run.consumer_db(), run.workflows(), publish_steps);
   ASSERT_TRUE(audit) << audit.error().ToString();
   const OutboxFigures& f = audit.value().figures;
-  std::printf("[outbox crash] kills: server %d, broker %d, consumer %d (%d with messages in "
-              "flight); %zu workflows (%d starts repeated after a kill); killing %.1f s, drained in %.1f s, total %.1f s\n"
+  std::printf("[outbox crash] kills: server %d (%d with the broker frozen), broker %d, consumer "
+              "%d (%d with messages in flight); %zu workflows (%d starts repeated after a kill); killing %.1f s, drained in %.1f s, total %.1f s\n"
               "[outbox crash] %s\n[outbox crash] the stream holds %lld cop(ies) for %lld "
               "outbox messages\n",
-              tally.kills[0], tally.kills[1], tally.kills[2], tally.busy, run.workflows().size(),
+              tally.kills[0], run.frozen_server_kills(), tally.kills[1], tally.kills[2], tally.busy,
+              run.workflows().size(),
               run.restarted_starts(),
               killing_s, drained_s,
               std::chrono::duration<double>(SteadyClock::now() - began).count(),
@@ -382,6 +410,10 @@ TEST(OutboxCrash, EveryCommittedMessageIsProcessedOnceThroughKillsOfEveryProcess
   EXPECT_EQ(f.outbox_messages,
             static_cast<std::int64_t>(run.workflows().size()) * kMessagesPerWorkflow);
   EXPECT_GT(tally.busy, 0) << "no kill found a message in flight (seed " << seed << ")";
+  // The paths of the duplicates were walked: the broker absorbed a message published again
+  // by a later server life, the consumer skipped a message delivered again.
+  EXPECT_GT(f.broker_duplicates, 0) << "the broker absorbed no duplicate (seed " << seed << ")";
+  EXPECT_GT(f.consumer_duplicates, 0) << "the consumer skipped no copy (seed " << seed << ")";
   if (EnvNumber("RECKON_OUTBOX_CRASH_KEEP", 0) != 0) run.Fail("kept on request");
 }
 

@@ -119,6 +119,16 @@ Result<void> NatsServer::Kill() {
   return Ok();
 }
 
+Result<void> NatsServer::Pause() {
+  if (!running()) return Err(Errc::kFailedPrecondition, "nats-server is not running");
+  return process_->Kill(SIGSTOP);
+}
+
+Result<void> NatsServer::Resume() {
+  if (!running()) return Err(Errc::kFailedPrecondition, "nats-server is not running");
+  return process_->Kill(SIGCONT);
+}
+
 Result<void> NatsServer::Restart() {
   if (running()) return Err(Errc::kFailedPrecondition, "nats-server is still running");
   return Launch();

@@ -52,6 +52,10 @@ class NatsServer {
   Result<void> Kill();
   // Starts it again on the same port and store (after Kill or Stop) and waits until ready.
   Result<void> Restart();
+  // SIGSTOP / SIGCONT: a broker that stalls (it holds what clients sent until it resumes), to
+  // make a publish wait for its ack. kFailedPrecondition if it is not running.
+  Result<void> Pause();
+  Result<void> Resume();
   // SIGINT (nats-server's clean shutdown); it must exit with code 0 within 10 s (kInternal
   // otherwise, after a SIGKILL).
   Result<void> Stop();
