@@ -10,12 +10,13 @@
 // one by one across it (`reckon start`, not waited for); then one of the server, the broker or
 // the consumer is SIGKILLed and started again at once: the server on the same journal and port
 // (it recovers; the worker reconnects by itself), the broker on the same port and store, the
-// consumer on the same database and durable name. Every other server kill comes while the
-// broker is frozen (SIGSTOP) and two more workflows have just committed a message: the
-// dispatcher's publish waits for an ack that no life records, the broker stores the message
-// when it resumes (SIGCONT), and the next life publishes it again. A start that failed under
-// the kill is made again (idempotent on the workflow id). The targets are dealt evenly (a
-// shuffled deck), so each process dies several times.
+// consumer on the same database and durable name. Every other kill of the server and of the
+// broker comes while the broker is frozen (SIGSTOP) and two more workflows have just committed
+// a message, so the dispatcher's publish waits for an ack: a killed server never records it,
+// the broker stores the message when it resumes (SIGCONT) and the next life publishes it
+// again (the broker absorbs the copy); a killed broker loses it, and the publish fails after
+// its ack timeout and is retried (the test waits for that before it goes on). A start that failed under the kill is made again (idempotent on the workflow id).
+// The targets are dealt evenly (a shuffled deck), so each process dies several times.
 //
 // Then nothing is killed any more: the test waits until every workflow completed, the outbox
 // has no pending message and the consumer processed as many messages as the outbox holds;
@@ -184,36 +185,54 @@ class OutboxCrashRun {
         {"messages", kMessagesPerWorkflow}});
   }
 
+  // Freezes the broker (SIGSTOP), starts two more workflows and waits until one of their
+  // messages committed: the dispatcher has sent it (or is about to) and waits for an ack.
+  bool FreezeBrokerWithAPublishInFlight() {
+    if (auto paused = broker_->Pause(); !paused) return Fail(paused.error().ToString());
+    if (!LaunchStarts(2)) return false;
+    const auto until = SteadyClock::now() + 2s;
+    while (Observe(/*with_consumer=*/false).pending == 0 && SteadyClock::now() < until) {
+      std::this_thread::sleep_for(10ms);
+    }
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 50)(rng_)));
+    return true;
+  }
+
+  // Every other kill of the server and of the broker (the first included) comes with a
+  // publish in flight to a frozen broker. The server dies: the broker stores the message when
+  // it resumes, no life recorded its ack, and the next life publishes it again (a duplicate
+  // the broker absorbs). The broker dies: the message it never read is lost, the publish
+  // times out (a failed attempt) and is retried.
   bool KillAndRestart(Target target) {
     if (!CheckAlive()) return false;
     switch (target) {
       case Target::kServer: {
-        // Every other server kill (the first included) lands while the broker is frozen: two more workflows
-        // are started, and once one of their messages committed (the dispatcher has sent it,
-        // or is about to, and waits for an ack no life will record), the server dies; the
-        // broker stores the message when it resumes, and the next life publishes it again.
         const bool freeze = server_kills_++ % 2 == 0;
-        if (freeze) {
-          if (auto paused = broker_->Pause(); !paused) return Fail(paused.error().ToString());
-          if (!LaunchStarts(2)) return false;
-          const auto until = SteadyClock::now() + 2s;
-          while (Observe(/*with_consumer=*/false).pending == 0 && SteadyClock::now() < until) {
-            std::this_thread::sleep_for(10ms);
-          }
-          std::this_thread::sleep_for(
-              std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 50)(rng_)));
-          ++frozen_server_kills_;
-        }
+        if (freeze && !FreezeBrokerWithAPublishInFlight()) return false;
+        frozen_kills_ += freeze ? 1 : 0;
         auto killed = server_->KillServer();
         if (freeze) (void)broker_->Resume();
         if (!killed) return Fail(killed.error().ToString());
         if (auto back = server_->RestartServer(); !back) return Fail(back.error().ToString());
         return true;
       }
-      case Target::kBroker:
+      case Target::kBroker: {
+        const bool freeze = broker_kills_++ % 2 == 0;
+        if (freeze && !FreezeBrokerWithAPublishInFlight()) return false;
+        frozen_kills_ += freeze ? 1 : 0;
         if (auto killed = broker_->Kill(); !killed) return Fail(killed.error().ToString());
         if (auto back = broker_->Restart(); !back) return Fail(back.error().ToString());
+        if (freeze) {
+          // The lost publish waits out its ack timeout (5 s) before it fails and is retried;
+          // let that finish, or a server kill soon after would erase the failed attempt.
+          const auto until = SteadyClock::now() + 20s;
+          while (Observe(/*with_consumer=*/false).pending != 0 && SteadyClock::now() < until) {
+            std::this_thread::sleep_for(50ms);
+          }
+        }
         return true;
+      }
       case Target::kConsumer:
         if (auto killed = consumer_->Kill(SIGKILL); !killed) return Fail(killed.error().ToString());
         (void)consumer_->Wait();
@@ -331,12 +350,12 @@ class OutboxCrashRun {
   std::vector<std::string> workflows_;
   std::vector<std::pair<std::string, Subprocess>> launched_;  // starts not collected yet
   int restarted_starts_ = 0;
-  int server_kills_ = 0;
-  int frozen_server_kills_ = 0;  // server kills while the broker was frozen (SIGSTOP)
+  int server_kills_ = 0, broker_kills_ = 0;
+  int frozen_kills_ = 0;  // server and broker kills with a publish in flight to a frozen broker
 
  public:
   int restarted_starts() const { return restarted_starts_; }
-  int frozen_server_kills() const { return frozen_server_kills_; }
+  int frozen_kills() const { return frozen_kills_; }
 };
 
 TEST(OutboxCrash, EveryCommittedMessageIsProcessedOnceThroughKillsOfEveryProcess) {
@@ -390,11 +409,11 @@ TEST(OutboxCrash, EveryCommittedMessageIsProcessedOnceThroughKillsOfEveryProcess
   auto audit = AuditOutbox(run.journal(), run.consumer_db(), run.workflows(), publish_steps);
   ASSERT_TRUE(audit) << audit.error().ToString();
   const OutboxFigures& f = audit.value().figures;
-  std::printf("[outbox crash] kills: server %d (%d with the broker frozen), broker %d, consumer "
-              "%d (%d with messages in flight); %zu workflows (%d starts repeated after a kill); killing %.1f s, drained in %.1f s, total %.1f s\n"
+  std::printf("[outbox crash] kills: server %d, broker %d, consumer %d (%d with messages in "
+              "flight, %d of them with a publish in flight to a frozen broker); %zu workflows (%d starts repeated after a kill); killing %.1f s, drained in %.1f s, total %.1f s\n"
               "[outbox crash] %s\n[outbox crash] the stream holds %lld cop(ies) for %lld "
               "outbox messages\n",
-              tally.kills[0], run.frozen_server_kills(), tally.kills[1], tally.kills[2], tally.busy,
+              tally.kills[0], tally.kills[1], tally.kills[2], tally.busy, run.frozen_kills(),
               run.workflows().size(),
               run.restarted_starts(),
               killing_s, drained_s,
@@ -414,6 +433,8 @@ TEST(OutboxCrash, EveryCommittedMessageIsProcessedOnceThroughKillsOfEveryProcess
   // by a later server life, the consumer skipped a message delivered again.
   EXPECT_GT(f.broker_duplicates, 0) << "the broker absorbed no duplicate (seed " << seed << ")";
   EXPECT_GT(f.consumer_duplicates, 0) << "the consumer skipped no copy (seed " << seed << ")";
+  EXPECT_GT(f.failed_attempts, 0) << "no publish failed: the retry path was not walked (seed "
+                                  << seed << ")";
   if (EnvNumber("RECKON_OUTBOX_CRASH_KEEP", 0) != 0) run.Fail("kept on request");
 }
 
