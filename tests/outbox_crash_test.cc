@@ -409,14 +409,13 @@ TEST(OutboxCrash, EveryCommittedMessageIsProcessedOnceThroughKillsOfEveryProcess
   auto audit = AuditOutbox(run.journal(), run.consumer_db(), run.workflows(), publish_steps);
   ASSERT_TRUE(audit) << audit.error().ToString();
   const OutboxFigures& f = audit.value().figures;
-  std::printf("[outbox crash] kills: server %d, broker %d, consumer %d (%d with messages in "
-              "flight, %d of them with a publish in flight to a frozen broker); %zu workflows (%d starts repeated after a kill); killing %.1f s, drained in %.1f s, total %.1f s\n"
-              "[outbox crash] %s\n[outbox crash] the stream holds %lld cop(ies) for %lld "
-              "outbox messages\n",
+  std::printf("[outbox crash] kills: server %d, broker %d, consumer %d (%d found a message "
+              "unacked or unprocessed; %d came with a publish in flight to a frozen broker); "
+              "%zu workflows (%d starts repeated after a kill); killing %.1f s, drained in "
+              "%.1f s, total %.1f s\n[outbox crash] %s\n[outbox crash] the stream holds %lld "
+              "cop(ies) for %lld outbox messages\n",
               tally.kills[0], tally.kills[1], tally.kills[2], tally.busy, run.frozen_kills(),
-              run.workflows().size(),
-              run.restarted_starts(),
-              killing_s, drained_s,
+              run.workflows().size(), run.restarted_starts(), killing_s, drained_s,
               std::chrono::duration<double>(SteadyClock::now() - began).count(),
               f.ToString().c_str(), static_cast<long long>(stream_copies),
               static_cast<long long>(f.outbox_messages));
