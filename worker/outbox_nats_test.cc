@@ -4,13 +4,11 @@
 // broker's deduplication is checked by publishing the same message id again.
 #include "reckon/outbox/nats_publisher.h"
 
-#include <arpa/inet.h>
 #include <nats/nats.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <gtest/gtest.h>
+
+#include <thread>
 
 #include <boost/json/object.hpp>
 
@@ -21,7 +19,7 @@
 #include "reckon/worker/testing/engine_harness.h"
 #include "reckon/worker/testing/expect_ok.h"
 
-#include "tests/support/subprocess.h"
+#include "tests/support/nats_server.h"
 #include "tests/support/temp_dir.h"
 
 namespace reckon::outbox {
@@ -30,82 +28,43 @@ namespace {
 using namespace std::chrono_literals;
 namespace json = boost::json;
 
-int FreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
-// A nats-server with JetStream in the test's directory, and a client connection to it that
-// the test uses as the stream's operator and as the consumer.
+// The broker (tests/support/nats_server.h) with the stream ORDERS over orders.> (a two-minute
+// duplicate window), and a client connection that the test uses as the consumer.
 class NatsBroker {
  public:
-  explicit NatsBroker(const reckon::testing::TempDir& dir) {
-    port_ = FreePort();
-    reckon::testing::SubprocessOptions options;
-    options.args = {"-js", "-sd", dir.File("jetstream"), "-a", "127.0.0.1", "-p",
-                    std::to_string(port_)};
-    options.stderr_path = dir.File("nats-server.log");
-    auto started = reckon::testing::Subprocess::Start(RECKON_NATS_SERVER, options);
-    EXPECT_TRUE(started) << started.error().ToString();
-    if (started) server_.emplace(std::move(started).value());
-  }
+  explicit NatsBroker(const reckon::testing::TempDir& dir) : dir_(dir) {}
   ~NatsBroker() {
     if (js_ != nullptr) jsCtx_Destroy(js_);
     if (conn_ != nullptr) natsConnection_Destroy(conn_);
   }
-  std::string url() const { return "nats://127.0.0.1:" + std::to_string(port_); }
+  std::string url() const { return server_->url(); }
 
-  // Connects, retrying while the server starts (libnats's own connect retry), and declares
-  // the stream ORDERS over orders.> with a two-minute duplicate window.
+  // Starts the broker, declares the stream and connects; false (with a failure) if any fails.
   bool Ready() {
-    natsOptions* opts = nullptr;
-    natsOptions_Create(&opts);
-    natsOptions_SetURL(opts, url().c_str());
-    natsOptions_SetMaxReconnect(opts, 400);
-    natsOptions_SetReconnectWait(opts, 25);
-    natsOptions_SetRetryOnFailedConnect(opts, true, nullptr, nullptr);
-    natsStatus s = natsConnection_Connect(&conn_, opts);
-    natsOptions_Destroy(opts);
-    if (s != NATS_OK) return false;
-    if (natsConnection_JetStream(&js_, conn_, nullptr) != NATS_OK) return false;
-    jsStreamConfig config;
-    jsStreamConfig_Init(&config);
-    const char* subjects[] = {"orders.>"};
-    config.Name = "ORDERS";
-    config.Subjects = subjects;
-    config.SubjectsLen = 1;
-    config.Storage = js_FileStorage;
-    config.Duplicates = std::chrono::nanoseconds(2min).count();
-    jsStreamInfo* info = nullptr;
-    jsErrCode error = static_cast<jsErrCode>(0);
-    s = js_AddStream(&info, js_, &config, nullptr, &error);
-    if (info != nullptr) jsStreamInfo_Destroy(info);
-    return s == NATS_OK;
+    auto started = reckon::testing::NatsServer::Start({.program = RECKON_NATS_SERVER,
+                                                        .dir = dir_.path()});
+    if (!started) {
+      ADD_FAILURE() << started.error().ToString();
+      return false;
+    }
+    server_ = std::move(started).value();
+    if (auto declared = server_->AddStream("ORDERS", {"orders.>"}, 2min); !declared) {
+      ADD_FAILURE() << declared.error().ToString();
+      return false;
+    }
+    if (natsConnection_ConnectTo(&conn_, url().c_str()) != NATS_OK) return false;
+    return natsConnection_JetStream(&js_, conn_, nullptr) == NATS_OK;
   }
   std::int64_t StreamMessages() {
-    jsStreamInfo* info = nullptr;
-    jsErrCode error = static_cast<jsErrCode>(0);
-    if (js_GetStreamInfo(&info, js_, "ORDERS", nullptr, &error) != NATS_OK) return -1;
-    const auto count = static_cast<std::int64_t>(info->State.Msgs);
-    jsStreamInfo_Destroy(info);
-    return count;
+    auto state = server_->StreamState("ORDERS");
+    return state ? state.value().messages : -1;
   }
   jsCtx* js() { return js_; }
+  reckon::testing::NatsServer& server() { return *server_; }
 
  private:
-  int port_ = -1;
-  std::optional<reckon::testing::Subprocess> server_;
+  const reckon::testing::TempDir& dir_;
+  std::unique_ptr<reckon::testing::NatsServer> server_;
   natsConnection* conn_ = nullptr;
   jsCtx* js_ = nullptr;
 };
@@ -147,7 +106,7 @@ TEST(NatsOutbox, AWorkflowsMessageReachesAJetStreamConsumerOnceWithItsId) {
   reckon::testing::EngineHarness h;
   RECKON_ASSERT_OK(h.workflows().Register("order", PublishOrder));
   NatsBroker broker(h.dir());
-  ASSERT_TRUE(broker.Ready()) << "nats-server did not start; see " << h.dir().File("nats-server.log");
+  ASSERT_TRUE(broker.Ready());
 
   h.Boot();
   RECKON_ASSERT_OK(h.Start("order-1", "order", json::object{}));
@@ -228,6 +187,37 @@ TEST(NatsOutbox, ASubjectNoStreamTakesIsAnErrorThatSaysSo) {
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code(), Errc::kFailedPrecondition);
   EXPECT_NE(refused.error().message().find("create a stream"), std::string::npos);
+}
+
+// The broker is SIGKILLed and restarted on its port and store: the publisher reconnects by
+// itself, what was stored before is still there, and the duplicate window survived.
+TEST(NatsOutbox, APublisherKeepsWorkingAcrossABrokerKillAndRestart) {
+  reckon::testing::TempDir dir;
+  NatsBroker broker(dir);
+  ASSERT_TRUE(broker.Ready());
+  NatsPublisher publisher(NatsPublisherOptions{.url = broker.url(), .ack_timeout = 1s});
+  auto first = publisher.Publish("orders.created", "msg_1", "one");
+  ASSERT_TRUE(first) << first.error().ToString();
+  EXPECT_EQ(first.value().stream_seq, 1);
+
+  RECKON_ASSERT_OK(broker.server().Kill());
+  auto while_down = publisher.Publish("orders.created", "msg_2", "two");
+  ASSERT_FALSE(while_down);
+  EXPECT_EQ(while_down.error().code(), Errc::kUnavailable) << while_down.error().ToString();
+  RECKON_ASSERT_OK(broker.server().Restart());
+
+  Result<PublishAck> second = Err(Errc::kUnavailable, "not tried");
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (!(second = publisher.Publish("orders.created", "msg_2", "two")) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);  // libnats is reconnecting
+  }
+  ASSERT_TRUE(second) << second.error().ToString();
+  auto again = publisher.Publish("orders.created", "msg_1", "one");
+  ASSERT_TRUE(again) << again.error().ToString();
+  EXPECT_TRUE(again.value().duplicate);
+  EXPECT_EQ(again.value().stream_seq, 1);
+  EXPECT_EQ(broker.StreamMessages(), 2);
 }
 
 boost::asio::awaitable<int> StartAndSettle(EmbeddedHost& host) {

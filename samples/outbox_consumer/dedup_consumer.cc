@@ -8,12 +8,15 @@ namespace reckon::samples {
 Result<std::unique_ptr<DedupConsumer>> DedupConsumer::Open(const std::string& path,
                                                            std::string_view schema_sql) {
   RECKON_TRY(storage::SqliteDb db, storage::SqliteDb::Open(path));
+  sqlite3_busy_timeout(db.handle(), 5000);  // a report or an audit may read it meanwhile
   RECKON_TRY(std::string mode, db.QueryText("PRAGMA journal_mode = WAL"));
   (void)mode;
   RECKON_TRY(db.Exec("PRAGMA synchronous = FULL"));
   RECKON_TRY(db.Exec("CREATE TABLE IF NOT EXISTS processed_messages ("
                      "message_id TEXT PRIMARY KEY, processed_at_us INTEGER NOT NULL) "
                      "WITHOUT ROWID"));
+  RECKON_TRY(db.Exec("CREATE TABLE IF NOT EXISTS skipped_copies ("
+                     "message_id TEXT PRIMARY KEY, copies INTEGER NOT NULL) WITHOUT ROWID"));
   if (!schema_sql.empty()) {
     RECKON_TRY(db.Exec(schema_sql));
   }
@@ -37,9 +40,19 @@ Result<bool> DedupConsumer::Process(std::string_view message_id, std::string_vie
     return true;
   };
   auto processed = body();
-  if (!processed || !processed.value()) {
+  if (processed && !processed.value()) {
+    // A copy of a processed message: count it, durably, in the same small transaction.
+    auto counted = CountSkippedCopy(message_id);
+    if (counted) counted = db_.Exec("COMMIT");
+    if (!counted) {
+      (void)db_.Exec("ROLLBACK");
+      return counted.error();
+    }
+    ++duplicates_skipped_;
+    return false;
+  }
+  if (!processed) {
     (void)db_.Exec("ROLLBACK");
-    if (processed) ++duplicates_skipped_;
     return processed;
   }
   if (auto committed = db_.Exec("COMMIT"); !committed) {
@@ -49,8 +62,20 @@ Result<bool> DedupConsumer::Process(std::string_view message_id, std::string_vie
   return true;
 }
 
+Result<void> DedupConsumer::CountSkippedCopy(std::string_view message_id) {
+  RECKON_TRY(storage::Statement count,
+             db_.Prepare("INSERT INTO skipped_copies (message_id, copies) VALUES (?1, 1) "
+                         "ON CONFLICT (message_id) DO UPDATE SET copies = copies + 1"));
+  count.Bind(1, message_id);
+  return count.Run();
+}
+
 Result<std::int64_t> DedupConsumer::ProcessedCount() {
   return db_.QueryInt("SELECT count(*) FROM processed_messages");
+}
+
+Result<std::int64_t> DedupConsumer::SkippedCopiesTotal() {
+  return db_.QueryInt("SELECT coalesce(sum(copies), 0) FROM skipped_copies");
 }
 
 }  // namespace reckon::samples

@@ -36,6 +36,9 @@ TEST(DedupConsumer, ProcessesEachMessageIdOnceEvenAcrossRestarts) {
   EXPECT_FALSE(consumer.value()->Process("msg_1", "a", AddToLedger).value());
   EXPECT_EQ(LedgerRows(*consumer.value()), 2);
   EXPECT_EQ(consumer.value()->ProcessedCount().value(), 2);
+  // The copies skipped by both lives are counted in the database.
+  EXPECT_EQ(consumer.value()->duplicates_skipped(), 1);
+  EXPECT_EQ(consumer.value()->SkippedCopiesTotal().value(), 2);
 }
 
 TEST(DedupConsumer, AFailedBusinessWriteLeavesTheMessageUnprocessed) {

@@ -1,6 +1,7 @@
 #include "tests/support/reckon_server.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -62,24 +63,59 @@ Result<std::unique_ptr<ReckonServer>> ReckonServer::Start(std::string reckon_pat
   }
   options.args.insert(options.args.end(), server_options.extra_args.begin(),
                       server_options.extra_args.end());
-  options.stderr_path = server->dir_.File("server.log");
-  RECKON_TRY(Subprocess process, Subprocess::Start(server->reckon_path_, std::move(options)));
-  server->server_.emplace(std::move(process));
-  int port = 0;
-  const bool listening = Eventually(
-      [&] {
-        std::ifstream file(server->dir_.File("port"));
-        return static_cast<bool>(file >> port) && port > 0;
-      },
-      30s);
-  if (!listening) {
-    return Err(Errc::kDeadlineExceeded, "reckon server did not write its port file in 30 s:\n" +
-                                            ReadFile(server->dir_.File("server.log")));
+  server->server_args_ = std::move(options.args);
+  RECKON_TRY(server->Launch());
+  // Later lives listen on the port of the first: workers and the CLI were told that address.
+  for (std::string& arg : server->server_args_) {
+    if (arg == "127.0.0.1:0") arg = server->address_;
   }
-  server->address_ = "127.0.0.1:" + std::to_string(port);
   RECKON_TRY(IssueRoleTokens(server->reckon_path_, server->address_, server->TokenFile("admin"),
                              server->dir_.path().string(), server->client_env_));
   return server;
+}
+
+Result<void> ReckonServer::Launch() {
+  std::error_code ignored;
+  std::filesystem::remove(dir_.File("port"), ignored);
+  SubprocessOptions options;
+  options.args = server_args_;
+  options.stderr_path = dir_.File("server.log");
+  std::ofstream(options.stderr_path, std::ios::app)
+      << "=== server life " << ++server_lives_ << "\n";
+  RECKON_TRY(Subprocess process, Subprocess::Start(reckon_path_, std::move(options)));
+  server_.emplace(std::move(process));
+  int port = 0;
+  const bool listening = Eventually(
+      [&] {
+        std::ifstream file(dir_.File("port"));
+        if (static_cast<bool>(file >> port) && port > 0) return true;
+        return static_cast<bool>(server_->WaitFor(0ms));  // it ended: no need to wait on
+      },
+      30s);
+  if (!listening || port <= 0) {
+    return Err(Errc::kDeadlineExceeded, "reckon server (life " + std::to_string(server_lives_) +
+                                            ") did not write its port file:\n" +
+                                            ReadFile(dir_.File("server.log")));
+  }
+  address_ = "127.0.0.1:" + std::to_string(port);
+  return Ok();
+}
+
+Result<void> ReckonServer::KillServer() {
+  if (!server_ || !server_->running()) {
+    return Err(Errc::kFailedPrecondition, "reckon server is not running");
+  }
+  RECKON_TRY(server_->Kill(SIGKILL));
+  RECKON_TRY(ExitStatus status, server_->Wait());
+  (void)status;
+  return Ok();
+}
+
+Result<void> ReckonServer::RestartServer() {
+  if (server_ && server_->running()) {
+    return Err(Errc::kFailedPrecondition, "reckon server is still running");
+  }
+  return Launch();
 }
 
 std::string ReckonServer::TokenFile(const std::string& role) const {

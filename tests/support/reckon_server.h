@@ -74,6 +74,14 @@ class ReckonServer {
   CliRun StartWorkflow(const std::string& workflow_id, const std::string& type,
                        const std::string& input_json);
 
+  // SIGKILLs the server and reaps it; the workers stay up and reconnect by themselves once it
+  // is back. kFailedPrecondition if it is not running.
+  Result<void> KillServer();
+  // Starts the server again (after KillServer) with the same arguments, journal and port, and
+  // waits until it listens, as Start() does. Its log goes on in server.log after a line
+  // "=== server life N".
+  Result<void> RestartServer();
+
   // SIGTERM to the workers, then to the server; afterwards the journal is free to open.
   // Errc::kInternal naming a process that did not exit with code 0.
   Result<void> Stop();
@@ -92,10 +100,14 @@ class ReckonServer {
 
  private:
   explicit ReckonServer(std::string reckon_path) : reckon_path_(std::move(reckon_path)) {}
+  // Starts `reckon_path_ server_args_` and waits for the port file.
+  Result<void> Launch();
 
   std::string reckon_path_;
   TempDir dir_;
   std::optional<Subprocess> server_;
+  std::vector<std::string> server_args_;  // the port is fixed after the first life
+  int server_lives_ = 0;
   std::vector<std::pair<std::string, Subprocess>> workers_;  // by name
   std::string address_;
   int cli_calls_ = 0;

@@ -1,6 +1,6 @@
 // reckon-test-worker: a server-mode worker for tests that drive `reckon server` and the CLI
 // through the real binaries. It hosts the test workflows (worker/testing/test_workflows.h:
-// call_once, sleep_then_call, signal_then_call) and agent plans (`plan`), and three tools over
+// call_once, sleep_then_call, signal_then_call, call_then_publish) and agent plans (`plan`), and three tools over
 // in-memory providers:
 //
 //   charge  idempotent write; commits and replies (a FakeProvider)

@@ -1,6 +1,8 @@
 #include "reckon/worker/testing/test_workflows.h"
 
+#include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
+#include <boost/json/serialize.hpp>
 
 namespace reckon::testing {
 
@@ -62,9 +64,38 @@ json::value SignalThenCallInput(const std::string& signal, const std::string& to
   return json::object{{"signal", signal}, {"tool", tool}, {"input", std::move(tool_input)}};
 }
 
+Task<WorkflowOutcome> CallThenPublish(WorkflowContext& ctx, json::value input) {
+  const json::object& in = input.as_object();
+  std::string tool(in.at("tool").as_string());
+  auto call = ctx.Call(std::move(tool), in.at("input"));
+  CallResult result = co_await call;
+  if (!result) co_return result.error();
+  const std::string subject(in.at("subject").as_string());
+  const json::value* count = in.if_contains("messages");
+  const std::int64_t messages = count != nullptr ? count->to_number<std::int64_t>() : 1;
+  json::array ids;
+  for (std::int64_t n = 1; n <= messages; ++n) {
+    const std::string payload = json::serialize(json::object{
+        {"workflow", ctx.workflow_id()}, {"n", n}, {"ref", result.value().provider_ref}});
+    auto published = ctx.Publish(subject, payload);
+    if (!published) co_return CallFailure{"publish_failed", published.error().message()};
+    ids.emplace_back(published.value());
+  }
+  co_return json::object{{"ref", result.value().provider_ref}, {"message_ids", std::move(ids)}};
+}
+
+json::value CallThenPublishInput(const std::string& tool, json::value tool_input,
+                                 const std::string& subject, int messages) {
+  return json::object{{"tool", tool},
+                      {"input", std::move(tool_input)},
+                      {"subject", subject},
+                      {"messages", messages}};
+}
+
 Result<void> RegisterTestWorkflows(WorkflowRegistry& workflows) {
   RECKON_TRY(workflows.Register(kCallOnce, CallOnce));
   RECKON_TRY(workflows.Register(kSleepThenCall, SleepThenCall));
+  RECKON_TRY(workflows.Register(kCallThenPublish, CallThenPublish));
   return workflows.Register(kSignalThenCall, SignalThenCall);
 }
 

@@ -16,6 +16,7 @@ namespace reckon::testing {
 inline constexpr char kCallOnce[] = "call_once";
 inline constexpr char kSleepThenCall[] = "sleep_then_call";
 inline constexpr char kSignalThenCall[] = "signal_then_call";
+inline constexpr char kCallThenPublish[] = "call_then_publish";
 
 // Calls input.tool with input.input (at input.step, if given) and completes with
 // {"ref": provider reference, "output": the tool's output}, or fails with the call's failure.
@@ -38,7 +39,17 @@ Task<WorkflowOutcome> SignalThenCall(WorkflowContext& ctx, boost::json::value in
 boost::json::value SignalThenCallInput(const std::string& signal, const std::string& tool,
                                        boost::json::value tool_input);
 
-// Registers the three workflows above under their names.
+// Does what CallOnce does with input.tool and input.input, then publishes input.messages
+// (default 1) messages to input.subject through the outbox (ctx.Publish, steps publish#2 ..
+// publish#N+1: the call is step 1),
+// each {"workflow": the workflow id, "n": 1..N, "ref": the call's provider reference};
+// completes with {"ref", "message_ids": [...]}. A failed call publishes nothing.
+Task<WorkflowOutcome> CallThenPublish(WorkflowContext& ctx, boost::json::value input);
+
+boost::json::value CallThenPublishInput(const std::string& tool, boost::json::value tool_input,
+                                        const std::string& subject, int messages);
+
+// Registers the workflows above under their names.
 Result<void> RegisterTestWorkflows(WorkflowRegistry& workflows);
 
 }  // namespace reckon::testing
