@@ -29,6 +29,14 @@ class OutboxStore {
   virtual Result<std::vector<OutboxRow>> ListDue(std::int64_t now_us, std::size_t limit) = 0;
   // The earliest next-attempt time of the unacknowledged messages; nullopt when none is left.
   virtual Result<std::optional<std::int64_t>> NextDueAt() = 0;
+  // The backlog for the metrics: how many messages the broker has not acknowledged, and when
+  // the oldest of them was created (0 when none). Costs an index walk over the pending
+  // messages (none over acknowledged ones), so it grows with the backlog, not the table.
+  struct Backlog {
+    std::int64_t pending = 0;
+    std::int64_t oldest_created_at_us = 0;
+  };
+  virtual Result<Backlog> PendingBacklog() = 0;
   // Messages for people, oldest first, without payloads; only unacknowledged ones if
   // `pending_only`.
   virtual Result<std::vector<OutboxRow>> List(bool pending_only, std::size_t limit) = 0;

@@ -83,6 +83,23 @@ Result<std::optional<std::int64_t>> SqliteOutboxStore::NextDueAt() {
   return std::optional<std::int64_t>(s.ColumnInt(0));
 }
 
+Result<OutboxStore::Backlog> SqliteOutboxStore::PendingBacklog() {
+  // Both from the outbox_pending index (its entries carry the rowid, which is the id): the
+  // count and the oldest id; then that one row's creation time.
+  RECKON_TRY(Statement s, db_.Prepare("SELECT count(*), min(id) FROM outbox "
+                                      "WHERE published_at_us = 0"));
+  RECKON_TRY(bool row, s.Step());
+  Backlog backlog;
+  if (!row || s.ColumnIsNull(1)) return backlog;
+  backlog.pending = s.ColumnInt(0);
+  const std::int64_t oldest = s.ColumnInt(1);
+  RECKON_TRY(Statement created, db_.Prepare("SELECT created_at_us FROM outbox WHERE id = ?1"));
+  created.Bind(1, oldest);
+  RECKON_TRY(bool found, created.Step());
+  if (found) backlog.oldest_created_at_us = created.ColumnInt(0);
+  return backlog;
+}
+
 Result<std::vector<OutboxRow>> SqliteOutboxStore::List(bool pending_only, std::size_t limit) {
   RECKON_TRY(Statement s, db_.Prepare("SELECT " + std::string(kColumns) + " FROM outbox " +
                                       (pending_only ? "WHERE published_at_us = 0 " : "") +

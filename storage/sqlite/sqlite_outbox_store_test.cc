@@ -154,5 +154,26 @@ TEST_F(OutboxStoreTest, RecordsEveryAttemptAndTheAck) {
   EXPECT_EQ(unknown.error().code(), Errc::kNotFound);
 }
 
+TEST_F(OutboxStoreTest, TheBacklogCountsUnacknowledgedMessagesAndDatesTheOldest) {
+  Open(nullptr);
+  EXPECT_EQ(store_->PendingBacklog().value().pending, 0);
+  EXPECT_EQ(store_->PendingBacklog().value().oldest_created_at_us, 0);
+  ASSERT_TRUE(journal_->Append(Step(1, {OutboxMessage{"msg_1", "publish#1", "orders", "a"}})));
+  ASSERT_TRUE(journal_->Append(Step(3, {OutboxMessage{"msg_2", "publish#1", "orders", "b"}})));
+  auto backlog = store_->PendingBacklog();
+  ASSERT_TRUE(backlog) << backlog.error().ToString();
+  EXPECT_EQ(backlog.value().pending, 2);
+  EXPECT_EQ(backlog.value().oldest_created_at_us, 1000);
+  // A failed attempt leaves it pending; an ack takes it out, and the next one is the oldest.
+  ASSERT_TRUE(store_->RecordAttempt(OutboxAttempt{"msg_1", 4000, false, false, 0, "down", 9000}));
+  EXPECT_EQ(store_->PendingBacklog().value().pending, 2);
+  ASSERT_TRUE(store_->RecordAttempt(OutboxAttempt{"msg_1", 9000, true, false, 1, "", 0}));
+  EXPECT_EQ(store_->PendingBacklog().value().pending, 1);
+  EXPECT_EQ(store_->PendingBacklog().value().oldest_created_at_us, 3000);
+  ASSERT_TRUE(store_->RecordAttempt(OutboxAttempt{"msg_2", 9000, true, false, 2, "", 0}));
+  EXPECT_EQ(store_->PendingBacklog().value().pending, 0);
+  EXPECT_EQ(store_->PendingBacklog().value().oldest_created_at_us, 0);
+}
+
 }  // namespace
 }  // namespace reckon::storage
