@@ -226,6 +226,31 @@ TEST(OtlpExporterTest, PostsBatchesOfJsonToV1Traces) {
     ASSERT_TRUE(spans) << spans.error().ToString();
     EXPECT_LE(spans.value().size(), 2u);
   }
+  // Batch after batch on one connection (HTTP/1.1 keep-alive).
+  EXPECT_EQ(receiver.connections(), 1);
+}
+
+// A collector that closes a connection after answering, without saying so: the next batch
+// finds the kept connection closed and goes out on a fresh one, without a retry (none is
+// allowed here) and without a loss.
+TEST(OtlpExporterTest, AKeptConnectionTheCollectorClosedCostsNothing) {
+  OtlpReceiver receiver(OtlpReceiver::Mode::kAcceptThenClose);
+  auto options = Fast(receiver);
+  options.max_batch = 2;
+  options.max_retries = 0;
+  auto exporter = OtlpExporter::Start(options);
+  ASSERT_TRUE(exporter);
+  for (int round = 0; round < 3; ++round) {
+    exporter.value()->Push(SampleSpan("op-a" + std::to_string(round)));
+    exporter.value()->Push(SampleSpan("op-b" + std::to_string(round)));
+    const std::uint64_t sent = 2 * (round + 1);
+    ASSERT_TRUE(Eventually([&] {
+      return exporter.value()->exported() + exporter.value()->dropped() >= sent;
+    }));
+  }
+  EXPECT_EQ(exporter.value()->exported(), 6u);
+  EXPECT_EQ(exporter.value()->dropped(), 0u);
+  EXPECT_EQ(receiver.connections(), 3);
 }
 
 TEST(OtlpExporterTest, FlushesWhatIsQueuedWhenDestroyed) {

@@ -44,6 +44,10 @@ class OtlpReceiver::Server {
     for (;;) {
       auto [ec, socket] = co_await acceptor_.async_accept(asio::as_tuple(asio::use_awaitable));
       if (ec) co_return;
+      {
+        std::lock_guard lock(owner_.mutex_);
+        ++owner_.connections_;
+      }
       asio::co_spawn(io_, Serve(beast::tcp_stream(std::move(socket))), asio::detached);
     }
   }
@@ -63,15 +67,16 @@ class OtlpReceiver::Server {
         held_.push_back(std::move(stream));  // open, silent, until the receiver goes
         co_return;
       }
+      const bool accept = mode_ != Mode::kFail500;
       http::response<http::string_body> response{
-          mode_ == Mode::kAccept ? http::status::ok : http::status::internal_server_error, 11};
+          accept ? http::status::ok : http::status::internal_server_error, 11};
       response.set(http::field::content_type, "application/json");
-      response.body() = mode_ == Mode::kAccept ? "{}" : "{\"message\":\"test failure\"}";
+      response.body() = accept ? "{}" : "{\"message\":\"test failure\"}";
       response.keep_alive(request.keep_alive());
       response.prepare_payload();
       auto [write_error, written] =
           co_await http::async_write(stream, response, asio::as_tuple(asio::use_awaitable));
-      if (write_error || !request.keep_alive()) co_return;
+      if (write_error || !request.keep_alive() || mode_ == Mode::kAcceptThenClose) co_return;
     }
   }
 
@@ -94,6 +99,11 @@ std::string OtlpReceiver::endpoint() const {
 std::vector<OtlpRequest> OtlpReceiver::requests() const {
   std::lock_guard lock(mutex_);
   return requests_;
+}
+
+int OtlpReceiver::connections() const {
+  std::lock_guard lock(mutex_);
+  return connections_;
 }
 
 bool OtlpReceiver::WaitFor(const std::function<bool(const std::vector<OtlpRequest>&)>& done,

@@ -1,7 +1,9 @@
 // OtlpReceiver: a stand-in OTLP/HTTP collector for tests, on 127.0.0.1 (an ephemeral port).
 // It records every request (target, content type, body) and answers per its mode: 200 with an
 // empty ExportTraceServiceResponse ("{}"), 500, or never (it reads the request and holds the
-// connection open until it is destroyed). Runs on its own thread; every method is thread-safe.
+// connection open until it is destroyed); or 200 and then it closes the connection without
+// saying so (as a collector that drops idle connections does). It counts the connections it
+// accepted. Runs on its own thread; every method is thread-safe.
 #pragma once
 
 #include <chrono>
@@ -24,7 +26,7 @@ struct OtlpRequest {
 
 class OtlpReceiver {
  public:
-  enum class Mode { kAccept, kFail500, kHang };
+  enum class Mode { kAccept, kFail500, kHang, kAcceptThenClose };
   explicit OtlpReceiver(Mode mode = Mode::kAccept);
   ~OtlpReceiver();
   OtlpReceiver(const OtlpReceiver&) = delete;
@@ -32,6 +34,7 @@ class OtlpReceiver {
 
   std::string endpoint() const;  // "http://127.0.0.1:PORT"
   std::vector<OtlpRequest> requests() const;
+  int connections() const;
   // Waits until `done(requests)` holds (checked after each request) or `limit` passes;
   // returns whether it held.
   bool WaitFor(const std::function<bool(const std::vector<OtlpRequest>&)>& done,
@@ -44,6 +47,7 @@ class OtlpReceiver {
   mutable std::mutex mutex_;
   mutable std::condition_variable changed_;
   std::vector<OtlpRequest> requests_;  // guarded by mutex_
+  int connections_ = 0;                // guarded by mutex_
   std::unique_ptr<Server> server_;
 };
 
