@@ -37,6 +37,13 @@ Result<std::unique_ptr<SqliteOutboxStore>> SqliteOutboxStore::Open(
     std::chrono::milliseconds busy_timeout) {
   RECKON_TRY(SqliteDb db, SqliteDb::Open(journal_path));
   RECKON_TRY(db.Exec("PRAGMA busy_timeout = " + std::to_string(busy_timeout.count())));
+  // Delivery records need not survive a power loss: one lost with the last WAL frames only
+  // makes the dispatcher publish that message again under the same id, which the broker's
+  // duplicate window and the consumer absorb (ARCHITECTURE.md, decision 41). So this
+  // connection's commits do not fsync (WAL, NORMAL: the engine's next FULL commit, or a
+  // checkpoint, makes them durable), and never hold the journal's write lock through an
+  // fsync while the engine waits to commit.
+  RECKON_TRY(db.Exec("PRAGMA synchronous = NORMAL"));
   RECKON_TRY(std::int64_t tables,
              db.QueryInt("SELECT count(*) FROM sqlite_master WHERE name = 'outbox_attempts'"));
   if (tables == 0) {
@@ -114,7 +121,8 @@ Result<std::vector<OutboxRow>> SqliteOutboxStore::List(bool pending_only, std::s
   return rows;
 }
 
-Result<void> SqliteOutboxStore::RecordAttempt(const OutboxAttempt& attempt) {
+Result<void> SqliteOutboxStore::RecordAttempts(std::span<const OutboxAttempt> attempts) {
+  if (attempts.empty()) return Ok();
   RECKON_TRY(db_.Exec("BEGIN IMMEDIATE"));
   auto body = [&]() -> Result<void> {
     RECKON_TRY(Statement update,
@@ -123,22 +131,26 @@ Result<void> SqliteOutboxStore::RecordAttempt(const OutboxAttempt& attempt) {
                            "stream_seq = CASE WHEN ?2 THEN ?4 ELSE stream_seq END, "
                            "last_error = ?5, next_attempt_at_us = ?6 "
                            "WHERE message_id = ?1 RETURNING attempts"));
-    update.Bind(1, attempt.message_id).Bind(2, std::int64_t{attempt.acked ? 1 : 0});
-    update.Bind(3, attempt.at_us).Bind(4, attempt.stream_seq).Bind(5, attempt.error);
-    update.Bind(6, attempt.acked ? 0 : attempt.next_attempt_at_us);
-    RECKON_TRY(bool found, update.Step());
-    if (!found) {
-      return Err(Errc::kNotFound, "no outbox message '" + attempt.message_id + "'");
-    }
-    const std::int64_t number = update.ColumnInt(0);
-    update.Reset();
     RECKON_TRY(Statement insert,
                db_.Prepare("INSERT INTO outbox_attempts (message_id, attempt, at_us, outcome, "
                            "stream_seq, error) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
-    const char* outcome = !attempt.acked ? "failed" : attempt.duplicate ? "duplicate" : "acked";
-    insert.Bind(1, attempt.message_id).Bind(2, number).Bind(3, attempt.at_us).Bind(4, outcome);
-    insert.Bind(5, attempt.stream_seq).Bind(6, attempt.error);
-    return insert.Run();
+    for (const OutboxAttempt& attempt : attempts) {
+      update.Bind(1, attempt.message_id).Bind(2, std::int64_t{attempt.acked ? 1 : 0});
+      update.Bind(3, attempt.at_us).Bind(4, attempt.stream_seq).Bind(5, attempt.error);
+      update.Bind(6, attempt.acked ? 0 : attempt.next_attempt_at_us);
+      RECKON_TRY(bool found, update.Step());
+      if (!found) {
+        return Err(Errc::kNotFound, "no outbox message '" + attempt.message_id + "'");
+      }
+      const std::int64_t number = update.ColumnInt(0);
+      update.Reset();
+      const char* outcome = !attempt.acked ? "failed" : attempt.duplicate ? "duplicate" : "acked";
+      insert.Bind(1, attempt.message_id).Bind(2, number).Bind(3, attempt.at_us).Bind(4, outcome);
+      insert.Bind(5, attempt.stream_seq).Bind(6, attempt.error);
+      RECKON_TRY(insert.Run());
+      insert.Reset();
+    }
+    return Ok();
   };
   if (auto done = body(); !done) {
     (void)db_.Exec("ROLLBACK");

@@ -29,7 +29,7 @@ class SqliteOutboxStore final : public OutboxStore {
   Result<std::optional<std::int64_t>> NextDueAt() override;
   Result<Backlog> PendingBacklog() override;
   Result<std::vector<OutboxRow>> List(bool pending_only, std::size_t limit) override;
-  Result<void> RecordAttempt(const OutboxAttempt& attempt) override;
+  Result<void> RecordAttempts(std::span<const OutboxAttempt> attempts) override;
   Result<std::vector<AttemptRecord>> ListAttempts(std::string_view message_id) override;
 
  private:

@@ -62,7 +62,7 @@ class OtlpReceiver::Server {
       owner_.Record(OtlpRequest{std::string(request.method_string()),
                                 std::string(request.target()),
                                 std::string(request[http::field::content_type]),
-                                request.body()});
+                                std::move(request.body()), 0});
       if (mode_ == Mode::kHang) {
         held_.push_back(std::move(stream));  // open, silent, until the receiver goes
         co_return;
@@ -89,7 +89,8 @@ class OtlpReceiver::Server {
   std::thread thread_;
 };
 
-OtlpReceiver::OtlpReceiver(Mode mode) : server_(std::make_unique<Server>(*this, mode)) {}
+OtlpReceiver::OtlpReceiver(Mode mode, bool keep_bodies)
+    : keep_bodies_(keep_bodies), server_(std::make_unique<Server>(*this, mode)) {}
 OtlpReceiver::~OtlpReceiver() { server_.reset(); }
 
 std::string OtlpReceiver::endpoint() const {
@@ -113,6 +114,8 @@ bool OtlpReceiver::WaitFor(const std::function<bool(const std::vector<OtlpReques
 }
 
 void OtlpReceiver::Record(OtlpRequest request) {
+  request.body_bytes = request.body.size();
+  if (!keep_bodies_) std::string().swap(request.body);
   {
     std::lock_guard lock(mutex_);
     requests_.push_back(std::move(request));

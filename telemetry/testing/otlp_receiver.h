@@ -21,13 +21,16 @@ struct OtlpRequest {
   std::string method;
   std::string target;
   std::string content_type;
-  std::string body;
+  std::string body;            // empty when the receiver discards bodies
+  std::size_t body_bytes = 0;  // the body's size either way
 };
 
 class OtlpReceiver {
  public:
   enum class Mode { kAccept, kFail500, kHang, kAcceptThenClose };
-  explicit OtlpReceiver(Mode mode = Mode::kAccept);
+  // With keep_bodies false it records each request without its body (benchmarks that only
+  // need a collector that accepts and discards).
+  explicit OtlpReceiver(Mode mode = Mode::kAccept, bool keep_bodies = true);
   ~OtlpReceiver();
   OtlpReceiver(const OtlpReceiver&) = delete;
   OtlpReceiver& operator=(const OtlpReceiver&) = delete;
@@ -48,6 +51,7 @@ class OtlpReceiver {
   mutable std::condition_variable changed_;
   std::vector<OtlpRequest> requests_;  // guarded by mutex_
   int connections_ = 0;                // guarded by mutex_
+  const bool keep_bodies_;
   std::unique_ptr<Server> server_;
 };
 
