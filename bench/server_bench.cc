@@ -95,6 +95,9 @@ std::string g_reckon = RECKON_CLI_PATH;  // --reckon: the server binary (another
 std::string g_otlp_endpoint;  // non-empty: passed to the server as --otlp-endpoint
 std::string g_nats_url;       // non-empty: passed to the server as --nats-url
 std::string g_workflow_type = "ten_calls";  // or ten_calls_publish (--effects)
+// W3 runs so far: part of the workflow ids, so that the outbox message ids (derived from them)
+// differ from run to run and the broker stores each run's messages instead of deduplicating.
+int g_w3_runs = 0;
 
 // With `tls`, as deployed: the server requires client certificates, which every worker, the
 // CLI and the bench's client present.
@@ -291,7 +294,8 @@ double W3(const std::string& dir, int workers, double seconds, int concurrency, 
   int running = concurrency;
   auto loop = [&](int c) -> asio::awaitable<void> {
     for (int i = 0; SteadyClock::now() < end; ++i) {
-      bool done = co_await RunOne(client, "w3-" + std::to_string(c) + "-" + std::to_string(i));
+      bool done = co_await RunOne(
+          client, "w3-" + std::to_string(g_w3_runs) + "-" + std::to_string(c) + "-" + std::to_string(i));
       if (!done) ++failed;
       else if (SteadyClock::now() <= end) ++completed;
     }
@@ -299,6 +303,7 @@ double W3(const std::string& dir, int workers, double seconds, int concurrency, 
   };
   for (int c = 0; c < concurrency; ++c) asio::co_spawn(io, loop(c), asio::detached);
   io.run();
+  ++g_w3_runs;
   const double elapsed = std::chrono::duration<double>(end - start).count();
   const double server_cpu = ProcessCpuSeconds(cluster.server->pid()) - server_cpu0;
   double worker_cpu = -worker_cpu0;
@@ -317,22 +322,27 @@ double W3(const std::string& dir, int workers, double seconds, int concurrency, 
 }
 
 // --effects compare: W3 alternately with everything that leaves the engine off and on.
+// `on_set` names what the "on" rounds turn on: metrics, otlp, outbox (all by default).
 void CompareEffects(const std::string& dir, int workers, double seconds, bool tls, int rounds,
-                    const bench::FsyncFloor& floor) {
+                    const std::string& on_set, const bench::FsyncFloor& floor) {
+  const bool with_metrics = on_set.find("metrics") != std::string::npos;
+  const bool with_otlp = on_set.find("otlp") != std::string::npos;
+  const bool with_outbox = on_set.find("outbox") != std::string::npos;
+  std::printf("W3  effects off vs on (%s)\n", on_set.c_str());
   bench::NatsBroker broker(dir, "BENCH", "bench.>");
   testing::OtlpReceiver collector(testing::OtlpReceiver::Mode::kAccept, /*keep_bodies=*/false);
   std::vector<double> rate[2], cpu[2];  // [on]
   for (int round = 0; round < 2 * rounds; ++round) {
     const bool on = round % 2 == 1;
-    g_no_metrics = !on;
-    g_otlp_endpoint = on ? collector.endpoint() : "";
-    g_nats_url = on ? broker.url() : "";
-    g_workflow_type = on ? "ten_calls_publish" : "ten_calls";
+    g_no_metrics = !(on && with_metrics);
+    g_otlp_endpoint = on && with_otlp ? collector.endpoint() : "";
+    g_nats_url = on && with_outbox ? broker.url() : "";
+    g_workflow_type = on && with_outbox ? "ten_calls_publish" : "ten_calls";
     const std::int64_t stored_before = broker.StreamMessages();
     const double broker_cpu0 = ProcessCpuSeconds(broker.pid());
     rate[on].push_back(W3(dir, workers, seconds, 32, tls, floor));
     cpu[on].push_back(g_last_server_cpu_ms);
-    if (on) {
+    if (on && with_outbox) {
       std::printf("    the stream received %lld messages (every workflow started, the warm-up and "
                   "those past the window included); broker CPU %.2f ms per workflow\n",
                   static_cast<long long>(broker.StreamMessages() - stored_before),
@@ -361,7 +371,7 @@ void CompareEffects(const std::string& dir, int workers, double seconds, bool tl
     cpu_lo = std::min(cpu_lo, cpu[1][i] / cpu[0][i]);
     cpu_hi = std::max(cpu_hi, cpu[1][i] / cpu[0][i]);
   }
-  std::printf("W3  all on / all off (%d rounds each, alternating; floor mean %.1f us): throughput "
+  std::printf("W3  on / off (%d rounds each, alternating; floor mean %.1f us): throughput "
               "%.3f x (per round %.3f-%.3f; off %.0f, on %.0f workflows/s = %.2f / %.2f "
               "workflows per floor interval), server CPU per workflow %.3f x (per round "
               "%.3f-%.3f; off %.2f ms, on %.2f ms); target: on at most 10%% slower. OTLP: %zu "
@@ -407,6 +417,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"compare"}));
   int rounds = 2;
   app.add_option("--rounds", rounds, "--effects compare: rounds of each");
+  std::string effects_on = "metrics,otlp,outbox";
+  app.add_option("--effects-on", effects_on,
+                 "--effects compare: what the on rounds turn on (default metrics,otlp,outbox)");
   CLI11_PARSE(app, argc, argv);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::printf("%s\n", bench::DescribeMachine(dir).c_str());
@@ -419,7 +432,7 @@ int main(int argc, char** argv) {
   std::map<bool, double> w1_p50, w3_rate;
   g_no_metrics = metrics == "off";
   if (!effects.empty()) {
-    CompareEffects(dir, workers, w3_seconds, transport == "tls", rounds, floor);
+    CompareEffects(dir, workers, w3_seconds, transport == "tls", rounds, effects_on, floor);
     return 0;
   }
   if (metrics == "compare") {

@@ -1,5 +1,6 @@
 #include "reckon/outbox/dispatcher.h"
 
+#include <pthread.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -72,7 +73,10 @@ void Dispatcher::Start() {
   std::lock_guard lock(mutex_);
   if (thread_.joinable()) return;
   stop_ = false;
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "reckon-outbox");  // for top -H, perf, gdb
+    Loop();
+  });
 }
 
 void Dispatcher::Stop() {

@@ -14,6 +14,7 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 #include <spdlog/spdlog.h>
+#include <pthread.h>
 
 #include <atomic>
 #include <deque>
@@ -41,7 +42,10 @@ class OtlpExporter::Worker {
     request_.set(http::field::user_agent, "reckon-otlp");
     request_.keep_alive(true);
     asio::co_spawn(io_, Loop(), asio::detached);
-    thread_ = std::thread([this] { io_.run(); });
+    thread_ = std::thread([this] {
+      pthread_setname_np(pthread_self(), "reckon-otlp");  // for top -H, perf, gdb
+      io_.run();
+    });
   }
 
   ~Worker() {

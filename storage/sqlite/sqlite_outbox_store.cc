@@ -44,6 +44,10 @@ Result<std::unique_ptr<SqliteOutboxStore>> SqliteOutboxStore::Open(
   // checkpoint, makes them durable), and never hold the journal's write lock through an
   // fsync while the engine waits to commit.
   RECKON_TRY(db.Exec("PRAGMA synchronous = NORMAL"));
+  // Checkpoints are the journal owner's (SqliteJournalOptions::wal_autocheckpoint_pages):
+  // with SQLite's default of 1,000 pages this connection would copy the WAL into the file,
+  // with an fsync, whenever one of its small commits found the WAL past that.
+  RECKON_TRY(db.Exec("PRAGMA wal_autocheckpoint = 0"));
   RECKON_TRY(std::int64_t tables,
              db.QueryInt("SELECT count(*) FROM sqlite_master WHERE name = 'outbox_attempts'"));
   if (tables == 0) {
