@@ -112,7 +112,8 @@ void Dispatcher::Loop() {
     if (!pass) {
       store_errors_.fetch_add(1);
       spdlog::warn("outbox: dispatcher pass failed: {}", pass.error().ToString());
-    } else if (pass.value().acked > 0 && pass.value().failed == 0) {
+    } else if (pass.value().failed == 0 &&
+               pass.value().acked >= static_cast<std::int64_t>(options_.batch)) {
       wait = std::chrono::milliseconds(0);  // a full batch may have left more behind
     }
     if (pass && wait.count() != 0) {
