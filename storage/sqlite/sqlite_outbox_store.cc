@@ -36,7 +36,7 @@ Result<std::unique_ptr<SqliteOutboxStore>> SqliteOutboxStore::Open(
     const std::string& journal_path, const PayloadCodec* codec,
     std::chrono::milliseconds busy_timeout) {
   RECKON_TRY(SqliteDb db, SqliteDb::Open(journal_path));
-  RECKON_TRY(db.Exec("PRAGMA busy_timeout = " + std::to_string(busy_timeout.count())));
+  db.SetBusyWait(busy_timeout);
   // Delivery records need not survive a power loss: one lost with the last WAL frames only
   // makes the dispatcher publish that message again under the same id, which the broker's
   // duplicate window and the consumer absorb (ARCHITECTURE.md, decision 41). So this
