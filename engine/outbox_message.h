@@ -18,23 +18,18 @@
 #include <string_view>
 
 #include "reckon/base/error.h"
+#include "reckon/base/subject.h"
 
 namespace reckon {
 
 inline constexpr std::string_view kPublishMarker = "publish";
-// Limits of one message: the subject's bytes, and the payload's (NATS's own default maximum is
-// 1 MiB; a message is held in the journal and in memory until acknowledged).
-inline constexpr std::size_t kMaxSubjectBytes = 256;
+// The limit of one message's payload (NATS's own default maximum is 1 MiB; a message is held in
+// the journal and in memory until acknowledged). Subjects: base/subject.h.
 inline constexpr std::size_t kMaxPayloadBytes = 256 * 1024;
 
 // "msg_" followed by 32 hex characters of SHA-256 over a domain tag, the workflow id and the
 // step id, length-prefixed (so it never equals the operation id of the same step).
 std::string MessageIdFor(std::string_view workflow_id, std::string_view step_id);
-
-// Success if `subject` is a NATS subject one may publish to: 1-256 bytes of printable ASCII
-// without spaces or the wildcards * and >, as tokens separated by single dots. Otherwise
-// kInvalidArgument stating the rule.
-Result<void> ValidateSubject(std::string_view subject);
 
 struct PublishValue {
   std::string subject;

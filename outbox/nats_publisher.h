@@ -5,7 +5,8 @@
 // It does not create streams: a stream that takes the subjects is the operator's (or the
 // test's) to declare, with its duplicate window; a subject no stream takes fails with
 // kFailedPrecondition saying so. It connects on the first publish and reconnects on its own
-// (libnats), so a broker that is down at start or restarts later only delays delivery.
+// (libnats), so a broker that is down at start or restarts later only delays delivery. After
+// a publish whose ack timed out, the next publish opens a new connection.
 //
 // Threading: one owner thread (the dispatcher's). Owns its libnats connection.
 #pragma once

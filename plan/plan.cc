@@ -11,6 +11,7 @@
 #include "reckon/base/intent_hash.h"
 #include "reckon/base/jcs.h"
 #include "reckon/base/json_schema.h"
+#include "reckon/base/subject.h"
 #include "reckon/contract/approval_rule.h"
 #include "reckon/contract/field_path.h"
 
@@ -220,6 +221,32 @@ void ParseOverrides(const json::value& v, const std::string& where, PlanStep& st
   }
 }
 
+// {"subject": "refunds.done", "payload": <any JSON, references allowed>}.
+void ParsePublish(const json::value& v, const std::string& where, PlanStep& step,
+                  Problems& problems) {
+  if (!v.is_object()) {
+    problems.push_back(where + "publish: must be an object {\"subject\", \"payload\"}");
+    return;
+  }
+  const json::object& o = v.get_object();
+  CheckKeys(o, {"subject", "payload"}, where + "publish: ", problems);
+  PlanPublish publish;
+  const json::value* subject = o.if_contains("subject");
+  if (subject == nullptr || !subject->is_string()) {
+    problems.push_back(where + "publish.subject: required, a subject such as orders.created");
+  } else if (auto valid = ValidateSubject(subject->get_string()); !valid) {
+    problems.push_back(where + "publish." + valid.error().message());
+  } else {
+    publish.subject = std::string(subject->get_string());
+  }
+  if (const json::value* payload = o.if_contains("payload")) {
+    publish.payload = *payload;
+    std::vector<std::pair<std::string, PlanRef>> refs;
+    CollectRefs(*payload, "publish.payload", refs, problems, where);
+  }
+  step.publish = std::move(publish);
+}
+
 std::optional<PlanStep> ParseStep(const json::value& v, std::size_t index, Problems& problems) {
   const std::string at = "steps[" + std::to_string(index) + "]";
   if (!v.is_object()) {
@@ -235,13 +262,26 @@ std::optional<PlanStep> ParseStep(const json::value& v, std::size_t index, Probl
   }
   step.id = std::string(id->get_string());
   const std::string where = "step '" + step.id + "': ";
-  CheckKeys(o, {"id", "tool", "description", "input", "depends_on", "condition", "overrides"},
+  CheckKeys(o,
+            {"id", "tool", "publish", "description", "input", "depends_on", "condition",
+             "overrides"},
             where, problems);
-  const json::value* tool = o.if_contains("tool");
-  if (tool == nullptr || !tool->is_string() || tool->get_string().empty()) {
-    problems.push_back(where + "tool: required, the name of a tool");
+  if (const json::value* publish = o.if_contains("publish")) {
+    for (const char* key : {"tool", "input", "overrides"}) {
+      if (o.contains(key)) {
+        problems.push_back(where + key + ": a publish step has no " + key +
+                           " (a step either calls a tool or publishes a message)");
+      }
+    }
+    ParsePublish(*publish, where, step, problems);
   } else {
-    step.tool = std::string(tool->get_string());
+    const json::value* tool = o.if_contains("tool");
+    if (tool == nullptr || !tool->is_string() || tool->get_string().empty()) {
+      problems.push_back(where + "tool: required, the name of a tool (or \"publish\" for a "
+                         "step that publishes a message)");
+    } else {
+      step.tool = std::string(tool->get_string());
+    }
   }
   if (const json::value* d = o.if_contains("description")) {
     if (d->is_string()) step.description = std::string(d->get_string());
@@ -582,7 +622,18 @@ void CheckSecretFields(const PlanStep& step, const ToolContract& c, Problems& pr
   }
 }
 
+// A publish step: its payload's references and its condition. The subject was checked by the
+// parser; there is no contract (nothing but the outbox is touched).
+void CheckPublishStep(PlanIndex& index, const PlanStep& step, Problems& problems) {
+  std::vector<std::pair<std::string, PlanRef>> refs;
+  Problems ignored;  // shapes were checked by the parser
+  CollectRefs(step.publish->payload, "publish.payload", refs, ignored, "");
+  for (const auto& [field, ref] : refs) CheckReference(index, step, field, ref, problems);
+  CheckCondition(index, step, problems);
+}
+
 void CheckStep(PlanIndex& index, const PlanStep& step, Problems& problems) {
+  if (step.publish) return CheckPublishStep(index, step, problems);
   CheckTool(step, index.contracts, problems);
   const ReferencedFields fields = CheckInputReferences(index, step, problems);
   CheckCondition(index, step, problems);
@@ -594,6 +645,10 @@ void CheckStep(PlanIndex& index, const PlanStep& step, Problems& problems) {
 }
 
 }  // namespace
+
+std::string PlanStepAction(const PlanStep& step) {
+  return step.publish ? "publish " + step.publish->subject : step.tool;
+}
 
 std::string_view ConditionOpName(ConditionOp op) {
   switch (op) {
@@ -670,7 +725,14 @@ Result<void> ValidatePlan(const Plan& plan, const ContractRegistry& contracts) {
 json::value PlanToJson(const Plan& plan) {
   json::array steps;
   for (const PlanStep& step : plan.steps) {
-    json::object s{{"id", step.id}, {"tool", step.tool}, {"input", step.input}};
+    json::object s{{"id", step.id}};
+    if (step.publish) {
+      s["publish"] = json::object{{"subject", step.publish->subject},
+                                  {"payload", step.publish->payload}};
+    } else {
+      s["tool"] = step.tool;
+      s["input"] = step.input;
+    }
     if (!step.description.empty()) s["description"] = step.description;
     json::array deps;
     for (const auto& dep : step.depends_on) deps.emplace_back(dep);

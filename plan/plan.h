@@ -51,8 +51,18 @@ struct PlanCondition {
   boost::json::value value;  // unused for kExists
 };
 
+// A publish step: {"publish": {"subject": "refunds.done", "payload": {...}}} sends a message
+// through the transactional outbox (WorkflowContext::Publish) at the step's own id, so its
+// message id is stable. The payload may hold references like a tool step's input; it is
+// published as its JSON text. The step's output is {"message_id", "subject"}.
+struct PlanPublish {
+  std::string subject;
+  boost::json::value payload;  // literals and {"$ref": ...} values; null when none was written
+};
+
 struct PlanStep {
   std::string id;
+  std::optional<PlanPublish> publish;  // set: a publish step (no tool, input or overrides)
   std::string tool;
   std::string description;
   boost::json::value input;  // an object of literals and {"$ref": ...} values
@@ -67,6 +77,9 @@ struct Plan {
   std::string description;
   std::vector<PlanStep> steps;  // in the order written
 };
+
+// What a step does, for people: the tool's name, or "publish <subject>".
+std::string PlanStepAction(const PlanStep& step);
 
 Result<Plan> ParsePlan(std::string_view json_text);
 // Reads and parses the plan file at `path`; errors name the file (kInvalidArgument).

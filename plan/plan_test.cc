@@ -138,6 +138,81 @@ TEST(PlanTest, EveryKindOfBadPlanNamesTheStepAndTheField) {
   }
 }
 
+// GoodPlan with a third step that publishes what the payout did.
+json::value WithPublish(std::function<void(json::object&)> change = nullptr) {
+  json::value plan = GoodPlan();
+  plan.as_object()["steps"].as_array().push_back(json::parse(R"({
+      "id": "notify", "depends_on": ["pay"],
+      "publish": {"subject": "payouts.sent",
+                  "payload": {"payee": "acct-1", "lookup": {"$ref": "steps.lookup.output"}}}})"));
+  if (change) change(plan.as_object());
+  return plan;
+}
+
+TEST(PlanTest, APublishStepParsesValidatesAndKeepsItsNormalForm) {
+  EXPECT_EQ(ErrorOf(WithPublish()), "");
+  auto plan = ParsePlanJson(WithPublish()).value();
+  const PlanStep& notify = plan.steps[2];
+  ASSERT_TRUE(notify.publish.has_value());
+  EXPECT_EQ(notify.publish->subject, "payouts.sent");
+  EXPECT_TRUE(notify.tool.empty());
+  EXPECT_EQ(PlanStepAction(notify), "publish payouts.sent");
+  EXPECT_EQ(PlanStepAction(plan.steps[1]), PayName());
+  auto again = ParsePlanJson(PlanToJson(plan)).value();
+  EXPECT_EQ(PlanHash(again), PlanHash(plan));
+  EXPECT_TRUE(again.steps[2].publish.has_value());
+  // A publish step is part of what the hash binds.
+  auto other = ParsePlanJson(WithPublish([](json::object& p) {
+                 Step(p, 2)["publish"].as_object()["subject"] = "payouts.done";
+               })).value();
+  EXPECT_NE(PlanHash(other), PlanHash(plan));
+  // A payload is optional.
+  EXPECT_EQ(ErrorOf(WithPublish([](json::object& p) {
+              Step(p, 2)["publish"].as_object().erase("payload");
+            })),
+            "");
+}
+
+TEST(PlanTest, EveryKindOfBadPublishStepNamesTheStepAndTheField) {
+  const std::vector<BadCase> cases = {
+      {"publish and a tool", [](json::object& p) { Step(p, 2)["tool"] = "x"; },
+       "step 'notify': tool: a publish step has no tool"},
+      {"publish and input", [](json::object& p) { Step(p, 2)["input"] = json::object(); },
+       "step 'notify': input: a publish step has no input"},
+      {"publish and overrides",
+       [](json::object& p) { Step(p, 2)["overrides"] = json::object{{"max_attempts", 1}}; },
+       "step 'notify': overrides: a publish step has no overrides"},
+      {"not an object", [](json::object& p) { Step(p, 2)["publish"] = "payouts.sent"; },
+       "step 'notify': publish: must be an object"},
+      {"no subject",
+       [](json::object& p) { Step(p, 2)["publish"].as_object().erase("subject"); },
+       "step 'notify': publish.subject: required"},
+      {"a wildcard subject",
+       [](json::object& p) { Step(p, 2)["publish"].as_object()["subject"] = "payouts.*"; },
+       "step 'notify': publish.subject 'payouts.*' is not valid: wildcards are for subscribers"},
+      {"an empty token",
+       [](json::object& p) { Step(p, 2)["publish"].as_object()["subject"] = "payouts..sent"; },
+       "is not valid: it has an empty token"},
+      {"an unknown field",
+       [](json::object& p) { Step(p, 2)["publish"].as_object()["headers"] = json::object(); },
+       "step 'notify': publish: unknown field 'headers'"},
+      {"a reference to a step it does not depend on",
+       [](json::object& p) { Step(p, 2)["depends_on"] = json::array(); },
+       "step 'notify': publish.payload.lookup: reference 'steps.lookup.output' reads step "
+       "'lookup', which this step does not depend on"},
+      {"a malformed reference",
+       [](json::object& p) {
+         Step(p, 2)["publish"].as_object()["payload"] = json::object{{"$ref", "lookup"}};
+       },
+       "step 'notify': publish.payload: reference 'lookup' must read steps.<step id>.output"},
+  };
+  for (const BadCase& c : cases) {
+    const std::string error = ErrorOf(WithPublish(c.change));
+    EXPECT_NE(error.find(c.expected), std::string::npos)
+        << c.name << ": expected to find\n  " << c.expected << "\nin\n  " << error;
+  }
+}
+
 // A plan is journaled whole (the input of WorkflowStarted) and shown by `reckon show`, so it
 // may carry no value for a tool's secret field: not a literal, not a reference.
 TEST(PlanTest, ASecretFieldIsRefusedWhetherLiteralOrReference) {

@@ -5,12 +5,16 @@
 // Backends:
 //   storage/sqlite/   SqliteJournal, opened with OpenSqliteJournal(): one SQLite file in WAL
 //                     mode; its format is docs/JOURNAL_FORMAT.md.
+//   storage/postgres/ PostgresJournal, opened with OpenPostgresJournal(): a PostgreSQL
+//                     database over libpq (docs/JOURNAL_FORMAT.md, "PostgreSQL").
 //   storage/testing/  FaultyJournal: wraps another Journal and fails or slows its commits.
+// What every backend must do is tested once: storage/testing/journal_conformance.h.
 //
 // Durability contract (every backend keeps it):
 //   - An append that returned a value is durable: a process that reopens the journal after a
 //     crash finds it, whole. How much of a crash it survives is the backend's setting (SQLite
-//     with sync kFull, the default: a power loss too).
+//     with sync kFull, the default: a power loss too; PostgreSQL: synchronous_commit = on
+//     and the server's fsync).
 //   - A request is applied whole or not at all: its events and the derived rows they cause.
 //   - Every append is conditional: it names the sequence number its first event must get and
 //     fails with Errc::kConflict if the run has moved on, which also fences a stale writer.
@@ -27,7 +31,8 @@
 // GroupCommitter owns the journal opens a second Journal on the same file.
 //
 // Ownership across processes: one process writes a journal. A backend refuses a second
-// writing process at once, naming the holder (SQLite: storage/sqlite/journal_lock.h).
+// writing process at once, naming the holder (SQLite: storage/sqlite/journal_lock.h;
+// PostgreSQL: a session advisory lock).
 #pragma once
 
 #include <cstdint>
@@ -105,9 +110,11 @@ class Journal {
   virtual Result<void> PutContract(const ContractRow& row) = 0;
   virtual Result<std::vector<ContractRow>> ListContracts() = 0;
 
-  // The format version of the stored data (SQLite: PRAGMA user_version).
+  // The format version of the stored data (SQLite: PRAGMA user_version; PostgreSQL: the
+  // table reckon_schema). Each backend numbers its own versions.
   virtual int schema_version() const = 0;
-  // Where the journal lives, for messages (SQLite: the file's path).
+  // Where the journal lives, for messages (SQLite: the file's path; PostgreSQL:
+  // postgresql://user@host:port/db, never a password).
   virtual const std::string& path() const = 0;
 };
 

@@ -7,10 +7,13 @@
 
 #include <chrono>
 #include <fstream>
+#include <limits>
 #include <regex>
 #include <thread>
 
+#include "reckon/engine/outbox_message.h"
 #include "reckon/storage/sqlite/sqlite_journal.h"
+#include "reckon/storage/sqlite/sqlite_outbox_store.h"
 #include "reckon/storage/journal.h"
 #include "tests/refund_crash_audit.h"
 #include "tests/support/crash_support.h"
@@ -81,6 +84,49 @@ TEST(PlanRunTest, EmbeddedRunsTheSamplePlanToTheEnd) {
   EXPECT_TRUE(again.Succeeded()) << out2;
   EXPECT_NE(out2.find("plan refund-pay-4-and-5: completed"), std::string::npos) << out2;
   ExpectOneRefundPerRefundStep(provider.value().port, out2, 2);
+}
+
+// A plan that refunds, then publishes through the outbox: the message is journaled once, with
+// the refund's id in its payload, under the id derived from the plan id and step id, however
+// often the plan runs.
+TEST(PlanRunTest, EmbeddedPublishStepPutsOneMessageInTheOutbox) {
+  TempDir dir;
+  auto provider = StartProvider(dir);
+  ASSERT_TRUE(provider) << provider.error().ToString();
+  const std::string url = "http://127.0.0.1:" + std::to_string(provider.value().port);
+  const std::string plan = std::string(RECKON_SOURCE_DIR) + "/samples/plans/refund_notify.json";
+  const std::vector<std::string> args = {"plan", plan, "--provider", url, "--journal",
+                                         dir.File("plans.db"), "--approve-all"};
+  for (int run = 0; run < 2; ++run) {
+    auto [status, out] = RunProgram(RECKON_REFUND_AGENT, dir, args);
+    ASSERT_TRUE(status.Succeeded()) << status.ToString() << "\n" << out;
+    EXPECT_NE(out.find("plan refund-pay-6-notify: completed"), std::string::npos) << out;
+    EXPECT_NE(out.find("publish refunds.sent"), std::string::npos) << out;
+    if (run == 0) {
+      EXPECT_NE(out.find("notify: published to refunds.sent (msg_"), std::string::npos) << out;
+    }
+  }
+  ExpectOneRefundPerRefundStep(provider.value().port, "", 1);
+  auto [listed, table] = Reckon(dir, {"outbox", "list", dir.File("plans.db")});
+  ASSERT_TRUE(listed.Succeeded()) << listed.ToString() << "\n" << table;
+  EXPECT_NE(table.find("refunds.sent"), std::string::npos) << table;
+  auto ledger = FetchRefunds(provider.value().port);
+  ASSERT_TRUE(ledger);
+  ASSERT_EQ(ledger.value().size(), 1u);
+  auto store = storage::SqliteOutboxStore::Open(dir.File("plans.db"), nullptr);
+  ASSERT_TRUE(store) << store.error().ToString();
+  auto rows = store.value()->ListDue(std::numeric_limits<std::int64_t>::max(), 10);
+  ASSERT_TRUE(rows);
+  ASSERT_EQ(rows.value().size(), 1u);
+  EXPECT_EQ(rows.value()[0].message_id, MessageIdFor("refund-pay-6-notify", "notify"));
+  EXPECT_NE(rows.value()[0].payload.find("\"refund_id\":\"" + ledger.value()[0].refund_id + "\""),
+            std::string::npos)
+      << rows.value()[0].payload;
+  std::size_t messages = 0;
+  for (std::size_t at = table.find("msg_"); at != std::string::npos; at = table.find("msg_", at + 1)) {
+    ++messages;
+  }
+  EXPECT_EQ(messages, 1u) << table;
 }
 
 TEST(PlanRunTest, EmbeddedWithoutApprovalWaitsForAPersonThenResumes) {

@@ -3,6 +3,8 @@
 #include <type_traits>
 #include <variant>
 
+#include "reckon/engine/outbox_message.h"
+
 namespace reckon {
 
 std::string PlanProgress::StepOf(const std::string& operation_id) const {
@@ -70,6 +72,13 @@ std::optional<std::string> PlanProgress::Line(const storage::Event& event) {
           waiting_.erase(e.operation_id);
           return StepOf(e.operation_id) + ": resolved by " + e.resolved_by + " as " +
                  (e.committed ? "committed" : "not committed");
+        } else if constexpr (std::is_same_v<T, MarkerRecorded>) {
+          if (e.kind != kPublishMarker) return std::nullopt;
+          auto message = DecodePublishMarker(e.value_json);
+          published_.insert(e.step_id);
+          return e.step_id + ": published to " +
+                 (message ? message.value().subject : std::string("?")) + " (" +
+                 MessageIdFor(workflow_id_, e.step_id) + ") in the outbox";
         } else if constexpr (std::is_same_v<T, WorkflowCompleted>) {
           finished_ = true;
           status_ = RunStatus::kCompleted;

@@ -7,6 +7,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "reckon/storage/event.h"
@@ -28,6 +29,8 @@ class PlanProgress {
   std::string WaitingCommands() const;
   const std::string& result_json() const { return result_json_; }
   const std::string& failure() const { return failure_; }
+  // Step ids whose publish is journaled (the message is in the outbox).
+  const std::set<std::string>& published() const { return published_; }
 
  private:
   std::string StepOf(const std::string& operation_id) const;
@@ -39,6 +42,7 @@ class PlanProgress {
   storage::RunStatus status_ = storage::RunStatus::kRunning;
   std::string result_json_;
   std::string failure_;
+  std::set<std::string> published_;
 };
 
 }  // namespace reckon

@@ -31,6 +31,81 @@ const char* StatusName(Status s) {
   return "?";
 }
 
+// Why a step does not run: its condition is false, a step it depends on did not succeed.
+std::string ConditionText(const PlanCondition& condition) {
+  return "condition " + condition.ref.text + " " + std::string(ConditionOpName(condition.op)) +
+         (condition.op == ConditionOp::kExists ? std::string()
+                                                : " " + json::serialize(condition.value)) +
+         " is false";
+}
+
+// Publishes what a publish step says (references resolved) at the step's own id, so replay
+// and every restart find the same message id.
+void Publish(WorkflowContext& ctx, const PlanStep& step, const std::string& step_prefix,
+             StepState& state, std::map<std::string, json::value>& outputs) {
+  auto payload = ResolveRefs(step.publish->payload, outputs);
+  if (!payload) {
+    state.status = Status::kFailed;  // nothing published
+    state.reason = payload.error().message();
+    return;
+  }
+  PublishOptions options;
+  options.step_id = step_prefix + step.id;
+  auto message_id = ctx.Publish(step.publish->subject, json::serialize(payload.value()), options);
+  if (!message_id) {
+    state.status = Status::kFailed;
+    state.reason = message_id.error().message();
+    return;
+  }
+  state.status = Status::kSucceeded;
+  outputs[step.id] =
+      json::object{{"message_id", message_id.value()}, {"subject", step.publish->subject}};
+}
+
+// Settles or starts a pending step whose dependencies are settled. Nothing (nullopt) while a
+// dependency is still pending or running; otherwise the call to await, if one was made (none
+// for a step that settled at once).
+std::optional<std::optional<WorkflowContext::CallAwaiter>> StartStep(
+    WorkflowContext& ctx, const PlanStep& step, const std::string& step_prefix,
+    std::map<std::string, StepState>& states, std::map<std::string, json::value>& outputs) {
+  StepState& state = states[step.id];
+  std::string blocker;
+  for (const std::string& dep : step.depends_on) {
+    const Status s = states[dep].status;
+    if (s == Status::kPending || s == Status::kRunning) return std::nullopt;
+    if (s == Status::kSkipped || s == Status::kFailed) blocker = dep;
+  }
+  if (!blocker.empty()) {
+    state.status = Status::kSkipped;
+    state.reason = "step '" + blocker + "' it depends on did not succeed";
+    return std::optional<WorkflowContext::CallAwaiter>();
+  }
+  if (step.condition) {
+    auto holds = EvaluateCondition(*step.condition, outputs);
+    if (!holds || !holds.value()) {
+      state.status = holds ? Status::kSkipped : Status::kFailed;
+      state.reason = holds ? ConditionText(*step.condition) : holds.error().message();
+      return std::optional<WorkflowContext::CallAwaiter>();
+    }
+  }
+  if (step.publish) {
+    Publish(ctx, step, step_prefix, state, outputs);
+    return std::optional<WorkflowContext::CallAwaiter>();
+  }
+  auto resolved = ResolveRefs(step.input, outputs);
+  if (!resolved) {
+    state.status = Status::kFailed;  // no call: nothing happened
+    state.reason = resolved.error().message();
+    return std::optional<WorkflowContext::CallAwaiter>();
+  }
+  CallOptions options;
+  options.step_id = step_prefix + step.id;
+  options.overrides = step.overrides;
+  state.status = Status::kRunning;
+  return std::optional<WorkflowContext::CallAwaiter>(
+      ctx.Call(step.tool, std::move(resolved).value(), options));
+}
+
 }  // namespace
 
 Task<PlanOutcome> RunPlanSteps(WorkflowContext& ctx, Plan plan, std::string step_prefix) {
@@ -39,55 +114,19 @@ Task<PlanOutcome> RunPlanSteps(WorkflowContext& ctx, Plan plan, std::string step
   std::vector<std::pair<std::string, WorkflowContext::CallAwaiter>> running;
 
   while (true) {
-    // Start every step whose dependencies are settled.
-    for (const PlanStep& step : plan.steps) {
-      StepState& state = states[step.id];
-      if (state.status != Status::kPending) continue;
-      bool settled = true, blocked = false;
-      std::string blocker;
-      for (const std::string& dep : step.depends_on) {
-        const Status s = states[dep].status;
-        if (s == Status::kPending || s == Status::kRunning) settled = false;
-        if (s == Status::kSkipped || s == Status::kFailed) {
-          blocked = true;
-          blocker = dep;
-        }
+    // Start every step whose dependencies are settled. A step may settle at once (skipped,
+    // failed before its call, or a publish) and unblock a step written before it: repeat
+    // until a pass changes nothing.
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (const PlanStep& step : plan.steps) {
+        if (states[step.id].status != Status::kPending) continue;
+        auto started = StartStep(ctx, step, step_prefix, states, outputs);
+        if (!started) continue;
+        changed = true;
+        if (started->has_value()) running.emplace_back(step.id, std::move(**started));
       }
-      if (blocked) {
-        state.status = Status::kSkipped;
-        state.reason = "step '" + blocker + "' it depends on did not succeed";
-        continue;
-      }
-      if (!settled) continue;
-      if (step.condition) {
-        auto holds = EvaluateCondition(*step.condition, outputs);
-        if (!holds) {
-          state.status = Status::kFailed;
-          state.reason = holds.error().message();
-          continue;
-        }
-        if (!holds.value()) {
-          state.status = Status::kSkipped;
-          state.reason = "condition " + step.condition->ref.text + " " +
-                         std::string(ConditionOpName(step.condition->op)) +
-                         (step.condition->op == ConditionOp::kExists
-                              ? std::string()
-                              : " " + json::serialize(step.condition->value)) +
-                         " is false";
-          continue;
-        }
-      }
-      auto resolved = ResolveRefs(step.input, outputs);
-      if (!resolved) {
-        state.status = Status::kFailed;  // no call: nothing happened
-        state.reason = resolved.error().message();
-        continue;
-      }
-      CallOptions options;
-      options.step_id = step_prefix + step.id;
-      options.overrides = step.overrides;
-      running.emplace_back(step.id, ctx.Call(step.tool, std::move(resolved).value(), options));
-      state.status = Status::kRunning;
     }
     if (running.empty()) break;
     // Take a finished call if there is one, else wait for the first still running.

@@ -112,7 +112,26 @@ std::uint64_t WorkflowContext::Random() {
 }
 
 Result<std::string> WorkflowContext::Publish(std::string_view subject, std::string_view payload) {
-  std::string step_id = NextStepId(kPublishMarker);
+  return Publish(subject, payload, PublishOptions{});
+}
+
+Result<std::string> WorkflowContext::Publish(std::string_view subject, std::string_view payload,
+                                             PublishOptions options) {
+  if (options.step_id.too_long()) {
+    ++counter_;  // numbered like any publish, so later ids do not move
+    return Err(Errc::kInvalidArgument,
+               "a publish to '" + std::string(subject) + "' names a step id longer than " +
+                   std::to_string(StepId::kMaxBytes) + " bytes; choose a shorter one");
+  }
+  std::string step_id =
+      options.step_id.empty() ? NextStepId(kPublishMarker) : options.step_id.str();
+  if (!options.step_id.empty()) ++counter_;  // keep numbering stable whichever form is used
+  if (issued_.count(step_id)) {
+    if (divergence_.empty()) {
+      divergence_ = "step '" + step_id + "' was issued twice; step ids must be unique";
+    }
+    return Err(Errc::kNondeterminism, "run '" + workflow_id_ + "': " + divergence_);
+  }
   issued_.insert(step_id);
   RECKON_TRY(std::string value, EncodePublishMarker(subject, payload));
   if (auto it = history_markers_.find(step_id); it != history_markers_.end()) {

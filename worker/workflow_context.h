@@ -90,6 +90,12 @@ struct CallOptions {
 static_assert(std::is_trivially_copyable_v<CallOptions> &&
               std::is_trivially_destructible_v<CallOptions>);
 
+struct PublishOptions {
+  StepId step_id;  // empty: "publish#<n>"; the message id derives from it
+};
+static_assert(std::is_trivially_copyable_v<PublishOptions> &&
+              std::is_trivially_destructible_v<PublishOptions>);
+
 class WorkflowContext {
  public:
   WorkflowContext(std::string workflow_id, std::string run_id);
@@ -117,6 +123,10 @@ class WorkflowContext {
   // kInvalidArgument (nothing journaled, the step id is used) for a subject that breaks the
   // NATS rule, a payload over 256 KiB or not UTF-8.
   Result<std::string> Publish(std::string_view subject, std::string_view payload);
+  // The same at the step id `options.step_id` (agent plans publish at their own step ids);
+  // kInvalidArgument for a step id over StepId::kMaxBytes.
+  Result<std::string> Publish(std::string_view subject, std::string_view payload,
+                              PublishOptions options);
 
   const std::string& workflow_id() const { return workflow_id_; }
   const std::string& run_id() const { return run_id_; }

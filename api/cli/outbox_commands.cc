@@ -2,10 +2,12 @@
 
 #include <boost/json.hpp>
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <ostream>
 
+#include "reckon/outbox/nats_stream.h"
 #include "reckon/storage/sqlite/sqlite_outbox_store.h"
 
 namespace reckon::cli {
@@ -65,6 +67,29 @@ Result<void> RunList(CommandEnv& env, const ListArgs& args) {
   return Ok();
 }
 
+struct StreamArgs {
+  std::string name;
+  std::string nats_url;
+  std::vector<std::string> subjects;
+  std::int64_t duplicate_window_ms = 120000;
+};
+
+Result<void> RunStream(CommandEnv& env, const StreamArgs& args) {
+  outbox::StreamSpec spec;
+  spec.url = args.nats_url;
+  spec.name = args.name;
+  spec.subjects = args.subjects;
+  spec.duplicate_window = std::chrono::milliseconds(args.duplicate_window_ms);
+  RECKON_TRY(outbox::StreamState state, outbox::DeclareStream(spec));
+  std::string subjects;
+  for (const std::string& s : args.subjects) subjects += (subjects.empty() ? "" : " ") + s;
+  env.out << "stream " << args.name << ": " << outbox::StreamChangeName(state.change)
+          << " (subjects " << subjects << ", duplicate window " << args.duplicate_window_ms
+          << " ms, " << state.messages << " messages, last seq " << state.last_seq << ")"
+          << std::endl;
+  return Ok();
+}
+
 }  // namespace
 
 void AddOutboxCommands(CLI::App& app, CommandEnv& env) {
@@ -80,6 +105,25 @@ void AddOutboxCommands(CLI::App& app, CommandEnv& env) {
   list->callback([&env, args] {
     if (auto result = RunList(env, *args); !result) {
       ReportError(env, "outbox list", result.error());
+    }
+  });
+
+  auto stream_args = std::make_shared<StreamArgs>();
+  CLI::App* stream = outbox->add_subcommand(
+      "stream", "Create or update the JetStream stream that stores published subjects (the "
+                "dispatcher never creates streams)");
+  stream->add_option("name", stream_args->name, "the stream's name")->required();
+  stream->add_option("--nats-url", stream_args->nats_url, "nats://HOST:PORT")->required();
+  stream->add_option("--subjects", stream_args->subjects,
+                     "subjects or wildcards it stores, e.g. 'refunds.>'")
+      ->required();
+  stream->add_option("--duplicate-window-ms", stream_args->duplicate_window_ms,
+                     "how long the broker drops a repeated message id")
+      ->check(CLI::Range(std::int64_t{1000}, std::int64_t{7} * 24 * 3600 * 1000))
+      ->capture_default_str();
+  stream->callback([&env, stream_args] {
+    if (auto result = RunStream(env, *stream_args); !result) {
+      ReportError(env, "outbox stream", result.error());
     }
   });
 }

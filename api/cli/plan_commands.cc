@@ -46,7 +46,7 @@ Result<void> RunValidate(CommandEnv& env, const PlanArgs& args) {
                  " step(s), hash " + PlanHash(plan) + " (checked against " +
                  args.contracts.Describe(args.remote) + ")");
   for (const PlanStep& step : plan.steps) {
-    std::string line = "  " + step.id + ": " + step.tool;
+    std::string line = "  " + step.id + ": " + PlanStepAction(step);
     if (!step.depends_on.empty()) {
       line += " after";
       for (const auto& dep : step.depends_on) line += " " + dep;
@@ -73,7 +73,10 @@ void PrintSummary(CommandEnv& env, const Plan& plan, const std::map<std::string,
   std::vector<std::vector<std::string>> rows = {{"STEP", "TOOL", "STATE"}};
   for (const PlanStep& step : plan.steps) {
     auto it = states.find(step.id);
-    rows.push_back({step.id, step.tool, it == states.end() ? "not run" : it->second});
+    const std::string state = it != states.end()                     ? it->second
+                              : progress.published().count(step.id) ? "published"
+                                                                     : "not run";
+    rows.push_back({step.id, PlanStepAction(step), state});
   }
   env.out << "\n" << RenderTable(rows);
   env.out << "plan " << plan.plan_id << ": " << storage::RunStatusName(progress.status())

@@ -144,11 +144,14 @@ asio::awaitable<int> RunPlanFile(EmbeddedHost& host, const Options& options, Pla
     co_return ran.error().code() == Errc::kInvalidArgument ? 2 : 1;
   }
   const PlanRunReport& report = ran.value();
-  std::printf("\n%-16s %-16s %s\n", "STEP", "TOOL", "STATE");
+  std::printf("\n%-16s %-24s %s\n", "STEP", "TOOL", "STATE");
   for (const PlanStep& step : plan.steps) {
     auto it = report.states.find(step.id);
-    std::printf("%-16s %-16s %s\n", step.id.c_str(), step.tool.c_str(),
-                it == report.states.end() ? "not run" : it->second.c_str());
+    const std::string state = it != report.states.end() ? it->second
+                              : report.progress.published().count(step.id) ? "published"
+                                                                           : "not run";
+    std::printf("%-16s %-24s %s\n", step.id.c_str(), PlanStepAction(step).c_str(),
+                state.c_str());
   }
   std::printf("plan %s: %s\n", plan.plan_id.c_str(),
               std::string(storage::RunStatusName(report.progress.status())).c_str());

@@ -1,0 +1,275 @@
+#include "reckon/storage/postgres/postgres_journal.h"
+
+#include <utility>
+
+#include "reckon/storage/outbox_store.h"
+#include "reckon/storage/postgres/journal_statements.h"
+#include "reckon/storage/postgres/schema.h"
+
+namespace reckon::storage {
+namespace {
+
+// The session advisory lock an owner holds (pg_advisory_lock; below 2^31, so it shows in
+// pg_locks as classid 0, objid this).
+constexpr const char* kOwnerLockKey = "730581261";
+
+// Who holds the owner lock, for the refusal's message.
+std::string DescribeHolder(PgConnection& conn) {
+  auto holder = conn.Query(
+      std::string("SELECT a.application_name, coalesce(host(a.client_addr), 'local'), "
+                  "a.pid::bigint FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+                  "WHERE l.locktype = 'advisory' AND l.classid = 0 AND l.objid = ") +
+      kOwnerLockKey +
+      " AND l.granted AND l.database = (SELECT oid FROM pg_database "
+      "WHERE datname = current_database()) LIMIT 1");
+  if (!holder || holder.value().rows() == 0) return "another session";
+  const PgResult& r = holder.value();
+  return "'" + std::string(r.Text(0, 0)) + "' from " + std::string(r.Text(0, 1)) +
+         " (server pid " + std::to_string(r.Int(0, 2)) + ")";
+}
+
+Result<void> TakeOwnerLock(PgConnection& conn) {
+  // Waits a moment for the holder to go: the session of a journal this process has just
+  // closed may not have ended on the server yet.
+  RECKON_TRY(conn.Exec("SET lock_timeout = '1s'"));
+  auto taken = conn.Exec(std::string("SELECT pg_advisory_lock(") + kOwnerLockKey + ")");
+  const bool timed_out = !taken && conn.last_sql_state() == "55P03";
+  if (!taken && !timed_out) return taken.error();
+  RECKON_TRY(conn.Exec("RESET lock_timeout"));
+  if (taken) return Ok();
+  return Err(Errc::kFailedPrecondition,
+             "journal '" + conn.display() + "' is owned by " + DescribeHolder(conn) +
+                 "; one process writes a journal: stop that one first, or open this one as "
+                 "a companion of it");
+}
+
+Result<void> RequireCurrentSchema(PgConnection& conn) {
+  RECKON_TRY(const int version, PgSchemaVersion(conn));
+  const int newest = PgJournalMigrations().back().version;
+  if (version == newest) return Ok();
+  return Err(Errc::kFailedPrecondition,
+             "journal '" + conn.display() + "' has schema version " + std::to_string(version) +
+                 " and this release reads version " + std::to_string(newest) +
+                 (version < newest ? "; open it once with an engine of this release to migrate"
+                                   : "; use a newer reckon"));
+}
+
+std::span<const std::byte> AsBytes(const std::string& s) {
+  return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
+}
+
+}  // namespace
+
+bool IsPostgresConninfo(const std::string& journal) {
+  return journal.starts_with("postgresql://") || journal.starts_with("postgres://");
+}
+
+Result<std::unique_ptr<Journal>> OpenPostgresJournal(const std::string& conninfo,
+                                                     PostgresJournalOptions options) {
+  RECKON_TRY(auto journal, PostgresJournal::Open(conninfo, options));
+  return std::unique_ptr<Journal>(std::move(journal));
+}
+
+Result<std::unique_ptr<PostgresJournal>> PostgresJournal::Open(const std::string& conninfo,
+                                                               PostgresJournalOptions options) {
+  RECKON_TRY(PgConnection conn, PgConnection::Connect(conninfo));
+  if (options.mode == PostgresJournalOptions::Mode::kOwner) {
+    RECKON_TRY(TakeOwnerLock(conn));
+    RECKON_TRY(PgMigrateForward(conn, PgJournalMigrations()));
+  } else {
+    RECKON_TRY(RequireCurrentSchema(conn));
+  }
+  RECKON_TRY(const int version, PgSchemaVersion(conn));
+  RECKON_TRY(pg::PrepareJournalStatements(conn));
+  return std::unique_ptr<PostgresJournal>(
+      new PostgresJournal(std::move(conn), version, options.payload_codec));
+}
+
+PostgresJournal::PostgresJournal(PgConnection conn, int schema_version,
+                                 const PayloadCodec* payload_codec)
+    : conn_(std::move(conn)),
+      schema_version_(schema_version),
+      payload_codec_(payload_codec),
+      decoder_(payload_codec) {}
+
+Error PostgresJournal::Poisoned() const {
+  return Err(Errc::kUnavailable,
+             "journal '" + path() + "' refused the append: an earlier commit failed or the "
+             "connection to PostgreSQL was lost, so what the server kept is unknown; restart "
+             "the process to reopen the journal");
+}
+
+Result<AppendAck> PostgresJournal::Append(const AppendRequest& request) {
+  const AppendRequest* one[] = {&request};
+  return std::move(AppendGroup(one).front());
+}
+
+std::vector<Result<AppendAck>> PostgresJournal::AppendGroup(
+    std::span<const AppendRequest* const> requests) {
+  std::vector<Result<AppendAck>> results;
+  results.reserve(requests.size());
+  auto fail_all = [&](const Error& error) {
+    results.clear();
+    for (std::size_t i = 0; i < requests.size(); ++i) results.emplace_back(error);
+    return std::move(results);
+  };
+  // The connection is gone (or was before): nothing of this transaction will commit, and the
+  // fate of the last COMMIT may be unknown. Refuse everything until reopened.
+  auto lost = [&](const Error& error) {
+    poisoned_ = true;
+    return fail_all(Err(Errc::kUnavailable, error.message()));
+  };
+  if (poisoned_ || conn_.broken()) return lost(Poisoned());
+  if (auto begun = conn_.Exec("BEGIN"); !begun) {
+    return conn_.broken() ? lost(begun.error()) : fail_all(begun.error());
+  }
+  // A lone request needs no savepoint: if it fails, the transaction rolls back.
+  const bool savepoints = requests.size() > 1;
+  bool any_applied = false;
+  for (const AppendRequest* request : requests) {
+    if (request->events.empty()) {  // refused before it touches the transaction
+      results.emplace_back(Err(Errc::kInvalidArgument,
+                               "append to run '" + request->run.workflow_id + "/" +
+                                   request->run.run_id +
+                                   "' has no events; every state change needs one"));
+      continue;
+    }
+    auto applied = ApplyOne(*request, savepoints);
+    if (conn_.broken()) return lost(applied ? Poisoned() : applied.error());
+    if (!applied && savepoints) {
+      // ApplyOne released its savepoint only if it succeeded.
+      if (auto undone = conn_.Exec("ROLLBACK TO append; RELEASE append"); !undone) {
+        if (conn_.broken()) return lost(undone.error());
+        // The transaction cannot go on without its savepoint: nothing of it commits.
+        (void)conn_.Exec("ROLLBACK");
+        return fail_all(undone.error().WithContext("rolling back an append's savepoint"));
+      }
+    }
+    any_applied = any_applied || applied.has_value();
+    results.push_back(std::move(applied));
+  }
+  if (!any_applied) {
+    if (auto rolled = conn_.Exec("ROLLBACK"); !rolled && conn_.broken()) {
+      return lost(rolled.error());
+    }
+    return results;
+  }
+  auto committed = conn_.Command("COMMIT");
+  if (!committed || committed.value().command() != "COMMIT") {
+    // What reached the server's WAL is unknown (the reply may be what was lost).
+    const Error error = committed ? Err(Errc::kUnavailable, "the server rolled it back")
+                                  : committed.error();
+    (void)conn_.Exec("ROLLBACK");
+    poisoned_ = true;
+    return fail_all(Err(Errc::kUnavailable, "committing journal transaction on '" + path() +
+                                                "': " + error.message()));
+  }
+  return results;
+}
+
+// Two round trips for a run that exists (three for a new one): the run's row is locked (after
+// the savepoint is set), then everything else of the request goes in one pipeline that ends
+// with the savepoint's release.
+Result<AppendAck> PostgresJournal::ApplyOne(const AppendRequest& request, bool savepoint) {
+  const RunRef& run = request.run;
+  const std::string name = "run '" + run.workflow_id + "/" + run.run_id + "'";
+  PgBatch head;
+  if (savepoint) head.Sql("SAVEPOINT append");
+  PgParams key;
+  key.Add(run.workflow_id).Add(run.run_id);
+  head.Prepared(pg::kLockRun, std::move(key));
+  RECKON_TRY(std::vector<PgResult> locked, conn_.RunBatch(head));
+  const PgResult& row = locked.back();
+  const bool found = row.rows() > 0;
+  std::int64_t run_pk = found ? row.Int(0, 0) : 0;
+  std::int64_t next_seq = found ? row.Int(0, 1) : 1;
+  if (request.expected_next_seq != next_seq) {
+    return Err(Errc::kConflict, name + " expected next sequence " +
+                                    std::to_string(request.expected_next_seq) +
+                                    " but the journal is at " + std::to_string(next_seq) +
+                                    "; reload the run's history and decide again");
+  }
+  if (!found) {
+    PgParams params;
+    params.Add(run.workflow_id).Add(run.run_id).Add(request.workflow_type.value_or(""))
+        .Add(request.now_us);
+    RECKON_TRY(PgResult inserted, conn_.Run(pg::kInsertRun, params));
+    if (inserted.rows() == 0) {
+      return Err(Errc::kConflict, name + " expected next sequence 1 but another writer "
+                                         "created the run meanwhile; reload the run's history "
+                                         "and decide again");
+    }
+    run_pk = inserted.Int(0, 0);
+  }
+  const std::int64_t first_seq = next_seq;
+  PgBatch tail;
+  for (const EventBody& body : request.events) {
+    const EventPlace place{run.workflow_id, run.run_id, next_seq};
+    RECKON_TRY(std::string stored, EncodeStoredEvent(body, place, payload_codec_));
+    PgParams params;
+    params.Add(run_pk).Add(next_seq).Add(static_cast<std::int64_t>(EventTypeNumber(body)))
+        .Add(request.now_us).AddBytes(AsBytes(stored));
+    tail.Prepared(pg::kInsertEvent, std::move(params));
+    ++next_seq;
+  }
+  PgParams update;
+  update.Add(run_pk).Add(next_seq);
+  if (request.status) {
+    update.Add(RunStatusName(*request.status));
+  } else {
+    update.AddNull();
+  }
+  if (request.workflow_type) {
+    update.Add(*request.workflow_type);
+  } else {
+    update.AddNull();
+  }
+  update.Add(request.now_us);
+  tail.Prepared(pg::kUpdateRun, std::move(update));
+  RECKON_TRY(AddDerived(request, run_pk, tail));
+  if (savepoint) tail.Sql("RELEASE append");
+  RECKON_TRY(conn_.RunBatch(tail));
+  return AppendAck{run_pk, first_seq, next_seq};
+}
+
+Result<void> PostgresJournal::AddDerived(const AppendRequest& request, std::int64_t run_pk,
+                                         PgBatch& batch) {
+  for (const OperationRow& op : request.operations) {
+    PgParams p;
+    p.Add(op.operation_id).Add(op.step_id).Add(op.tool).Add(SideEffectName(op.side_effect))
+        .Add(op.state).Add(op.attempt).Add(op.intent_hash).Add(op.contract_hash)
+        .Add(op.provider_ref).Add(op.due_at_us).Add(run_pk).Add(request.now_us);
+    batch.Prepared(pg::kUpsertOperation, std::move(p));
+  }
+  for (const TimerRow& timer : request.timers_set) {
+    PgParams p;
+    p.Add(run_pk).Add(timer.timer_id).Add(timer.fire_at_us);
+    batch.Prepared(pg::kUpsertTimer, std::move(p));
+  }
+  for (const std::string& timer_id : request.timers_cleared) {
+    PgParams p;
+    p.Add(run_pk).Add(timer_id);
+    batch.Prepared(pg::kDeleteTimer, std::move(p));
+  }
+  for (const ApprovalRow& approval : request.approvals) {
+    PgParams p;
+    p.Add(approval.approval_id).Add(approval.operation_id).Add(run_pk)
+        .Add(approval.intent_hash).Add(ApprovalStateName(approval.state))
+        .Add(approval.decided_by).Add(approval.expires_at_us).Add(request.now_us);
+    batch.Prepared(pg::kUpsertApproval, std::move(p));
+  }
+  for (const OutboxMessage& message : request.outbox) {
+    SealedPayload stored{"", message.payload};
+    if (payload_codec_ != nullptr) {
+      RECKON_TRY(stored, payload_codec_->Seal(message.payload,
+                                              OutboxSealContext(message.message_id)));
+    }
+    PgParams p;
+    p.Add(message.message_id).Add(run_pk).Add(message.step_id).Add(message.subject)
+        .AddBytes(AsBytes(stored.box)).Add(stored.key_id).Add(request.now_us);
+    batch.Prepared(pg::kInsertOutbox, std::move(p));
+  }
+  return Ok();
+}
+
+}  // namespace reckon::storage

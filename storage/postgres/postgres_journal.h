@@ -1,0 +1,114 @@
+// PostgresJournal: the Journal (storage/journal.h) in a PostgreSQL database, over one libpq
+// connection. Same semantics as SqliteJournal, so the engine and the server cannot tell them
+// apart (storage/testing/journal_conformance.h runs one suite against both):
+//   - the schema is migrated at open, its version kept in the database (postgres/schema.h);
+//   - an append is conditional on (run, sequence): the run's row is locked (SELECT ... FOR
+//     UPDATE, or created with ON CONFLICT DO NOTHING) and a stale expected_next_seq is
+//     kConflict, also against a writer on another connection;
+//   - the derived rows are written in the append's transaction;
+//   - a group is one transaction, each request in its own SAVEPOINT, so a conflict rolls back
+//     only that request; a request costs two round trips (three if it creates its run): the
+//     run's row lock, then its events and rows in one pipeline; the session runs with synchronous_commit = on, so COMMIT returns
+//     after the server flushed its WAL: an acknowledged append survives a crash of the server
+//     (and of its machine, with the server's fsync on);
+//   - events are stored as the same Cap'n Proto bytes (bytea), sealed by the same codec.
+// Format: docs/JOURNAL_FORMAT.md, "PostgreSQL".
+//
+// Failures: a lost connection or a failed COMMIT poisons the journal: every later write is
+// kUnavailable until the process opens a new one (what the server kept is unknown; the caller
+// learns it from the history). Reads on a lost connection fail with kUnavailable too.
+//
+// Ownership across processes: in kOwner mode the journal holds a session advisory lock on the
+// database for as long as its connection lives (released by the server if the process dies), so
+// a second owner is refused with kFailedPrecondition naming the holder (after waiting a second
+// for it to go, so that a process may close its journal and open it again at once).
+//
+// Threading: not thread-safe, as every Journal; one connection, one owner at a time.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "reckon/base/error.h"
+#include "reckon/storage/event_codec.h"
+#include "reckon/storage/journal.h"
+#include "reckon/storage/postgres/pg.h"
+
+namespace reckon::storage {
+
+struct PostgresJournalOptions {
+  enum class Mode {
+    // The process's writer: takes the ownership lock, applies migrations.
+    kOwner,
+    // Another connection of the process that owns the journal (a reader beside the commit
+    // connection): no lock; refuses a database whose schema is not this release's.
+    kCompanion,
+  };
+  Mode mode = Mode::kOwner;
+  // Seals payload fields of events written and opens those read, as SqliteJournalOptions'
+  // (storage/payload_codec.h). Not owned; must outlive the journal. Null: clear events.
+  const PayloadCodec* payload_codec = nullptr;
+};
+
+// True when `journal` names a PostgreSQL database ("postgresql://..." or "postgres://...").
+bool IsPostgresConninfo(const std::string& journal);
+
+// Connects with `conninfo` (libpq syntax), then as PostgresJournalOptions::Mode says. Errors
+// name the server: kUnavailable (cannot connect), kFailedPrecondition (another process owns
+// the journal; or its schema is newer than this release), other codes from the migration.
+Result<std::unique_ptr<Journal>> OpenPostgresJournal(const std::string& conninfo,
+                                                     PostgresJournalOptions options = {});
+
+class PostgresJournal final : public Journal {
+ public:
+  static Result<std::unique_ptr<PostgresJournal>> Open(const std::string& conninfo,
+                                                       PostgresJournalOptions options = {});
+  ~PostgresJournal() override = default;
+  PostgresJournal(const PostgresJournal&) = delete;
+  PostgresJournal& operator=(const PostgresJournal&) = delete;
+
+  Result<AppendAck> Append(const AppendRequest& request) override;
+  std::vector<Result<AppendAck>> AppendGroup(
+      std::span<const AppendRequest* const> requests) override;
+
+  using Journal::ListRuns;
+  using Journal::ReadEvents;
+  Result<std::optional<RunRow>> FindRun(const RunRef& run) override;
+  Result<std::optional<RunRow>> FindLatestRun(const std::string& workflow_id) override;
+  Result<std::vector<RunRow>> ListRuns(std::optional<RunStatus> status) override;
+  Result<std::vector<RunRow>> QueryRuns(const RunQuery& query) override;
+  Result<std::vector<Event>> ReadEvents(const RunRef& run, std::int64_t from_seq) override;
+  Result<std::optional<OperationRow>> FindOperation(const std::string& operation_id) override;
+  Result<std::vector<OperationRow>> ListOperations(std::int64_t run_pk) override;
+
+  // The journal's own invariants (PostgreSQL keeps its pages' checksums itself): every run's
+  // next_seq follows its last event, events are numbered 1..n without a gap, and no event,
+  // operation, timer or approval belongs to a missing run. "ok", or one problem per line.
+  Result<std::string> IntegrityCheck() override;
+
+  Result<void> PutContract(const ContractRow& row) override;
+  Result<std::vector<ContractRow>> ListContracts() override;
+  int schema_version() const override { return schema_version_; }
+  // The server and database, "postgresql://user@host:port/db" (never a password).
+  const std::string& path() const override { return conn_.display(); }
+
+ private:
+  PostgresJournal(PgConnection conn, int schema_version, const PayloadCodec* payload_codec);
+  // Applies one request; with `savepoint`, inside a savepoint that it releases on success and
+  // leaves for the caller to roll back on failure.
+  Result<AppendAck> ApplyOne(const AppendRequest& request, bool savepoint);
+  // Adds the statements of the request's derived rows to `batch`.
+  Result<void> AddDerived(const AppendRequest& request, std::int64_t run_pk, PgBatch& batch);
+  // The error for a write on a poisoned journal, or for a write that lost the connection.
+  Error Poisoned() const;
+
+  PgConnection conn_;
+  int schema_version_;
+  bool poisoned_ = false;  // a commit failed or the connection was lost: refuse writes
+  const PayloadCodec* payload_codec_;  // not owned; may be null
+  EventDecoder decoder_;
+};
+
+}  // namespace reckon::storage
