@@ -1,5 +1,6 @@
-// bench_worker: a worker process for server_bench. Hosts the benchmark workflow "ten_calls"
-// (10 sequential calls of the no-op read_only tool "noop") and connects to a reckon server.
+// bench_worker: a worker process for server_bench. Hosts the benchmark workflows "ten_calls"
+// (10 sequential calls of the no-op read_only tool "noop") and "ten_calls_publish" (the same,
+// then one outbox message) and connects to a reckon server.
 //
 //   bench_worker --server HOST:PORT [--id NAME] [--tool-slots N]
 #include <CLI/CLI.hpp>
@@ -51,6 +52,7 @@ int main(int argc, char** argv) {
   WorkflowRegistry workflows;
   (void)tools.Register(Tool{NoopContract(), Noop, {}});
   (void)workflows.Register("ten_calls", TenCalls);
+  (void)workflows.Register("ten_calls_publish", bench::TenCallsPublish);
   asio::io_context io(1);
   RemoteWorker worker(io.get_executor(), workflows, tools, options);
   asio::signal_set signals(io, SIGINT, SIGTERM);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every benchmark against a scratch directory on the disk of the checkout (not /tmp, which
-# may be memory): journal, embedded engine, server mode. Usage: bench/run.sh BUILD_DIR [--seconds S]
+# may be memory): journal, embedded engine, server mode, OTLP and the outbox (issue 13). Usage:
+# bench/run.sh BUILD_DIR [--seconds S]
 # (--seconds applies to journal_bench).
 set -euo pipefail
 build_dir="$1"; shift
@@ -10,3 +11,6 @@ trap 'rm -rf "$scratch"' EXIT
 "$build_dir/bench/journal_bench" --dir "$scratch" "$@"
 "$build_dir/bench/engine_bench" --dir "$scratch"
 "$build_dir/bench/server_bench" --dir "$scratch"
+"$build_dir/bench/otlp_bench" --dir "$scratch"
+"$build_dir/bench/outbox_bench" --dir "$scratch"
+"$build_dir/bench/server_bench" --dir "$scratch" --only w3 --transport plaintext --effects compare

@@ -16,8 +16,16 @@
 // pointing at a stand-in collector in this process (telemetry/testing/otlp_receiver.h), and
 // the ratio is printed with the spans the collector received.
 //
+// With --effects compare (W3, one transport), rounds alternate between everything that leaves
+// the engine off (--no-metrics, no OTLP, no outbox: ten_calls) and all of it on (metrics, OTLP
+// to a collector on 127.0.0.1 in this process that accepts and discards, and the outbox:
+// ten_calls_publish publishes one message per workflow, delivered by the server's dispatcher to
+// a real nats-server with JetStream that this program starts); it prints each round, the
+// on / off ratios of throughput and server CPU per workflow with their spread, and what the
+// broker received.
+//
 //   server_bench --dir DIR [--workers N] [--w1 COUNT] [--w3-seconds S] [--transport T]
-//                [--reckon PATH] [--otlp]
+//                [--reckon PATH] [--otlp] [--effects compare [--rounds R]]
 #include <CLI/CLI.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -35,6 +43,7 @@
 #include "reckon/api/protocol/credentials.h"
 #include "bench/fsync_floor.h"
 #include "bench/machine.h"
+#include "bench/nats_broker.h"
 #include "tests/support/role_tokens.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/test_certs.h"
@@ -84,6 +93,11 @@ bool g_no_metrics = false;     // the server runs with --no-metrics (--metrics o
 double g_last_server_cpu_ms = 0;  // server CPU ms per workflow of the last W3
 std::string g_reckon = RECKON_CLI_PATH;  // --reckon: the server binary (another build to compare)
 std::string g_otlp_endpoint;  // non-empty: passed to the server as --otlp-endpoint
+std::string g_nats_url;       // non-empty: passed to the server as --nats-url
+std::string g_workflow_type = "ten_calls";  // or ten_calls_publish (--effects)
+// W3 runs so far: part of the workflow ids, so that the outbox message ids (derived from them)
+// differ from run to run and the broker stores each run's messages instead of deduplicating.
+int g_w3_runs = 0;
 
 // With `tls`, as deployed: the server requires client certificates, which every worker, the
 // CLI and the bench's client present.
@@ -101,6 +115,7 @@ Cluster StartCluster(const std::string& dir, int workers, bool tls) {
   if (!g_otlp_endpoint.empty()) {
     options.args.insert(options.args.end(), {"--otlp-endpoint", g_otlp_endpoint});
   }
+  if (!g_nats_url.empty()) options.args.insert(options.args.end(), {"--nats-url", g_nats_url});
   if (tls) {
     std::filesystem::create_directories(dir + "/certs");
     auto certs = testing::WriteTestCertificates(dir + "/certs");
@@ -163,7 +178,7 @@ asio::awaitable<bool> RunOne(std::shared_ptr<api::Client> client, std::string id
     auto start = NewRequest();
     auto s = start->getRoot<api::wire::Request>().initMethod().initStartWorkflow();
     s.setWorkflowId(id);
-    s.setWorkflowType("ten_calls");
+    s.setWorkflowType(g_workflow_type);
     s.setInputJson("{}");
     auto call = client->Call(std::move(start), 10s);
     auto started = co_await std::move(call);
@@ -279,7 +294,8 @@ double W3(const std::string& dir, int workers, double seconds, int concurrency, 
   int running = concurrency;
   auto loop = [&](int c) -> asio::awaitable<void> {
     for (int i = 0; SteadyClock::now() < end; ++i) {
-      bool done = co_await RunOne(client, "w3-" + std::to_string(c) + "-" + std::to_string(i));
+      bool done = co_await RunOne(
+          client, "w3-" + std::to_string(g_w3_runs) + "-" + std::to_string(c) + "-" + std::to_string(i));
       if (!done) ++failed;
       else if (SteadyClock::now() <= end) ++completed;
     }
@@ -287,20 +303,83 @@ double W3(const std::string& dir, int workers, double seconds, int concurrency, 
   };
   for (int c = 0; c < concurrency; ++c) asio::co_spawn(io, loop(c), asio::detached);
   io.run();
+  ++g_w3_runs;
   const double elapsed = std::chrono::duration<double>(end - start).count();
   const double server_cpu = ProcessCpuSeconds(cluster.server->pid()) - server_cpu0;
   double worker_cpu = -worker_cpu0;
   for (auto& w : cluster.workers) worker_cpu += ProcessCpuSeconds(w.pid());
   const double per_s = completed / elapsed;
   g_last_server_cpu_ms = server_cpu * 1000 / completed;
-  std::printf("W3  server mode, %s, metrics %s, %d worker process(es), concurrency %d for %.1f s: %.0f "
+  std::printf("W3  server mode, %s, %s, metrics %s, %d worker process(es), concurrency %d for %.1f s: %.0f "
               "workflows/s, %.0f steps/s; CPU ms/workflow: server %.2f, workers %.2f; %d failed"
               "  (%.2f workflows per fsync-floor interval; target >= 1,500 workflows/s)\n",
-              tls ? "mTLS" : "plaintext", g_no_metrics ? "off" : "on", workers, concurrency,
+              tls ? "mTLS" : "plaintext", g_workflow_type.c_str(), g_no_metrics ? "off" : "on",
+              workers, concurrency,
               elapsed, per_s, per_s * 10,
               server_cpu * 1000 / completed, worker_cpu * 1000 / completed, failed,
               per_s * floor.mean_us / 1e6);
   return per_s;
+}
+
+// --effects compare: W3 alternately with everything that leaves the engine off and on.
+// `on_set` names what the "on" rounds turn on: metrics, otlp, outbox (all by default).
+void CompareEffects(const std::string& dir, int workers, double seconds, bool tls, int rounds,
+                    const std::string& on_set, const bench::FsyncFloor& floor) {
+  const bool with_metrics = on_set.find("metrics") != std::string::npos;
+  const bool with_otlp = on_set.find("otlp") != std::string::npos;
+  const bool with_outbox = on_set.find("outbox") != std::string::npos;
+  std::printf("W3  effects off vs on (%s)\n", on_set.c_str());
+  bench::NatsBroker broker(dir, "BENCH", "bench.>");
+  testing::OtlpReceiver collector(testing::OtlpReceiver::Mode::kAccept, /*keep_bodies=*/false);
+  std::vector<double> rate[2], cpu[2];  // [on]
+  for (int round = 0; round < 2 * rounds; ++round) {
+    const bool on = round % 2 == 1;
+    g_no_metrics = !(on && with_metrics);
+    g_otlp_endpoint = on && with_otlp ? collector.endpoint() : "";
+    g_nats_url = on && with_outbox ? broker.url() : "";
+    g_workflow_type = on && with_outbox ? "ten_calls_publish" : "ten_calls";
+    const std::int64_t stored_before = broker.StreamMessages();
+    const double broker_cpu0 = ProcessCpuSeconds(broker.pid());
+    rate[on].push_back(W3(dir, workers, seconds, 32, tls, floor));
+    cpu[on].push_back(g_last_server_cpu_ms);
+    if (on && with_outbox) {
+      std::printf("    the stream received %lld messages (every workflow started, the warm-up and "
+                  "those past the window included); broker CPU %.2f ms per workflow\n",
+                  static_cast<long long>(broker.StreamMessages() - stored_before),
+                  (ProcessCpuSeconds(broker.pid()) - broker_cpu0) * 1000 /
+                      (rate[on].back() * seconds));
+    }
+  }
+  g_no_metrics = false;
+  g_otlp_endpoint.clear();
+  g_nats_url.clear();
+  g_workflow_type = "ten_calls";
+  std::size_t requests = 0, bytes = 0;
+  for (const auto& request : collector.requests()) {
+    ++requests;
+    bytes += request.body_bytes;
+  }
+  auto mean = [](const std::vector<double>& v) {
+    double sum = 0;
+    for (double x : v) sum += x;
+    return sum / static_cast<double>(v.size());
+  };
+  double lo = 1e9, hi = 0, cpu_lo = 1e9, cpu_hi = 0;
+  for (int i = 0; i < rounds; ++i) {  // round i on against round i off, which ran just before
+    lo = std::min(lo, rate[1][i] / rate[0][i]);
+    hi = std::max(hi, rate[1][i] / rate[0][i]);
+    cpu_lo = std::min(cpu_lo, cpu[1][i] / cpu[0][i]);
+    cpu_hi = std::max(cpu_hi, cpu[1][i] / cpu[0][i]);
+  }
+  std::printf("W3  on / off (%d rounds each, alternating; floor mean %.1f us): throughput "
+              "%.3f x (per round %.3f-%.3f; off %.0f, on %.0f workflows/s = %.2f / %.2f "
+              "workflows per floor interval), server CPU per workflow %.3f x (per round "
+              "%.3f-%.3f; off %.2f ms, on %.2f ms); target: on at most 10%% slower. OTLP: %zu "
+              "requests, %.1f MB received\n",
+              rounds, floor.mean_us, mean(rate[1]) / mean(rate[0]), lo, hi, mean(rate[0]),
+              mean(rate[1]), mean(rate[0]) * floor.mean_us / 1e6,
+              mean(rate[1]) * floor.mean_us / 1e6, mean(cpu[1]) / mean(cpu[0]), cpu_lo, cpu_hi,
+              mean(cpu[0]), mean(cpu[1]), requests, static_cast<double>(bytes) / 1e6);
 }
 
 }  // namespace
@@ -331,6 +410,16 @@ int main(int argc, char** argv) {
   bool otlp = false;
   app.add_flag("--otlp", otlp,
                "W3 without, then with --otlp-endpoint to a collector in this process; the ratio");
+  std::string effects;
+  app.add_option("--effects", effects,
+                 "compare: W3 alternately with metrics, OTLP and the outbox (one message per "
+                 "workflow, to a nats-server this program starts) all off and all on")
+      ->check(CLI::IsMember({"compare"}));
+  int rounds = 2;
+  app.add_option("--rounds", rounds, "--effects compare: rounds of each");
+  std::string effects_on = "metrics,otlp,outbox";
+  app.add_option("--effects-on", effects_on,
+                 "--effects compare: what the on rounds turn on (default metrics,otlp,outbox)");
   CLI11_PARSE(app, argc, argv);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::printf("%s\n", bench::DescribeMachine(dir).c_str());
@@ -342,6 +431,10 @@ int main(int argc, char** argv) {
   if (transport != "plaintext") modes.push_back(true);
   std::map<bool, double> w1_p50, w3_rate;
   g_no_metrics = metrics == "off";
+  if (!effects.empty()) {
+    CompareEffects(dir, workers, w3_seconds, transport == "tls", rounds, effects_on, floor);
+    return 0;
+  }
   if (metrics == "compare") {
     // Alternating rounds, so that a drift of the machine during the run hits both sides.
     // Throughput follows the disk, which is noisy on a shared machine; the server's CPU per

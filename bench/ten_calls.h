@@ -1,5 +1,7 @@
 // The benchmark workflow and tool, shared by the embedded and the server benchmarks: "noop", a
-// read_only tool that does nothing, and "ten_calls", a workflow of 10 sequential noop calls.
+// read_only tool that does nothing, "ten_calls", a workflow of 10 sequential noop calls, and
+// "ten_calls_publish", the same that then publishes one message through the outbox (subject
+// bench.done, a small JSON payload) in the step of its completion.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
@@ -34,6 +36,17 @@ inline Task<WorkflowOutcome> TenCalls(WorkflowContext& ctx, boost::json::value) 
     CallResult result = co_await call;
     if (!result) co_return result.error();
   }
+  co_return boost::json::object{{"calls", 10}};
+}
+
+inline Task<WorkflowOutcome> TenCallsPublish(WorkflowContext& ctx, boost::json::value) {
+  for (int i = 0; i < 10; ++i) {
+    auto call = ctx.Call("noop", boost::json::object{});
+    CallResult result = co_await call;
+    if (!result) co_return result.error();
+  }
+  auto published = ctx.Publish("bench.done", R"({"calls":10})");
+  if (!published) co_return CallFailure{"publish_failed", published.error().message()};
   co_return boost::json::object{{"calls", 10}};
 }
 

@@ -62,9 +62,10 @@ class Dispatcher {
   // Wakes the thread: new messages may be due.
   void Notify();
 
-  // One pass at `now_us`: publishes the due messages in order and records each attempt, until
-  // the first failure (the broker is likely down; the rest wait for the next pass). Errors:
-  // the store's (reading or recording failed; nothing is lost, the message stays pending).
+  // One pass at `now_us`: publishes the due messages in order until the first failure (the
+  // broker is likely down; the rest wait for the next pass), then records every attempt of the
+  // pass in one transaction. Errors: the store's (reading or recording failed; nothing is
+  // lost: the pass's messages stay pending and are published again under the same ids).
   Result<DispatcherStats> RunOnce(std::int64_t now_us);
 
   DispatcherStats stats() const;

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,13 +30,25 @@ class OutboxStore {
   virtual Result<std::vector<OutboxRow>> ListDue(std::int64_t now_us, std::size_t limit) = 0;
   // The earliest next-attempt time of the unacknowledged messages; nullopt when none is left.
   virtual Result<std::optional<std::int64_t>> NextDueAt() = 0;
+  // The backlog for the metrics: how many messages the broker has not acknowledged, and when
+  // the oldest of them was created (0 when none). Costs an index walk over the pending
+  // messages (none over acknowledged ones), so it grows with the backlog, not the table.
+  struct Backlog {
+    std::int64_t pending = 0;
+    std::int64_t oldest_created_at_us = 0;
+  };
+  virtual Result<Backlog> PendingBacklog() = 0;
   // Messages for people, oldest first, without payloads; only unacknowledged ones if
   // `pending_only`.
   virtual Result<std::vector<OutboxRow>> List(bool pending_only, std::size_t limit) = 0;
-  // Records one attempt in one transaction: the attempt's own row, and on the message its
-  // attempt count, its ack (published time, stream sequence) or its error and retry time.
-  // kNotFound when no message has that id.
-  virtual Result<void> RecordAttempt(const OutboxAttempt& attempt) = 0;
+  // Records attempts in one transaction: each attempt's own row, and on its message the
+  // attempt count, the ack (published time, stream sequence) or the error and retry time.
+  // All or nothing: kNotFound (nothing recorded) when a message id is unknown. One transaction
+  // for a dispatcher's whole pass, so it takes the journal's write lock once, not per message.
+  virtual Result<void> RecordAttempts(std::span<const OutboxAttempt> attempts) = 0;
+  Result<void> RecordAttempt(const OutboxAttempt& attempt) {
+    return RecordAttempts(std::span<const OutboxAttempt>(&attempt, 1));
+  }
   // The attempts of one message, in order: "acked", "duplicate" (acked, the broker had it) or
   // "failed", with the stream sequence or the error.
   struct AttemptRecord {

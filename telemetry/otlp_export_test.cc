@@ -3,6 +3,10 @@
 // caller's time: Push never waits on the network).
 #include <gtest/gtest.h>
 
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/serialize.hpp>
+
 #include <functional>
 #include <thread>
 
@@ -63,6 +67,88 @@ OtlpExporterOptions Fast(const OtlpReceiver& receiver) {
   options.request_timeout = 10s;
   options.shutdown_grace = 200ms;
   return options;
+}
+
+// The encoding as a boost::json document serializes it: the reference the direct writer
+// (otlp_json.cc) must match byte for byte.
+namespace reference {
+namespace json = boost::json;
+json::object Value(const OtlpValue& value) {
+  switch (value.kind) {
+    case OtlpValue::Kind::kString:
+      return {{"stringValue", value.text}};
+    case OtlpValue::Kind::kBool:
+      return {{"boolValue", value.flag}};
+    case OtlpValue::Kind::kInt:
+      break;
+  }
+  return {{"intValue", std::to_string(value.number)}};
+}
+json::array Attributes(const OtlpAttributes& attributes) {
+  json::array out;
+  for (const auto& [key, value] : attributes) {
+    out.push_back(json::object{{"key", key}, {"value", Value(value)}});
+  }
+  return out;
+}
+json::object Span(const OtlpSpan& span) {
+  json::object out;
+  out["traceId"] = span.trace_id;
+  out["spanId"] = span.span_id;
+  if (!span.parent_span_id.empty()) out["parentSpanId"] = span.parent_span_id;
+  out["name"] = span.name;
+  out["kind"] = 1;
+  out["startTimeUnixNano"] = std::to_string(span.start_unix_ns);
+  out["endTimeUnixNano"] = std::to_string(span.end_unix_ns);
+  out["attributes"] = Attributes(span.attributes);
+  json::array events;
+  for (const OtlpEvent& event : span.events) {
+    events.push_back(json::object{{"timeUnixNano", std::to_string(event.time_unix_ns)},
+                                  {"name", event.name},
+                                  {"attributes", Attributes(event.attributes)}});
+  }
+  out["events"] = std::move(events);
+  json::object status{{"code", span.error ? 2 : 0}};
+  if (!span.status_message.empty()) status["message"] = span.status_message;
+  out["status"] = std::move(status);
+  return out;
+}
+std::string TracesJson(const OtlpResource& resource, const std::vector<OtlpSpan>& spans) {
+  json::array encoded;
+  for (const OtlpSpan& span : spans) encoded.push_back(Span(span));
+  json::object scope{{"name", "reckon"}};
+  if (!resource.scope_version.empty()) scope["version"] = resource.scope_version;
+  json::object scope_spans{{"scope", std::move(scope)}, {"spans", std::move(encoded)}};
+  json::object attributes{
+      {"attributes", Attributes({{"service.name", OtlpValue(resource.service_name)}})}};
+  json::object resource_spans{{"resource", std::move(attributes)},
+                              {"scopeSpans", json::array{std::move(scope_spans)}}};
+  return json::serialize(json::object{{"resourceSpans", json::array{std::move(resource_spans)}}});
+}
+}  // namespace reference
+
+TEST(OtlpJsonTest, IsByteForByteWhatAJsonDocumentSerializesTo) {
+  OtlpResource resource;
+  resource.service_name = "reckon-\"test\"";
+  std::vector<OtlpSpan> spans;
+  EXPECT_EQ(OtlpTracesJson(resource, spans), reference::TracesJson(resource, spans));
+  spans.push_back(SampleSpan("op_1"));
+  OtlpSpan odd = SampleSpan(std::string("op_\x01\x1f\x7f\"\\/\b\f\n\r\t", 14) + "é€😀");
+  odd.parent_span_id.clear();
+  odd.error = true;
+  odd.status_message = "card_declined\n";
+  odd.start_unix_ns = -5;
+  odd.attributes.emplace_back("reckon.attempt", OtlpValue(std::int64_t{-9'223'372'036'854'775'807}));
+  odd.attributes.emplace_back("k\"ey", OtlpValue(true));
+  odd.attributes.emplace_back("", OtlpValue(std::string()));
+  odd.attributes.emplace_back("nul", OtlpValue(std::string("a\0b", 3)));
+  odd.events.push_back({0, "", {}});
+  spans.push_back(odd);
+  spans.push_back(OtlpSpan{});
+  for (const char* version : {"", "0.3.0"}) {
+    resource.scope_version = version;
+    EXPECT_EQ(OtlpTracesJson(resource, spans), reference::TracesJson(resource, spans));
+  }
 }
 
 TEST(OtlpIdsTest, AreDeterministicSizedAndDistinct) {
@@ -140,6 +226,31 @@ TEST(OtlpExporterTest, PostsBatchesOfJsonToV1Traces) {
     ASSERT_TRUE(spans) << spans.error().ToString();
     EXPECT_LE(spans.value().size(), 2u);
   }
+  // Batch after batch on one connection (HTTP/1.1 keep-alive).
+  EXPECT_EQ(receiver.connections(), 1);
+}
+
+// A collector that closes a connection after answering, without saying so: the next batch
+// finds the kept connection closed and goes out on a fresh one, without a retry (none is
+// allowed here) and without a loss.
+TEST(OtlpExporterTest, AKeptConnectionTheCollectorClosedCostsNothing) {
+  OtlpReceiver receiver(OtlpReceiver::Mode::kAcceptThenClose);
+  auto options = Fast(receiver);
+  options.max_batch = 2;
+  options.max_retries = 0;
+  auto exporter = OtlpExporter::Start(options);
+  ASSERT_TRUE(exporter);
+  for (int round = 0; round < 3; ++round) {
+    exporter.value()->Push(SampleSpan("op-a" + std::to_string(round)));
+    exporter.value()->Push(SampleSpan("op-b" + std::to_string(round)));
+    const std::uint64_t sent = 2 * (round + 1);
+    ASSERT_TRUE(Eventually([&] {
+      return exporter.value()->exported() + exporter.value()->dropped() >= sent;
+    }));
+  }
+  EXPECT_EQ(exporter.value()->exported(), 6u);
+  EXPECT_EQ(exporter.value()->dropped(), 0u);
+  EXPECT_EQ(receiver.connections(), 3);
 }
 
 TEST(OtlpExporterTest, FlushesWhatIsQueuedWhenDestroyed) {

@@ -14,6 +14,7 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 #include <spdlog/spdlog.h>
+#include <pthread.h>
 
 #include <atomic>
 #include <deque>
@@ -35,8 +36,16 @@ class OtlpExporter::Worker {
  public:
   Worker(OtlpExporterOptions options, OtlpEndpoint endpoint)
       : options_(std::move(options)), endpoint_(std::move(endpoint)) {
+    request_ = {http::verb::post, endpoint_.target, 11};
+    request_.set(http::field::host, endpoint_.host + ":" + endpoint_.port);
+    request_.set(http::field::content_type, "application/json");
+    request_.set(http::field::user_agent, "reckon-otlp");
+    request_.keep_alive(true);
     asio::co_spawn(io_, Loop(), asio::detached);
-    thread_ = std::thread([this] { io_.run(); });
+    thread_ = std::thread([this] {
+      pthread_setname_np(pthread_self(), "reckon-otlp");  // for top -H, perf, gdb
+      io_.run();
+    });
   }
 
   ~Worker() {
@@ -108,6 +117,7 @@ class OtlpExporter::Worker {
       }
       if (stopping_) break;
     }
+    Close();
     grace_.cancel();
   }
 
@@ -136,49 +146,86 @@ class OtlpExporter::Worker {
     healthy_ = false;
   }
 
-  // One POST over a fresh connection, bounded by request_timeout.
+  // One POST, bounded by request_timeout, on the connection kept from the last one when the
+  // collector kept it open (HTTP/1.1 keep-alive), else on a fresh one. A kept connection that
+  // turns out closed (the collector dropped it while idle) gets the request once more on a
+  // fresh connection, which is not counted as a retry; one that times out does not.
   awaitable<Reply> PostOnce(const std::string& body) {
     if (giving_up_) co_return Reply::kRefused;
+    if (stream_ != nullptr) {
+      const Exchanged kept = co_await ExchangeOn(body);
+      if (!kept.connection_lost || giving_up_) co_return kept.reply;
+    }
     tcp::resolver resolver(io_);
     resolving_ = &resolver;
     auto [resolve_error, endpoints] = co_await resolver.async_resolve(
         endpoint_.host, endpoint_.port, asio::as_tuple(asio::use_awaitable));
     resolving_ = nullptr;
     if (resolve_error || giving_up_) co_return Reply::kRetry;
-    beast::tcp_stream stream(io_);
-    in_flight_ = &stream;
-    Reply reply = co_await Exchange(stream, endpoints, body);
+    stream_ = std::make_unique<beast::tcp_stream>(io_);
+    in_flight_ = stream_.get();
+    stream_->expires_after(options_.request_timeout);
+    auto [connect_error, connected] =
+        co_await stream_->async_connect(endpoints, asio::as_tuple(asio::use_awaitable));
     in_flight_ = nullptr;
-    co_return reply;
+    if (connect_error) {
+      stream_.reset();
+      co_return Reply::kRetry;
+    }
+    co_return (co_await ExchangeOn(body)).reply;
   }
 
-  awaitable<Reply> Exchange(beast::tcp_stream& stream, const tcp::resolver::results_type& to,
-                            const std::string& body) {
+  struct Exchanged {
+    Reply reply = Reply::kRetry;
+    bool connection_lost = false;  // closed or reset under the request (not a timeout)
+  };
+
+  // The request and its response on stream_, which stays open only if both sides keep it.
+  awaitable<Exchanged> ExchangeOn(const std::string& body) {
+    beast::tcp_stream& stream = *stream_;
+    in_flight_ = &stream;
     stream.expires_after(options_.request_timeout);
-    auto [connect_error, connected] =
-        co_await stream.async_connect(to, asio::as_tuple(asio::use_awaitable));
-    if (connect_error) co_return Reply::kRetry;
-    http::request<http::string_body> request{http::verb::post, endpoint_.target, 11};
-    request.set(http::field::host, endpoint_.host + ":" + endpoint_.port);
-    request.set(http::field::content_type, "application/json");
-    request.set(http::field::user_agent, "reckon-otlp");
-    request.keep_alive(false);
-    request.body() = body;
-    request.prepare_payload();
+    request_.body() = body;
+    request_.prepare_payload();
+    Exchanged out;
     auto [write_error, written] =
-        co_await http::async_write(stream, request, asio::as_tuple(asio::use_awaitable));
-    if (write_error) co_return Reply::kRetry;
-    beast::flat_buffer buffer;
+        co_await http::async_write(stream, request_, asio::as_tuple(asio::use_awaitable));
+    boost::system::error_code error = write_error;
     http::response<http::string_body> response;
-    auto [read_error, read] =
-        co_await http::async_read(stream, buffer, response, asio::as_tuple(asio::use_awaitable));
-    if (read_error) co_return Reply::kRetry;
-    boost::system::error_code ignored;
-    stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    if (!error) {
+      auto [read_error, read] = co_await http::async_read(stream, buffer_, response,
+                                                          asio::as_tuple(asio::use_awaitable));
+      error = read_error;
+    }
+    in_flight_ = nullptr;
+    request_.body().clear();
+    if (error) {
+      out.connection_lost = error != beast::error::timeout && !giving_up_;
+      Close();
+      co_return out;
+    }
+    if (response.keep_alive()) {
+      stream.expires_never();
+    } else {
+      Close();
+    }
     const unsigned status = response.result_int();
-    if (status >= 200 && status < 300) co_return Reply::kAccepted;
-    if (status == 408 || status == 429 || status >= 500) co_return Reply::kRetry;
-    co_return Reply::kRefused;
+    if (status >= 200 && status < 300) {
+      out.reply = Reply::kAccepted;
+    } else if (status == 408 || status == 429 || status >= 500) {
+      out.reply = Reply::kRetry;
+    } else {
+      out.reply = Reply::kRefused;
+    }
+    co_return out;
+  }
+
+  void Close() {
+    if (stream_ == nullptr) return;
+    boost::system::error_code ignored;
+    stream_->socket().shutdown(tcp::socket::shutdown_both, ignored);
+    stream_.reset();
+    buffer_.clear();
   }
 
   const OtlpExporterOptions options_;
@@ -195,6 +242,9 @@ class OtlpExporter::Worker {
   bool healthy_ = true;  // the last batch was accepted
   beast::tcp_stream* in_flight_ = nullptr;
   tcp::resolver* resolving_ = nullptr;
+  std::unique_ptr<beast::tcp_stream> stream_;  // the connection kept open, if any
+  beast::flat_buffer buffer_;                  // stream_'s read buffer
+  http::request<http::string_body> request_;   // headers set once; the body per batch
   std::thread thread_;  // last: starts after every member exists
 };
 

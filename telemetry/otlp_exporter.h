@@ -4,7 +4,9 @@
 // Never blocks its callers: Push() takes a mutex for a deque push and, when a batch is full,
 // posts one wake-up to the exporter's own io_context; the HTTP client (Boost.Beast) runs on
 // the exporter's own thread. When the queue holds max_queue spans a push drops the span and
-// counts it. A batch goes out when max_batch spans wait or flush_interval passed. Each request
+// counts it. A batch goes out when max_batch spans wait or flush_interval passed, encoded on the
+// exporter's thread, over one HTTP/1.1 connection kept open from batch to batch while the
+// collector keeps it (one that turns out closed is replaced at once, not counted as a retry). Each request
 // has request_timeout; a failure to connect, a timeout, 429 or 5xx is retried up to
 // max_retries times with doubling backoff; then, or at once on another status (the collector
 // refuses the data), the batch is dropped and counted. A slow or absent collector therefore

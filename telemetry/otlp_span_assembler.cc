@@ -1,7 +1,7 @@
 #include "reckon/telemetry/otlp_span_assembler.h"
 
 #include <optional>
-#include <set>
+#include <algorithm>
 #include <type_traits>
 
 #include "reckon/telemetry/otlp_ids.h"
@@ -55,10 +55,15 @@ std::vector<OtlpSpan> OtlpSpanAssembler::Add(const RunState& run, std::span<cons
   if (events.empty()) return ended;
   auto [it, fresh] = runs_.try_emplace(Key(run.ref()));
   OpenRun& open = it->second;
-  if (fresh) open.span.start_us = events.front().recorded_at_us;
-  std::set<std::string> touched;
+  if (fresh) {
+    open.span.start_us = events.front().recorded_at_us;
+    open.trace_id = OtlpTraceId(run.ref().workflow_id, run.ref().run_id);
+    open.span_id = OtlpRunSpanId(run.ref().workflow_id, run.ref().run_id);
+  }
+  std::vector<std::string> touched;  // operations of this batch, each once (a few at most)
   for (const Event& event : events) {
-    std::vector<TraceLine> lines = TraceLinesFor(run, std::span<const Event>(&event, 1));
+    std::vector<TraceLine> lines =
+        TraceLinesFor(run, std::span<const Event>(&event, 1), TraceLineDetail::kEventOnly);
     const std::optional<std::string> operation_id = OperationOf(event);
     OpenSpan* span = &open.span;
     if (operation_id) {
@@ -66,7 +71,9 @@ std::vector<OtlpSpan> OtlpSpanAssembler::Add(const RunState& run, std::span<cons
       if (op_fresh) op->second.start_us = event.recorded_at_us;
       if (std::holds_alternative<OperationPrepared>(event.body)) op->second.saw_start = true;
       span = &op->second;
-      touched.insert(*operation_id);
+      if (std::find(touched.begin(), touched.end(), *operation_id) == touched.end()) {
+        touched.push_back(*operation_id);
+      }
     } else if (std::holds_alternative<WorkflowStarted>(event.body)) {
       open.span.saw_start = true;
     } else if (const auto* failed = std::get_if<WorkflowFailed>(&event.body)) {
@@ -82,12 +89,12 @@ std::vector<OtlpSpan> OtlpSpanAssembler::Add(const RunState& run, std::span<cons
     const OperationState state = record->second.state;
     if (state != OperationState::kCommitted && state != OperationState::kRejected) continue;
     auto node = open.operations.extract(operation_id);
-    ended.push_back(FinishOperation(run, operation_id, std::move(node.mapped())));
+    ended.push_back(FinishOperation(run, open, operation_id, std::move(node.mapped())));
   }
   if (run.terminal()) {
     for (auto& [operation_id, span] : open.operations) {
       span.last_us = open.span.last_us;
-      ended.push_back(FinishOperation(run, operation_id, std::move(span)));
+      ended.push_back(FinishOperation(run, open, operation_id, std::move(span)));
     }
     OpenRun done = std::move(open);
     runs_.erase(it);
@@ -98,13 +105,13 @@ std::vector<OtlpSpan> OtlpSpanAssembler::Add(const RunState& run, std::span<cons
 
 void OtlpSpanAssembler::Forget(const RunRef& run) { runs_.erase(Key(run)); }
 
-OtlpSpan OtlpSpanAssembler::FinishOperation(const RunState& run, const std::string& operation_id,
-                                            OpenSpan open) {
+OtlpSpan OtlpSpanAssembler::FinishOperation(const RunState& run, const OpenRun& parent,
+                                            const std::string& operation_id, OpenSpan open) {
   const RunRef& ref = run.ref();
   OtlpSpan span;
-  span.trace_id = OtlpTraceId(ref.workflow_id, ref.run_id);
+  span.trace_id = parent.trace_id;
   span.span_id = OtlpOperationSpanId(ref.workflow_id, ref.run_id, operation_id);
-  span.parent_span_id = OtlpRunSpanId(ref.workflow_id, ref.run_id);
+  span.parent_span_id = parent.span_id;
   Touch(span, open.start_us, open.last_us);
   span.events = std::move(open.events);
   span.attributes = {{"gen_ai.operation.name", OtlpValue(std::string("execute_tool"))},
@@ -135,8 +142,8 @@ OtlpSpan OtlpSpanAssembler::FinishOperation(const RunState& run, const std::stri
 OtlpSpan OtlpSpanAssembler::FinishRun(const RunState& run, OpenRun open) {
   const RunRef& ref = run.ref();
   OtlpSpan span;
-  span.trace_id = OtlpTraceId(ref.workflow_id, ref.run_id);
-  span.span_id = OtlpRunSpanId(ref.workflow_id, ref.run_id);
+  span.trace_id = std::move(open.trace_id);
+  span.span_id = std::move(open.span_id);
   span.name = "workflow " + run.workflow_type();
   Touch(span, open.span.start_us, open.span.last_us);
   span.events = std::move(open.span.events);

@@ -56,12 +56,15 @@ class OtlpSpanAssembler {
     std::vector<OtlpEvent> events;
   };
   struct OpenRun {
+    std::string trace_id;  // the run's ids (telemetry/otlp_ids.h), hashed once per run
+    std::string span_id;
     OpenSpan span;
     std::string failure_code;
     std::map<std::string, OpenSpan> operations;  // by operation id
   };
 
-  OtlpSpan FinishOperation(const RunState& run, const std::string& operation_id, OpenSpan open);
+  OtlpSpan FinishOperation(const RunState& run, const OpenRun& parent,
+                           const std::string& operation_id, OpenSpan open);
   OtlpSpan FinishRun(const RunState& run, OpenRun open);
 
   std::unordered_map<std::string, OpenRun> runs_;  // by workflow id + '\n' + run id

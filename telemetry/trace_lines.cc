@@ -15,7 +15,8 @@ std::string Short(const std::string& hash) { return hash.substr(0, 16); }
 
 class LineBuilder {
  public:
-  LineBuilder(const RunState& run, const Event& event) : run_(run), event_(event) {}
+  LineBuilder(const RunState& run, const Event& event, TraceLineDetail detail)
+      : run_(run), event_(event), full_(detail == TraceLineDetail::kFull) {}
 
   std::vector<TraceLine> Build() {
     std::visit([&](const auto& e) { On(e); }, event_.body);
@@ -25,7 +26,7 @@ class LineBuilder {
  private:
   TraceLine& Line(std::string name) {
     lines_.push_back(TraceLine{std::move(name), {}});
-    Add("workflow_id", run_.ref().workflow_id);
+    if (full_) Add("workflow_id", run_.ref().workflow_id);
     return lines_.back();
   }
   void Add(std::string key, std::string value) {
@@ -33,6 +34,7 @@ class LineBuilder {
   }
   // Operation attributes shared by every operation line.
   void Op(const std::string& operation_id) {
+    if (!full_) return;
     Add("id", operation_id);
     auto it = run_.operations().find(operation_id);
     if (it == run_.operations().end()) return;
@@ -173,15 +175,17 @@ class LineBuilder {
 
   const RunState& run_;
   const Event& event_;
+  const bool full_;
   std::vector<TraceLine> lines_;
 };
 
 }  // namespace
 
-std::vector<TraceLine> TraceLinesFor(const RunState& run, std::span<const Event> events) {
+std::vector<TraceLine> TraceLinesFor(const RunState& run, std::span<const Event> events,
+                                     TraceLineDetail detail) {
   std::vector<TraceLine> lines;
   for (const Event& event : events) {
-    auto more = LineBuilder(run, event).Build();
+    auto more = LineBuilder(run, event, detail).Build();
     for (auto& line : more) lines.push_back(std::move(line));
   }
   return lines;

@@ -25,9 +25,16 @@ struct TraceLine {
   std::vector<std::pair<std::string, std::string>> attributes;
 };
 
+// How much of the run and operation identity a line repeats: all of it (workflow_id, and on
+// operation lines id, tool, step and the gen_ai.* names: the log and JSON-lines sinks), or
+// none of it (kEventOnly: the OTLP span assembler, whose spans carry it once for all their
+// events). The lines' names and other attributes are the same either way.
+enum class TraceLineDetail { kFull, kEventOnly };
+
 // The trace lines for `events` of `run`. `run` must already include the events (operation
 // attributes such as the tool are looked up in it).
-std::vector<TraceLine> TraceLinesFor(const RunState& run, std::span<const storage::Event> events);
+std::vector<TraceLine> TraceLinesFor(const RunState& run, std::span<const storage::Event> events,
+                                     TraceLineDetail detail = TraceLineDetail::kFull);
 
 // One line of the JSON-lines trace: {"ts_us":..,"seq":..,"event":"operation.attempted",...}
 // (no trailing newline). `event` is the journal event the line was derived from.

@@ -4,6 +4,7 @@
 
 #include "reckon/storage/crypto/aes_gcm_codec.h"
 #include "reckon/storage/sqlite/sqlite_journal.h"
+#include "reckon/storage/sqlite/sqlite_outbox_store.h"
 #include "reckon/telemetry/otlp_trace_sink.h"
 
 namespace reckon {
@@ -28,6 +29,7 @@ Result<std::unique_ptr<EmbeddedHost>> EmbeddedHost::Open(const std::string& jour
   }
   RECKON_TRY(auto journal, storage::OpenSqliteJournal(journal_path, journal_options));
   const std::string nats_url = options.nats_url;
+  Clock* clock = options.clock;
   auto host = std::make_unique<EmbeddedHost>(std::move(journal), std::move(options));
   host->payload_codec_ = std::move(codec);
   if (otlp) {
@@ -38,6 +40,12 @@ Result<std::unique_ptr<EmbeddedHost>> EmbeddedHost::Open(const std::string& jour
     RECKON_TRY(host->outbox_, OutboxDispatch::Start(journal_path, host->payload_codec_.get(),
                                                     outbox::NatsPublisherOptions{.url = nats_url}));
     host->engine_->AddSink(*host->outbox_);
+  }
+  if (host->metrics_) {
+    RECKON_TRY(auto store, storage::SqliteOutboxStore::Open(journal_path, nullptr));
+    host->outbox_metrics_ = std::make_unique<OutboxMetrics>(
+        *host->metrics_, std::move(store), host->outbox_ ? &host->outbox_->dispatcher() : nullptr,
+        clock != nullptr ? *clock : host->system_clock_);
   }
   return host;
 }
@@ -85,6 +93,7 @@ void EmbeddedHost::Build(EmbeddedHostOptions options) {
 }
 
 EmbeddedHost::~EmbeddedHost() {
+  outbox_metrics_.reset();  // reads the dispatcher's counts
   if (outbox_) {
     engine_->RemoveSink(*outbox_);
     outbox_.reset();  // stops the dispatcher before the journal and the codec go

@@ -35,6 +35,7 @@
 #include "reckon/telemetry/metrics_listener.h"
 #include "reckon/telemetry/metrics_sink.h"
 #include "reckon/worker/outbox_dispatch.h"
+#include "reckon/worker/outbox_metrics.h"
 #include "reckon/worker/local_worker.h"
 #include "reckon/worker/tool.h"
 #include "reckon/worker/workflow_registry.h"
@@ -174,6 +175,7 @@ class EmbeddedHost {
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<MetricsListener> metrics_listener_;
   std::unique_ptr<OutboxDispatch> outbox_;  // Open() with nats_url; a sink of engine_
+  std::unique_ptr<OutboxMetrics> outbox_metrics_;  // Open() with metrics_listen
   std::optional<Error> failure_;  // set when the engine failed during Run()
 };
 

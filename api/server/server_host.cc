@@ -13,6 +13,7 @@
 #include "reckon/api/server/server_limits.h"
 #include "reckon/storage/crypto/aes_gcm_codec.h"
 #include "reckon/storage/sqlite/sqlite_journal.h"
+#include "reckon/storage/sqlite/sqlite_outbox_store.h"
 #include "reckon/storage/sqlite/sqlite_principal_store.h"
 
 namespace reckon::api {
@@ -113,6 +114,12 @@ Result<std::unique_ptr<ServerHost>> ServerHost::Create(const ServerConfig& given
                OutboxDispatch::Start(config.journal_path, host->payload_codec_.get(),
                                      outbox::NatsPublisherOptions{.url = config.nats_url}));
     host->engine_->AddSink(*host->outbox_);
+  }
+  if (config.metrics) {
+    RECKON_TRY(auto store, storage::SqliteOutboxStore::Open(config.journal_path, nullptr));
+    host->outbox_metrics_ = std::make_unique<OutboxMetrics>(
+        host->metrics_, std::move(store), host->outbox_ ? &host->outbox_->dispatcher() : nullptr,
+        host->clock_);
   }
   RECKON_TRY(host->PrepareAuthentication());
   if (auto loaded = LoadJournaledContracts(*host->reader_, host->contracts_); !loaded) {
@@ -224,6 +231,7 @@ ServerHost::~ServerHost() {
   // The commit thread first: a commit in flight still uses the engine's group committer. Then
   // the rest in reverse of construction.
   commit_thread_.join();
+  outbox_metrics_.reset();  // reads the dispatcher's counts
   if (outbox_) {
     engine_->RemoveSink(*outbox_);
     outbox_.reset();

@@ -37,6 +37,7 @@
 #include "reckon/storage/principal_store.h"
 #include "reckon/storage/payload_codec.h"
 #include "reckon/worker/outbox_dispatch.h"
+#include "reckon/worker/outbox_metrics.h"
 #include "reckon/telemetry/jsonl_trace_sink.h"
 #include "reckon/telemetry/log_trace_sink.h"
 #include "reckon/telemetry/metrics.h"
@@ -115,6 +116,7 @@ class ServerHost {
   std::unique_ptr<HttpApi> http_api_;
   std::unique_ptr<HttpServer> http_;
   std::unique_ptr<OutboxDispatch> outbox_;  // --nats-url; a sink of engine_
+  std::unique_ptr<OutboxMetrics> outbox_metrics_;  // metrics on; reads outbox_'s counts
   boost::asio::signal_set signals_{io_, SIGINT, SIGTERM};
   int exit_code_ = 0;
 };

@@ -102,10 +102,24 @@ Result<std::vector<OutboxRow>> PostgresOutboxStore::List(bool pending_only, std:
               params, /*with_payload=*/false);
 }
 
-Result<void> PostgresOutboxStore::RecordAttempt(const OutboxAttempt& attempt) {
+Result<OutboxStore::Backlog> PostgresOutboxStore::PendingBacklog() {
+  RECKON_TRY(PgConnection * conn, Connection());
+  RECKON_TRY(PgResult r, conn->Query("SELECT count(*), (SELECT created_at_us FROM outbox "
+                                     "WHERE published_at_us = 0 ORDER BY id LIMIT 1) "
+                                     "FROM outbox WHERE published_at_us = 0"));
+  Backlog backlog;
+  if (r.rows() == 0) return backlog;
+  backlog.pending = r.Int(0, 0);
+  if (!r.IsNull(0, 1)) backlog.oldest_created_at_us = r.Int(0, 1);
+  return backlog;
+}
+
+Result<void> PostgresOutboxStore::RecordAttempts(std::span<const OutboxAttempt> attempts) {
+  if (attempts.empty()) return Ok();
   RECKON_TRY(PgConnection * conn, Connection());
   RECKON_TRY(conn->Exec("BEGIN"));
-  auto body = [&]() -> Result<void> {
+  // All in one transaction (a dispatcher's pass).
+  auto one = [&](const OutboxAttempt& attempt) -> Result<void> {
     PgParams update;
     update.Add(attempt.message_id).Add(std::int64_t{attempt.acked ? 1 : 0}).Add(attempt.at_us)
         .Add(attempt.stream_seq).Add(attempt.error)
@@ -132,14 +146,21 @@ Result<void> PostgresOutboxStore::RecordAttempt(const OutboxAttempt& attempt) {
                            insert));
     return Ok();
   };
+  auto body = [&]() -> Result<void> {
+    for (const OutboxAttempt& attempt : attempts) {
+      RECKON_TRY(one(attempt));
+    }
+    return Ok();
+  };
   if (auto done = body(); !done) {
     (void)conn->Exec("ROLLBACK");
     return done;
   }
   RECKON_TRY(PgResult committed, conn->Command("COMMIT"));
   if (committed.command() != "COMMIT") {
-    return Err(Errc::kUnavailable, "recording the outbox attempt of '" + attempt.message_id +
-                                       "' was rolled back by the server; record it again");
+    return Err(Errc::kUnavailable, "recording " + std::to_string(attempts.size()) +
+                                       " outbox attempt(s) from '" + attempts.front().message_id +
+                                       "' on was rolled back by the server; record them again");
   }
   return Ok();
 }

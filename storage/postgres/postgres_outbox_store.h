@@ -28,7 +28,8 @@ class PostgresOutboxStore final : public OutboxStore {
   Result<std::vector<OutboxRow>> ListDue(std::int64_t now_us, std::size_t limit) override;
   Result<std::optional<std::int64_t>> NextDueAt() override;
   Result<std::vector<OutboxRow>> List(bool pending_only, std::size_t limit) override;
-  Result<void> RecordAttempt(const OutboxAttempt& attempt) override;
+  Result<Backlog> PendingBacklog() override;
+  Result<void> RecordAttempts(std::span<const OutboxAttempt> attempts) override;
   Result<std::vector<AttemptRecord>> ListAttempts(std::string_view message_id) override;
 
  private:

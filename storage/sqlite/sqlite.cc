@@ -1,6 +1,7 @@
 #include "reckon/storage/sqlite/sqlite.h"
 
 #include <string>
+#include <thread>
 
 namespace reckon::storage {
 namespace {
@@ -115,6 +116,27 @@ Statement& Statement::BindBlob(int index, std::span<const std::byte> blob) {
 Statement& Statement::BindNull(int index) {
   sqlite3_bind_null(stmt_.get(), index);
   return *this;
+}
+
+namespace {
+
+int PollWhileBusy(void* context, int count) {
+  using namespace std::chrono_literals;
+  auto& wait = *static_cast<SqliteDb::BusyWait*>(context);
+  const auto now = std::chrono::steady_clock::now();
+  if (count == 0) wait.since = now;
+  const auto waited = now - wait.since;
+  if (waited >= wait.limit) return 0;
+  std::this_thread::sleep_for(waited < 2ms ? std::chrono::microseconds(50) : 1ms);
+  return 1;
+}
+
+}  // namespace
+
+void SqliteDb::SetBusyWait(std::chrono::milliseconds limit) {
+  if (!busy_wait_) busy_wait_ = std::make_unique<BusyWait>();
+  busy_wait_->limit = limit;
+  sqlite3_busy_handler(db_.get(), PollWhileBusy, busy_wait_.get());
 }
 
 Result<bool> Statement::Step() {

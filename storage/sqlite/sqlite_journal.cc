@@ -124,7 +124,7 @@ Result<std::unique_ptr<SqliteJournal>> SqliteJournal::Open(const std::string& pa
     return Err(Errc::kNotFound, "journal '" + path + "' does not exist");
   }
   RECKON_TRY(SqliteDb db, SqliteDb::Open(path, read_only));
-  sqlite3_busy_timeout(db.handle(), static_cast<int>(options.busy_timeout.count()));
+  db.SetBusyWait(options.busy_timeout);
   if (options.mode == Mode::kOwner && options.check_at_open) {
     RECKON_TRY(QuickCheckAtOpen(db));
   }

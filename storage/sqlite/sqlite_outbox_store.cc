@@ -36,7 +36,18 @@ Result<std::unique_ptr<SqliteOutboxStore>> SqliteOutboxStore::Open(
     const std::string& journal_path, const PayloadCodec* codec,
     std::chrono::milliseconds busy_timeout) {
   RECKON_TRY(SqliteDb db, SqliteDb::Open(journal_path));
-  RECKON_TRY(db.Exec("PRAGMA busy_timeout = " + std::to_string(busy_timeout.count())));
+  db.SetBusyWait(busy_timeout);
+  // Delivery records need not survive a power loss: one lost with the last WAL frames only
+  // makes the dispatcher publish that message again under the same id, which the broker's
+  // duplicate window and the consumer absorb (ARCHITECTURE.md, decision 41). So this
+  // connection's commits do not fsync (WAL, NORMAL: the engine's next FULL commit, or a
+  // checkpoint, makes them durable), and never hold the journal's write lock through an
+  // fsync while the engine waits to commit.
+  RECKON_TRY(db.Exec("PRAGMA synchronous = NORMAL"));
+  // Checkpoints are the journal owner's (SqliteJournalOptions::wal_autocheckpoint_pages):
+  // with SQLite's default of 1,000 pages this connection would copy the WAL into the file,
+  // with an fsync, whenever one of its small commits found the WAL past that.
+  RECKON_TRY(db.Exec("PRAGMA wal_autocheckpoint = 0"));
   RECKON_TRY(std::int64_t tables,
              db.QueryInt("SELECT count(*) FROM sqlite_master WHERE name = 'outbox_attempts'"));
   if (tables == 0) {
@@ -58,29 +69,63 @@ Result<std::string> SqliteOutboxStore::OpenPayload(const OutboxRow& row, std::st
   return codec_->Open(key_id, box, OutboxSealContext(row.message_id));
 }
 
+Result<Statement*> SqliteOutboxStore::Cached(Slot slot, std::string_view sql) {
+  std::optional<Statement>& cached = statements_[slot];
+  if (!cached) {
+    RECKON_TRY(Statement prepared, db_.Prepare(sql));
+    cached.emplace(std::move(prepared));
+  }
+  return &*cached;
+}
+
 Result<std::vector<OutboxRow>> SqliteOutboxStore::ListDue(std::int64_t now_us,
                                                           std::size_t limit) {
-  RECKON_TRY(Statement s, db_.Prepare("SELECT " + std::string(kColumns) +
-                                      " FROM outbox WHERE published_at_us = 0 AND "
-                                      "next_attempt_at_us <= ?1 ORDER BY id LIMIT ?2"));
-  s.Bind(1, now_us).Bind(2, static_cast<std::int64_t>(limit));
-  std::vector<OutboxRow> rows;
-  while (true) {
-    RECKON_TRY(bool more, s.Step());
-    if (!more) break;
-    OutboxRow row = ReadRow(s);
-    RECKON_TRY(row.payload, OpenPayload(row, s.ColumnText(11), BlobText(s, 12)));
-    rows.push_back(std::move(row));
-  }
+  static const std::string kSql = "SELECT " + std::string(kColumns) +
+                                  " FROM outbox WHERE published_at_us = 0 AND "
+                                  "next_attempt_at_us <= ?1 ORDER BY id LIMIT ?2";
+  RECKON_TRY(Statement* s, Cached(kListDue, kSql));
+  s->Bind(1, now_us).Bind(2, static_cast<std::int64_t>(limit));
+  auto rows = [&]() -> Result<std::vector<OutboxRow>> {
+    std::vector<OutboxRow> out;
+    while (true) {
+      RECKON_TRY(bool more, s->Step());
+      if (!more) break;
+      OutboxRow row = ReadRow(*s);
+      RECKON_TRY(row.payload, OpenPayload(row, s->ColumnText(11), BlobText(*s, 12)));
+      out.push_back(std::move(row));
+    }
+    return out;
+  }();
+  s->Reset();
   return rows;
 }
 
 Result<std::optional<std::int64_t>> SqliteOutboxStore::NextDueAt() {
-  RECKON_TRY(Statement s, db_.Prepare("SELECT min(next_attempt_at_us) FROM outbox "
+  RECKON_TRY(Statement* s, Cached(kNextDue, "SELECT min(next_attempt_at_us) FROM outbox "
+                                            "WHERE published_at_us = 0"));
+  auto row = s->Step();
+  std::optional<std::int64_t> next;
+  if (row && row.value() && !s->ColumnIsNull(0)) next = s->ColumnInt(0);
+  s->Reset();
+  if (!row) return row.error();
+  return next;
+}
+
+Result<OutboxStore::Backlog> SqliteOutboxStore::PendingBacklog() {
+  // Both from the outbox_pending index (its entries carry the rowid, which is the id): the
+  // count and the oldest id; then that one row's creation time.
+  RECKON_TRY(Statement s, db_.Prepare("SELECT count(*), min(id) FROM outbox "
                                       "WHERE published_at_us = 0"));
   RECKON_TRY(bool row, s.Step());
-  if (!row || s.ColumnIsNull(0)) return std::optional<std::int64_t>();
-  return std::optional<std::int64_t>(s.ColumnInt(0));
+  Backlog backlog;
+  if (!row || s.ColumnIsNull(1)) return backlog;
+  backlog.pending = s.ColumnInt(0);
+  const std::int64_t oldest = s.ColumnInt(1);
+  RECKON_TRY(Statement created, db_.Prepare("SELECT created_at_us FROM outbox WHERE id = ?1"));
+  created.Bind(1, oldest);
+  RECKON_TRY(bool found, created.Step());
+  if (found) backlog.oldest_created_at_us = created.ColumnInt(0);
+  return backlog;
 }
 
 Result<std::vector<OutboxRow>> SqliteOutboxStore::List(bool pending_only, std::size_t limit) {
@@ -97,37 +142,48 @@ Result<std::vector<OutboxRow>> SqliteOutboxStore::List(bool pending_only, std::s
   return rows;
 }
 
-Result<void> SqliteOutboxStore::RecordAttempt(const OutboxAttempt& attempt) {
-  RECKON_TRY(db_.Exec("BEGIN IMMEDIATE"));
+Result<void> SqliteOutboxStore::RecordAttempts(std::span<const OutboxAttempt> attempts) {
+  if (attempts.empty()) return Ok();
+  RECKON_TRY(Statement* begin, Cached(kBegin, "BEGIN IMMEDIATE"));
+  RECKON_TRY(Statement* commit, Cached(kCommit, "COMMIT"));
+  RECKON_TRY(Statement* update,
+             Cached(kUpdate, "UPDATE outbox SET attempts = attempts + 1, "
+                             "published_at_us = CASE WHEN ?2 THEN ?3 ELSE published_at_us END, "
+                             "stream_seq = CASE WHEN ?2 THEN ?4 ELSE stream_seq END, "
+                             "last_error = ?5, next_attempt_at_us = ?6 "
+                             "WHERE message_id = ?1 RETURNING attempts"));
+  RECKON_TRY(Statement* insert,
+             Cached(kInsert, "INSERT INTO outbox_attempts (message_id, attempt, at_us, outcome, "
+                             "stream_seq, error) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
+  RECKON_TRY(begin->Run());
   auto body = [&]() -> Result<void> {
-    RECKON_TRY(Statement update,
-               db_.Prepare("UPDATE outbox SET attempts = attempts + 1, "
-                           "published_at_us = CASE WHEN ?2 THEN ?3 ELSE published_at_us END, "
-                           "stream_seq = CASE WHEN ?2 THEN ?4 ELSE stream_seq END, "
-                           "last_error = ?5, next_attempt_at_us = ?6 "
-                           "WHERE message_id = ?1 RETURNING attempts"));
-    update.Bind(1, attempt.message_id).Bind(2, std::int64_t{attempt.acked ? 1 : 0});
-    update.Bind(3, attempt.at_us).Bind(4, attempt.stream_seq).Bind(5, attempt.error);
-    update.Bind(6, attempt.acked ? 0 : attempt.next_attempt_at_us);
-    RECKON_TRY(bool found, update.Step());
-    if (!found) {
-      return Err(Errc::kNotFound, "no outbox message '" + attempt.message_id + "'");
+    for (const OutboxAttempt& attempt : attempts) {
+      update->Reset();
+      update->Bind(1, attempt.message_id).Bind(2, std::int64_t{attempt.acked ? 1 : 0});
+      update->Bind(3, attempt.at_us).Bind(4, attempt.stream_seq).Bind(5, attempt.error);
+      update->Bind(6, attempt.acked ? 0 : attempt.next_attempt_at_us);
+      RECKON_TRY(bool found, update->Step());
+      if (!found) {
+        return Err(Errc::kNotFound, "no outbox message '" + attempt.message_id + "'");
+      }
+      const std::int64_t number = update->ColumnInt(0);
+      update->Reset();
+      const char* outcome = !attempt.acked ? "failed" : attempt.duplicate ? "duplicate" : "acked";
+      insert->Reset();
+      insert->Bind(1, attempt.message_id).Bind(2, number).Bind(3, attempt.at_us);
+      insert->Bind(4, outcome).Bind(5, attempt.stream_seq).Bind(6, attempt.error);
+      RECKON_TRY(insert->Run());
     }
-    const std::int64_t number = update.ColumnInt(0);
-    update.Reset();
-    RECKON_TRY(Statement insert,
-               db_.Prepare("INSERT INTO outbox_attempts (message_id, attempt, at_us, outcome, "
-                           "stream_seq, error) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
-    const char* outcome = !attempt.acked ? "failed" : attempt.duplicate ? "duplicate" : "acked";
-    insert.Bind(1, attempt.message_id).Bind(2, number).Bind(3, attempt.at_us).Bind(4, outcome);
-    insert.Bind(5, attempt.stream_seq).Bind(6, attempt.error);
-    return insert.Run();
+    return Ok();
   };
-  if (auto done = body(); !done) {
+  auto done = body();
+  update->Reset();
+  insert->Reset();
+  if (!done) {
     (void)db_.Exec("ROLLBACK");
     return done;
   }
-  if (auto committed = db_.Exec("COMMIT"); !committed) {
+  if (auto committed = commit->Run(); !committed) {
     (void)db_.Exec("ROLLBACK");
     return committed.error();
   }

@@ -5,7 +5,9 @@
 // for the journal's commits. Not thread-safe: one owner.
 #pragma once
 
+#include <array>
 #include <chrono>
+#include <optional>
 #include <memory>
 #include <string>
 
@@ -27,17 +29,23 @@ class SqliteOutboxStore final : public OutboxStore {
 
   Result<std::vector<OutboxRow>> ListDue(std::int64_t now_us, std::size_t limit) override;
   Result<std::optional<std::int64_t>> NextDueAt() override;
+  Result<Backlog> PendingBacklog() override;
   Result<std::vector<OutboxRow>> List(bool pending_only, std::size_t limit) override;
-  Result<void> RecordAttempt(const OutboxAttempt& attempt) override;
+  Result<void> RecordAttempts(std::span<const OutboxAttempt> attempts) override;
   Result<std::vector<AttemptRecord>> ListAttempts(std::string_view message_id) override;
 
  private:
   SqliteOutboxStore(SqliteDb db, const PayloadCodec* codec) : db_(std::move(db)), codec_(codec) {}
   Result<std::string> OpenPayload(const OutboxRow& row, std::string_view key_id,
                                   std::string box) const;
+  // The dispatcher's statements, prepared once (a pass would otherwise parse six), and reset
+  // by the caller after each use (a statement left mid-read would hold a read snapshot).
+  enum Slot { kListDue, kNextDue, kUpdate, kInsert, kBegin, kCommit, kSlots };
+  Result<Statement*> Cached(Slot slot, std::string_view sql);
 
   SqliteDb db_;
   const PayloadCodec* codec_;
+  std::array<std::optional<Statement>, kSlots> statements_;
 };
 
 }  // namespace reckon::storage

@@ -128,6 +128,51 @@ TEST_P(JournalConformanceTest, OutboxRecordsEveryAttemptAndTheAck) {
   EXPECT_EQ(unknown.error().code(), Errc::kNotFound);
 }
 
+TEST_P(JournalConformanceTest, OutboxBacklogCountsUnacknowledgedMessagesAndDatesTheOldest) {
+  auto opened = backend_->OpenOutboxStore(nullptr);
+  ASSERT_TRUE(opened) << opened.error().ToString();
+  OutboxStore& store = *opened.value();
+  EXPECT_EQ(store.PendingBacklog().value().pending, 0);
+  EXPECT_EQ(store.PendingBacklog().value().oldest_created_at_us, 0);
+  ASSERT_TRUE(journal_->Append(PublishStep(1, {OutboxMessage{"msg_1", "publish#1", "o", "a"}})));
+  ASSERT_TRUE(journal_->Append(PublishStep(3, {OutboxMessage{"msg_2", "publish#1", "o", "b"}})));
+  auto backlog = store.PendingBacklog();
+  ASSERT_TRUE(backlog) << backlog.error().ToString();
+  EXPECT_EQ(backlog.value().pending, 2);
+  const std::int64_t first_created = backlog.value().oldest_created_at_us;
+  EXPECT_GT(first_created, 0);
+  // A failed attempt leaves it pending; an ack takes it out, and the next one is the oldest.
+  ASSERT_TRUE(store.RecordAttempt(OutboxAttempt{"msg_1", 4000, false, false, 0, "down", 9000}));
+  EXPECT_EQ(store.PendingBacklog().value().pending, 2);
+  ASSERT_TRUE(store.RecordAttempt(OutboxAttempt{"msg_1", 9000, true, false, 1, "", 0}));
+  EXPECT_EQ(store.PendingBacklog().value().pending, 1);
+  EXPECT_GT(store.PendingBacklog().value().oldest_created_at_us, first_created);
+  ASSERT_TRUE(store.RecordAttempt(OutboxAttempt{"msg_2", 9000, true, false, 2, "", 0}));
+  EXPECT_EQ(store.PendingBacklog().value().pending, 0);
+  EXPECT_EQ(store.PendingBacklog().value().oldest_created_at_us, 0);
+}
+
+TEST_P(JournalConformanceTest, OutboxAttemptsOfAPassAreRecordedAllOrNothing) {
+  auto opened = backend_->OpenOutboxStore(nullptr);
+  ASSERT_TRUE(opened) << opened.error().ToString();
+  OutboxStore& store = *opened.value();
+  ASSERT_TRUE(journal_->Append(PublishStep(1, {OutboxMessage{"msg_1", "publish#1", "o", "a"}})));
+  ASSERT_TRUE(journal_->Append(PublishStep(3, {OutboxMessage{"msg_2", "publish#1", "o", "b"}})));
+  const std::vector<OutboxAttempt> with_unknown = {
+      {"msg_1", 5000, true, false, 1, "", 0}, {"msg_none", 5000, true, false, 2, "", 0}};
+  auto refused = store.RecordAttempts(with_unknown);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code(), Errc::kNotFound);
+  EXPECT_EQ(store.PendingBacklog().value().pending, 2);  // msg_1's ack was not kept either
+  EXPECT_TRUE(store.ListAttempts("msg_1").value().empty());
+  const std::vector<OutboxAttempt> pass = {{"msg_1", 6000, true, false, 1, "", 0},
+                                           {"msg_2", 6000, false, false, 0, "down", 9000}};
+  ASSERT_TRUE(store.RecordAttempts(pass));
+  EXPECT_EQ(store.PendingBacklog().value().pending, 1);
+  EXPECT_EQ(store.ListAttempts("msg_2").value().at(0).outcome, "failed");
+  EXPECT_EQ(store.NextDueAt().value(), std::optional<std::int64_t>(9000));
+}
+
 TEST_P(JournalConformanceTest, PrincipalsAreCreatedFoundByHashAndListed) {
   auto opened = backend_->OpenPrincipalStore();
   ASSERT_TRUE(opened) << opened.error().ToString();

@@ -44,6 +44,10 @@ class OtlpReceiver::Server {
     for (;;) {
       auto [ec, socket] = co_await acceptor_.async_accept(asio::as_tuple(asio::use_awaitable));
       if (ec) co_return;
+      {
+        std::lock_guard lock(owner_.mutex_);
+        ++owner_.connections_;
+      }
       asio::co_spawn(io_, Serve(beast::tcp_stream(std::move(socket))), asio::detached);
     }
   }
@@ -58,20 +62,21 @@ class OtlpReceiver::Server {
       owner_.Record(OtlpRequest{std::string(request.method_string()),
                                 std::string(request.target()),
                                 std::string(request[http::field::content_type]),
-                                request.body()});
+                                std::move(request.body()), 0});
       if (mode_ == Mode::kHang) {
         held_.push_back(std::move(stream));  // open, silent, until the receiver goes
         co_return;
       }
+      const bool accept = mode_ != Mode::kFail500;
       http::response<http::string_body> response{
-          mode_ == Mode::kAccept ? http::status::ok : http::status::internal_server_error, 11};
+          accept ? http::status::ok : http::status::internal_server_error, 11};
       response.set(http::field::content_type, "application/json");
-      response.body() = mode_ == Mode::kAccept ? "{}" : "{\"message\":\"test failure\"}";
+      response.body() = accept ? "{}" : "{\"message\":\"test failure\"}";
       response.keep_alive(request.keep_alive());
       response.prepare_payload();
       auto [write_error, written] =
           co_await http::async_write(stream, response, asio::as_tuple(asio::use_awaitable));
-      if (write_error || !request.keep_alive()) co_return;
+      if (write_error || !request.keep_alive() || mode_ == Mode::kAcceptThenClose) co_return;
     }
   }
 
@@ -84,7 +89,8 @@ class OtlpReceiver::Server {
   std::thread thread_;
 };
 
-OtlpReceiver::OtlpReceiver(Mode mode) : server_(std::make_unique<Server>(*this, mode)) {}
+OtlpReceiver::OtlpReceiver(Mode mode, bool keep_bodies)
+    : keep_bodies_(keep_bodies), server_(std::make_unique<Server>(*this, mode)) {}
 OtlpReceiver::~OtlpReceiver() { server_.reset(); }
 
 std::string OtlpReceiver::endpoint() const {
@@ -96,6 +102,11 @@ std::vector<OtlpRequest> OtlpReceiver::requests() const {
   return requests_;
 }
 
+int OtlpReceiver::connections() const {
+  std::lock_guard lock(mutex_);
+  return connections_;
+}
+
 bool OtlpReceiver::WaitFor(const std::function<bool(const std::vector<OtlpRequest>&)>& done,
                            std::chrono::milliseconds limit) const {
   std::unique_lock lock(mutex_);
@@ -103,6 +114,8 @@ bool OtlpReceiver::WaitFor(const std::function<bool(const std::vector<OtlpReques
 }
 
 void OtlpReceiver::Record(OtlpRequest request) {
+  request.body_bytes = request.body.size();
+  if (!keep_bodies_) std::string().swap(request.body);
   {
     std::lock_guard lock(mutex_);
     requests_.push_back(std::move(request));

@@ -17,6 +17,7 @@
 #include "tests/support/reckon_server.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
+#include "tests/metrics/reference_parser.h"
 
 namespace reckon::testing {
 namespace {
@@ -49,34 +50,7 @@ Reply Get(int port, const std::string& target, const std::string& token) {
           response.body()};
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
-// What the reference parser made of a scrape.
-struct Parsed {
-  json::object families;  // name -> type
-  json::array samples;    // [name, {labels}, value]
-
-  // The value of the sample `name` whose labels include `labels`; -1 if none.
-  double Value(const std::string& name, const json::object& labels = {}) const {
-    for (const json::value& s : samples) {
-      const json::array& sample = s.as_array();
-      if (sample[0].as_string() != name) continue;
-      const json::object& have = sample[1].as_object();
-      bool match = true;
-      for (const auto& [key, value] : labels) {
-        const json::value* got = have.if_contains(key);
-        if (got == nullptr || *got != value) match = false;
-      }
-      if (match) return sample[2].to_number<double>();
-    }
-    return -1;
-  }
-};
+using Parsed = ParsedMetrics;
 
 class MetricsHttpTest : public ::testing::Test {
  protected:
@@ -99,28 +73,7 @@ class MetricsHttpTest : public ::testing::Test {
   }
 
   Parsed Parse(const std::string& text) {
-    const std::string in = files_.File("metrics-" + std::to_string(++scrapes_) + ".txt");
-    const std::string out = in + ".json";
-    std::ofstream(in) << text;
-    SubprocessOptions options;
-    options.args = {PARSE_METRICS_SCRIPT, in, out};
-    options.stderr_path = files_.File("parser.err");
-    auto parser = Subprocess::Start("/usr/bin/python3", options);
-    EXPECT_TRUE(parser) << parser.error().ToString();
-    if (!parser) return {};
-    auto status = parser.value().WaitFor(std::chrono::seconds(60));
-    EXPECT_TRUE(status && status.value().Succeeded())
-        << "the reference parser refused the text (is python3-prometheus-client installed? "
-           "cmake/debian-packages.txt):\n"
-        << ReadFile(files_.File("parser.err")) << "\n--- text ---\n"
-        << text;
-    Parsed parsed;
-    boost::system::error_code ec;
-    json::value root = json::parse(ReadFile(out), ec);
-    if (ec) return parsed;
-    parsed.families = root.at("families").as_object();
-    parsed.samples = root.at("samples").as_array();
-    return parsed;
+    return ParseWithReferenceParser(text, files_.File("metrics-" + std::to_string(++scrapes_)));
   }
 
   TempDir files_;
@@ -153,7 +106,9 @@ TEST_F(MetricsHttpTest, AWorkflowShowsInTheMetricsAndTheReferenceParserReadsThem
       {"reckon_commit_seconds", "histogram"},      {"reckon_commit_group_size", "histogram"},
       {"reckon_operations", "gauge"},              {"reckon_approvals_waiting", "gauge"},
       {"reckon_needs_person", "gauge"},            {"reckon_task_queue_depth", "gauge"},
-      {"reckon_task_lease_losses", "counter"},     {"reckon_connected_workers", "gauge"}};
+      {"reckon_task_lease_losses", "counter"},     {"reckon_connected_workers", "gauge"},
+      {"reckon_outbox_pending", "gauge"},          {"reckon_outbox_oldest_age_seconds", "gauge"},
+      {"reckon_outbox_attempts", "counter"}};
   for (const auto& [name, type] : expected) {
     const json::value* got = parsed.families.if_contains(name);
     ASSERT_NE(got, nullptr) << "no family " << name << " in:\n" << scraped.body;
@@ -184,6 +139,12 @@ TEST_F(MetricsHttpTest, AWorkflowShowsInTheMetricsAndTheReferenceParserReadsThem
   EXPECT_EQ(parsed.Value("reckon_task_queue_depth", {{"kind", "tool"}, {"queue", "charge"}}), 0);
   EXPECT_EQ(parsed.Value("reckon_task_lease_losses_total", {{"kind", "tool"}, {"queue", "charge"}}),
             0);
+  // Nothing was published (and no --nats-url): no backlog, no attempts.
+  EXPECT_EQ(parsed.Value("reckon_outbox_pending"), 0);
+  EXPECT_EQ(parsed.Value("reckon_outbox_oldest_age_seconds"), 0);
+  for (const char* result : {"acked", "duplicate", "failed"}) {
+    EXPECT_EQ(parsed.Value("reckon_outbox_attempts_total", {{"result", result}}), 0) << result;
+  }
   // The metrics carry no payloads: the input's account is nowhere.
   EXPECT_EQ(scraped.body.find("acct-1"), std::string::npos);
 }
