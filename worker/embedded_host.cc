@@ -3,8 +3,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "reckon/storage/crypto/aes_gcm_codec.h"
-#include "reckon/storage/sqlite/sqlite_journal.h"
-#include "reckon/storage/sqlite/sqlite_outbox_store.h"
+#include "reckon/storage/backend/open_backend.h"
 #include "reckon/telemetry/otlp_trace_sink.h"
 
 namespace reckon {
@@ -18,7 +17,7 @@ Result<std::unique_ptr<EmbeddedHost>> EmbeddedHost::Open(const std::string& jour
     RECKON_TRY(auto opened, storage::OpenPayloadKeyFile(options.payload_key_file));
     codec = std::move(opened);
   }
-  storage::SqliteJournalOptions journal_options;
+  storage::OpenJournalOptions journal_options;
   journal_options.payload_codec = codec.get();
   std::unique_ptr<OtlpTraceSink> otlp;
   if (!options.otlp_endpoint.empty()) {
@@ -27,7 +26,7 @@ Result<std::unique_ptr<EmbeddedHost>> EmbeddedHost::Open(const std::string& jour
     otlp_options.resource.service_name = "reckon-embedded";
     RECKON_TRY(otlp, OtlpTraceSink::Start(std::move(otlp_options)));
   }
-  RECKON_TRY(auto journal, storage::OpenSqliteJournal(journal_path, journal_options));
+  RECKON_TRY(auto journal, storage::OpenJournal(journal_path, journal_options));
   const std::string nats_url = options.nats_url;
   Clock* clock = options.clock;
   auto host = std::make_unique<EmbeddedHost>(std::move(journal), std::move(options));
@@ -42,7 +41,7 @@ Result<std::unique_ptr<EmbeddedHost>> EmbeddedHost::Open(const std::string& jour
     host->engine_->AddSink(*host->outbox_);
   }
   if (host->metrics_) {
-    RECKON_TRY(auto store, storage::SqliteOutboxStore::Open(journal_path, nullptr));
+    RECKON_TRY(auto store, storage::OpenOutboxStore(journal_path, nullptr));
     host->outbox_metrics_ = std::make_unique<OutboxMetrics>(
         *host->metrics_, std::move(store), host->outbox_ ? &host->outbox_->dispatcher() : nullptr,
         clock != nullptr ? *clock : host->system_clock_);

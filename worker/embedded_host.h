@@ -80,8 +80,10 @@ struct EmbeddedHostOptions {
 
 class EmbeddedHost {
  public:
-  // Opens (or creates) the SQLite journal at `path` as its owner and builds the host. With
-  // options.payload_key_file, errors of the key file too (naming it).
+  // Opens (or creates) the journal `journal_path` names as its owner and builds the host: a
+  // SQLite file, or a PostgreSQL database by a postgresql:// connection string
+  // (storage/backend/open_backend.h). With options.payload_key_file, errors of the key file
+  // too (naming it).
   static Result<std::unique_ptr<EmbeddedHost>> Open(const std::string& journal_path,
                                                     EmbeddedHostOptions options = {});
 

@@ -3,14 +3,14 @@
 #include <utility>
 
 #include "reckon/engine/outbox_message.h"
-#include "reckon/storage/sqlite/sqlite_outbox_store.h"
+#include "reckon/storage/backend/open_backend.h"
 
 namespace reckon {
 
 Result<std::unique_ptr<OutboxDispatch>> OutboxDispatch::Start(
     const std::string& journal_path, const storage::PayloadCodec* codec,
     outbox::NatsPublisherOptions nats, outbox::DispatcherOptions options) {
-  RECKON_TRY(auto store, storage::SqliteOutboxStore::Open(journal_path, codec));
+  RECKON_TRY(auto store, storage::OpenOutboxStore(journal_path, codec));
   auto dispatcher = std::make_unique<outbox::Dispatcher>(
       std::move(store), std::make_unique<outbox::NatsPublisher>(std::move(nats)), options);
   dispatcher->Start();

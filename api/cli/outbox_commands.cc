@@ -8,7 +8,7 @@
 #include <ostream>
 
 #include "reckon/outbox/nats_stream.h"
-#include "reckon/storage/sqlite/sqlite_outbox_store.h"
+#include "reckon/storage/backend/open_backend.h"
 
 namespace reckon::cli {
 namespace {
@@ -51,10 +51,11 @@ void PrintText(std::ostream& out, const storage::OutboxRow& row) {
 }
 
 Result<void> RunList(CommandEnv& env, const ListArgs& args) {
-  if (!std::filesystem::exists(args.journal)) {
+  if (storage::BackendOf(args.journal) == storage::BackendKind::kSqlite &&
+      !std::filesystem::exists(args.journal)) {
     return Err(Errc::kNotFound, "journal '" + args.journal + "' does not exist");
   }
-  RECKON_TRY(auto store, storage::SqliteOutboxStore::Open(args.journal, nullptr));
+  RECKON_TRY(auto store, storage::OpenOutboxStore(args.journal, nullptr));
   RECKON_TRY(auto rows, store->List(args.pending, args.limit));
   for (const storage::OutboxRow& row : rows) {
     if (args.json) {
@@ -98,7 +99,7 @@ void AddOutboxCommands(CLI::App& app, CommandEnv& env) {
   auto args = std::make_shared<ListArgs>();
   CLI::App* list = outbox->add_subcommand(
       "list", "Messages with their attempts, acks and last error (works while the owner runs)");
-  list->add_option("journal", args->journal, "the journal file")->required();
+  list->add_option("journal", args->journal, "the journal file, or postgresql://...")->required();
   list->add_flag("--pending", args->pending, "only messages the broker has not acknowledged");
   list->add_flag("--json", args->json, "one JSON object per line");
   list->add_option("--limit", args->limit, "at most this many messages")->capture_default_str();

@@ -162,7 +162,7 @@ void AddServerCommands(CLI::App& app, CommandEnv& env) {
     auto args = std::make_shared<ServerArgs>();
     CLI::App* c = app.add_subcommand(
         "server", "Run the engine as a server that workers and the CLI connect to");
-    c->add_option("--journal", args->config.journal_path, "SQLite journal file (created if new)")
+    c->add_option("--journal", args->config.journal_path, "SQLite journal file (created if new), or a PostgreSQL database: postgresql://USER@HOST:PORT/DB")
         ->required();
     c->add_option("--listen", args->config.listen, "HOST:PORT to listen on (port 0: any free)")
         ->capture_default_str();

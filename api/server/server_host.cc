@@ -12,9 +12,7 @@
 #include "reckon/api/server/http/http_server.h"
 #include "reckon/api/server/server_limits.h"
 #include "reckon/storage/crypto/aes_gcm_codec.h"
-#include "reckon/storage/sqlite/sqlite_journal.h"
-#include "reckon/storage/sqlite/sqlite_outbox_store.h"
-#include "reckon/storage/sqlite/sqlite_principal_store.h"
+#include "reckon/storage/backend/open_backend.h"
 
 namespace reckon::api {
 
@@ -37,13 +35,24 @@ class ServiceSink final : public TraceSink {
   Service& service_;
 };
 
-Result<std::unique_ptr<storage::Journal>> OpenJournal(
-    const ServerConfig& config, storage::SqliteJournalOptions::Mode mode) {
-  storage::SqliteJournalOptions options = config.journal;
+Result<std::unique_ptr<storage::Journal>> OpenJournal(const ServerConfig& config,
+                                                      storage::OpenJournalOptions::Mode mode) {
+  storage::OpenJournalOptions options;
   options.mode = mode;
-  auto journal = storage::OpenSqliteJournal(config.journal_path, options);
+  options.payload_codec = config.journal.payload_codec;
+  options.sqlite = config.journal;
+  auto journal = storage::OpenJournal(config.journal_path, options);
   if (!journal) return journal.error().WithContext("cannot open journal '" + config.journal_path + "'");
   return journal;
+}
+
+// Where a file beside the journal goes by default: beside the SQLite file, or for a PostgreSQL
+// journal (a URL) in the working directory, as reckon-server<suffix>.
+std::string BesideJournal(const ServerConfig& config, const std::string& suffix) {
+  if (storage::BackendOf(config.journal_path) == storage::BackendKind::kPostgres) {
+    return "reckon-server" + suffix;
+  }
+  return config.journal_path + suffix;
 }
 
 // The codec of --payload-key, or none.
@@ -77,14 +86,14 @@ Result<std::unique_ptr<ServerHost>> ServerHost::Create(const ServerConfig& given
     if (!console_tls) return console_tls.error();
     http_tls = std::move(console_tls).value();
   }
-  using Mode = storage::SqliteJournalOptions::Mode;
+  using Mode = storage::OpenJournalOptions::Mode;
   RECKON_TRY(auto journal, OpenJournal(config, Mode::kOwner));  // refused if another process owns it
   // A second connection for everything but commits: the commit thread owns the first. It is the
   // owner's companion in this process, so it takes no lock of its own.
   RECKON_TRY(auto reader, OpenJournal(config, Mode::kCompanion));
-  RECKON_TRY(auto principals, storage::SqlitePrincipalStore::Open(config.journal_path));
+  RECKON_TRY(auto principals, storage::OpenPrincipalStore(config.journal_path));
   RECKON_TRY(auto trace_file, JsonlTraceSink::Open(config.trace_path.empty()
-                                                       ? config.journal_path + ".trace.jsonl"
+                                                       ? BesideJournal(config, ".trace.jsonl")
                                                        : config.trace_path));
   auto logger = spdlog::get("trace");
   if (!logger) logger = spdlog::stderr_color_mt("trace");
@@ -116,7 +125,7 @@ Result<std::unique_ptr<ServerHost>> ServerHost::Create(const ServerConfig& given
     host->engine_->AddSink(*host->outbox_);
   }
   if (config.metrics) {
-    RECKON_TRY(auto store, storage::SqliteOutboxStore::Open(config.journal_path, nullptr));
+    RECKON_TRY(auto store, storage::OpenOutboxStore(config.journal_path, nullptr));
     host->outbox_metrics_ = std::make_unique<OutboxMetrics>(
         host->metrics_, std::move(store), host->outbox_ ? &host->outbox_->dispatcher() : nullptr,
         host->clock_);
@@ -154,7 +163,7 @@ Result<void> ServerHost::PrepareAuthentication() {
                  "the principal 'dev' with every permission; never use it beyond this machine");
   }
   const std::string path = config_.admin_token_file.empty()
-                               ? config_.journal_path + ".admin-token"
+                               ? BesideJournal(config_, ".admin-token")
                                : config_.admin_token_file;
   auto keep = [&path](std::string_view token) { return WriteTokenFile(path, token); };
   RECKON_TRY(bool created, authorizer_->Bootstrap(keep));

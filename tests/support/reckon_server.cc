@@ -47,8 +47,15 @@ Result<std::unique_ptr<ReckonServer>> ReckonServer::Start(std::string reckon_pat
                                                           ReckonServerOptions server_options) {
   std::unique_ptr<ReckonServer> server(new ReckonServer(std::move(reckon_path)));
   SubprocessOptions options;
-  options.args = {"server", "--journal", server->journal_path(), "--listen", "127.0.0.1:0",
+  const std::string journal =
+      server_options.journal.empty() ? server->journal_path() : server_options.journal;
+  options.args = {"server", "--journal", journal, "--listen", "127.0.0.1:0",
                   "--port-file", server->dir_.File("port"), "--quiet"};
+  if (!server_options.journal.empty()) {
+    options.args.insert(options.args.end(),
+                        {"--admin-token-file", server->journal_path() + ".admin-token", "--trace",
+                         server->journal_path() + ".trace.jsonl"});
+  }
   if (server_options.tls || server_options.mtls) {
     RECKON_TRY(TestCertificates certificates, WriteTestCertificates(server->dir_.path()));
     options.args.insert(options.args.end(), {"--tls-cert", certificates.server_cert,

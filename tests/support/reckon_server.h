@@ -46,6 +46,10 @@ struct CliRun {
 
 struct ReckonServerOptions {
   std::vector<std::string> extra_args;  // appended to `reckon server ...`
+  // The --journal argument; empty: <dir>/journal.db. Another (a postgresql:// URL) gets
+  // --admin-token-file <dir>/journal.db.admin-token and --trace <dir>/journal.db.trace.jsonl,
+  // so the token files are where they are for a SQLite journal.
+  std::string journal;
   bool tls = false;
   bool mtls = false;  // implies tls
 };
