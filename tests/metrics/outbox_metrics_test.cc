@@ -3,12 +3,6 @@
 // is unreachable (messages pending, their age growing, failed attempts counted), then a real
 // nats-server with JetStream starts on that address and the dispatcher delivers them (nothing
 // pending, the acks counted).
-#include <arpa/inet.h>
-#include <nats/nats.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <gtest/gtest.h>
 
 #include <boost/asio/steady_timer.hpp>
@@ -16,12 +10,12 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include <chrono>
 #include <functional>
-#include <optional>
 
 #include "reckon/worker/embedded_host.h"
 #include "tests/metrics/reference_parser.h"
-#include "tests/support/subprocess.h"
+#include "tests/support/nats_server.h"
 #include "tests/support/temp_dir.h"
 
 namespace reckon::testing {
@@ -32,57 +26,6 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 namespace json = boost::json;
 using namespace std::chrono_literals;
-
-int FreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
-  ::close(fd);
-  return ok ? ntohs(addr.sin_port) : -1;
-}
-
-// Starts nats-server with JetStream on `port` and declares the stream ORDERS over orders.>.
-bool StartBroker(const TempDir& dir, int port, std::optional<Subprocess>& server) {
-  SubprocessOptions options;
-  options.args = {"-js", "-sd", dir.File("jetstream"), "-a", "127.0.0.1", "-p",
-                  std::to_string(port)};
-  options.stderr_path = dir.File("nats-server.log");
-  auto started = Subprocess::Start(RECKON_NATS_SERVER, options);
-  if (!started) return false;
-  server.emplace(std::move(started).value());
-  natsOptions* opts = nullptr;
-  natsOptions_Create(&opts);
-  const std::string url = "nats://127.0.0.1:" + std::to_string(port);
-  natsOptions_SetURL(opts, url.c_str());
-  natsOptions_SetMaxReconnect(opts, 400);
-  natsOptions_SetReconnectWait(opts, 25);
-  natsOptions_SetRetryOnFailedConnect(opts, true, nullptr, nullptr);
-  natsConnection* conn = nullptr;
-  natsStatus s = natsConnection_Connect(&conn, opts);
-  natsOptions_Destroy(opts);
-  jsCtx* js = nullptr;
-  if (s == NATS_OK) s = natsConnection_JetStream(&js, conn, nullptr);
-  if (s == NATS_OK) {
-    jsStreamConfig config;
-    jsStreamConfig_Init(&config);
-    const char* subjects[] = {"orders.>"};
-    config.Name = "ORDERS";
-    config.Subjects = subjects;
-    config.SubjectsLen = 1;
-    config.Storage = js_FileStorage;
-    jsStreamInfo* info = nullptr;
-    jsErrCode error = static_cast<jsErrCode>(0);
-    s = js_AddStream(&info, js, &config, nullptr, &error);
-    if (info != nullptr) jsStreamInfo_Destroy(info);
-  }
-  if (js != nullptr) jsCtx_Destroy(js);
-  if (conn != nullptr) natsConnection_Destroy(conn);
-  return s == NATS_OK;
-}
 
 Task<WorkflowOutcome> PublishOrder(WorkflowContext& ctx, json::value) {
   auto published = ctx.Publish("orders.created", R"({"order":"o-1"})");
@@ -124,12 +67,15 @@ bool Contains(const std::string& text, const std::string& line) {
 // What the scenario sees: the scrapes with the broker down and after delivery.
 struct Scenario {
   EmbeddedHost& host;
-  const TempDir& dir;
-  int port = 0;
+  NatsServer& broker;  // killed before the host opened: its port is known, nothing listens
   std::string down, delivered;
-  std::optional<Subprocess> broker;
   bool broker_ready = false;
 };
+
+// The broker back on its port and store, with the stream ORDERS over orders.>.
+bool StartBroker(NatsServer& broker) {
+  return broker.Restart() && broker.AddStream("ORDERS", {"orders.>"}, std::chrono::minutes(2));
+}
 
 asio::awaitable<Result<void>> PublishThenStartTheBroker(Scenario& s) {
   RECKON_CO_TRY(co_await s.host.Recover());
@@ -141,7 +87,7 @@ asio::awaitable<Result<void>> PublishThenStartTheBroker(Scenario& s) {
   s.down = co_await ScrapeUntil(s.host, [](const std::string& text) {
     return text.find("reckon_outbox_attempts_total{result=\"failed\"} 0\n") == std::string::npos;
   });
-  s.broker_ready = StartBroker(s.dir, s.port, s.broker);
+  s.broker_ready = StartBroker(s.broker);
   if (s.broker_ready) {
     s.delivered = co_await ScrapeUntil(s.host, [](const std::string& text) {
       return Contains(text, "reckon_outbox_pending 0");
@@ -152,16 +98,17 @@ asio::awaitable<Result<void>> PublishThenStartTheBroker(Scenario& s) {
 
 TEST(OutboxMetrics, PendingWhileTheBrokerIsDownThenDeliveredAndCounted) {
   TempDir dir;
-  const int port = FreePort();
-  ASSERT_GT(port, 0);
+  auto broker = NatsServer::Start({.program = RECKON_NATS_SERVER, .dir = dir.path()});
+  ASSERT_TRUE(broker) << broker.error().ToString();
+  ASSERT_TRUE(broker.value()->Kill());
   EmbeddedHostOptions options;
   options.metrics_listen = "127.0.0.1:0";
-  options.nats_url = "nats://127.0.0.1:" + std::to_string(port);  // nothing listens yet
+  options.nats_url = broker.value()->url();  // nothing listens yet
   auto opened = EmbeddedHost::Open(dir.File("journal.db"), options);
   ASSERT_TRUE(opened) << opened.error().ToString();
   EmbeddedHost& host = *opened.value();
   ASSERT_TRUE(host.workflows().Register("order", PublishOrder));
-  Scenario s{host, dir, port};
+  Scenario s{host, *broker.value()};
   auto ran = host.Run(PublishThenStartTheBroker(s));
   ASSERT_TRUE(ran) << ran.error().ToString();
   const std::string& down = s.down;
