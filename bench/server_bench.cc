@@ -44,6 +44,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -154,6 +155,29 @@ testing::PostgresServer* g_postgres = nullptr;
 int g_databases = 0;
 std::string g_database;  // the database of the current cluster
 double g_last_pg_cpu_ms = 0, g_last_pg_xacts = 0;  // per workflow, of the last W3 on PostgreSQL
+
+bool g_pg_statements = false;  // --pg-statements
+
+// --pg-statements: the statements run in `database` most often, with their calls per
+// workflow, from pg_stat_statements (which PostgreSQL must preload: see --pg-statements).
+void PrintPostgresStatements(const std::string& database, int workflows) {
+  const std::string command =
+      "/usr/lib/postgresql/15/bin/psql -Atq -F '|' '" + g_postgres->ConnectionString("postgres") +
+      "' -c 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements' -c \"SELECT s.calls, "
+      "regexp_replace(left(s.query, 110), '\\s+', ' ', 'g') FROM pg_stat_statements s JOIN "
+      "pg_database d ON d.oid = s.dbid WHERE d.datname = '" + database +
+      "' ORDER BY s.calls DESC LIMIT 12\"";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (!pipe) return;
+  char line[512];
+  while (std::fgets(line, sizeof line, pipe)) {
+    long long calls = 0;
+    const char* bar = std::strchr(line, '|');
+    if (!bar || std::sscanf(line, "%lld", &calls) != 1) continue;
+    std::printf("      %6.2f per workflow  %s", static_cast<double>(calls) / workflows, bar + 1);
+  }
+  ::pclose(pipe);
+}
 
 // Transactions committed and rolled back in `database` so far, through psql; -1 on failure.
 double PostgresTransactions(const std::string& database) {
@@ -416,6 +440,7 @@ double W3(const std::string& dir, int workers, double seconds, int concurrency, 
                 "%.1f transactions per workflow (database %s: %d workflows finished, the "
                 "warm-up and those past the window included, plus start-up and token issue)\n",
                 g_last_pg_cpu_ms, g_last_pg_xacts, g_database.c_str(), finished);
+    if (g_pg_statements) PrintPostgresStatements(g_database, finished);
   }
   return per_s;
 }
@@ -561,6 +586,11 @@ int main(int argc, char** argv) {
                  "W3 on each (one transport: --transport plaintext or tls), the PostgreSQL / "
                  "SQLite ratios, and PostgreSQL's CPU and transactions per workflow")
       ->check(CLI::IsMember({"sqlite", "postgres", "both"}));
+  app.add_flag("--pg-statements", g_pg_statements,
+               "--journal-backend: after W3 on PostgreSQL, the most frequent statements per "
+               "workflow from pg_stat_statements; PostgreSQL must preload it: set "
+               "RECKON_POSTGRES_BIN to a directory whose `postgres` runs the real one with "
+               "-c shared_preload_libraries=pg_stat_statements");
   CLI11_PARSE(app, argc, argv);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::printf("%s\n", bench::DescribeMachine(dir).c_str());
