@@ -31,11 +31,12 @@
 // children and the children it reaped, from /proc) and the transactions PostgreSQL counted in
 // that database per workflow (pg_stat_database.xact_commit + xact_rollback, read through psql
 // after the server has exited, so every backend has flushed its counters; each statement
-// outside an explicit transaction counts as one).
+// outside an explicit transaction counts as one). --pg-statements adds the statements per
+// workflow from pg_stat_statements, which PostgreSQL must preload (see the option's help).
 //
 //   server_bench --dir DIR [--workers N] [--w1 COUNT] [--w3-seconds S] [--transport T]
 //                [--reckon PATH] [--otlp] [--effects compare [--rounds R]]
-//                [--journal-backend sqlite|postgres|both]
+//                [--journal-backend sqlite|postgres|both [--pg-statements]]
 #include <CLI/CLI.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
