@@ -24,8 +24,19 @@
 // on / off ratios of throughput and server CPU per workflow with their spread, and what the
 // broker received.
 //
+// With --journal-backend postgres or both, W1 and W3 run with the server's journal on SQLite
+// and/or on a private PostgreSQL 15 that this program starts (tests/support/postgres_server.h,
+// data directory under $TMPDIR, fsync and synchronous_commit on), a fresh database per run.
+// W3 then also prints the CPU of the PostgreSQL processes per workflow (the postmaster, its
+// children and the children it reaped, from /proc) and the transactions PostgreSQL counted in
+// that database per workflow (pg_stat_database.xact_commit + xact_rollback, read through psql
+// after the server has exited, so every backend has flushed its counters; each statement
+// outside an explicit transaction counts as one). --pg-statements adds the statements per
+// workflow from pg_stat_statements, which PostgreSQL must preload (see the option's help).
+//
 //   server_bench --dir DIR [--workers N] [--w1 COUNT] [--w3-seconds S] [--transport T]
 //                [--reckon PATH] [--otlp] [--effects compare [--rounds R]]
+//                [--journal-backend sqlite|postgres|both [--pg-statements]]
 #include <CLI/CLI.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -33,10 +44,14 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
+#include <sstream>
 #include <thread>
 
 #include "reckon/api/protocol/client.h"
@@ -44,6 +59,7 @@
 #include "bench/fsync_floor.h"
 #include "bench/machine.h"
 #include "bench/nats_broker.h"
+#include "tests/support/postgres_server.h"
 #include "tests/support/role_tokens.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/test_certs.h"
@@ -75,6 +91,42 @@ double ProcessCpuSeconds(pid_t pid) {
   return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
+// The CPU seconds of the PostgreSQL server listening on `port`: its postmaster (with the
+// children it has reaped) and its live children. 0 when none is found.
+double PostgresCpuSeconds(int port) {
+  const std::string flag = std::string("-p") + '\0' + std::to_string(port) + '\0';
+  pid_t postmaster = 0;
+  std::vector<pid_t> pids;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
+    pids.push_back(std::stoi(name));
+    std::ifstream file(entry.path() / "cmdline");
+    std::string cmdline((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    if (cmdline.find("postgres") != std::string::npos && cmdline.find(flag) != std::string::npos) {
+      postmaster = pids.back();
+    }
+  }
+  if (postmaster == 0) return 0;
+  double total = 0;
+  for (pid_t pid : pids) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const auto close = text.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream fields(text.substr(close + 2));
+    std::vector<std::string> f((std::istream_iterator<std::string>(fields)),
+                               std::istream_iterator<std::string>());
+    if (f.size() < 15) continue;  // f[0] is field 3 (state)
+    const pid_t ppid = std::stoi(f[1]);
+    if (pid != postmaster && ppid != postmaster) continue;
+    double ticks = std::stod(f[11]) + std::stod(f[12]);  // utime, stime
+    if (pid == postmaster) ticks += std::stod(f[13]) + std::stod(f[14]);  // cutime, cstime
+    total += ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+  }
+  return total;
+}
+
 double Percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
   return v[std::min(v.size() - 1, static_cast<std::size_t>(p * v.size()))];
@@ -98,6 +150,49 @@ std::string g_workflow_type = "ten_calls";  // or ten_calls_publish (--effects)
 // W3 runs so far: part of the workflow ids, so that the outbox message ids (derived from them)
 // differ from run to run and the broker stores each run's messages instead of deduplicating.
 int g_w3_runs = 0;
+// --journal-backend postgres: the private PostgreSQL server; each cluster gets a database of
+// its own on it. Null: the journal is a SQLite file in --dir.
+testing::PostgresServer* g_postgres = nullptr;
+int g_databases = 0;
+std::string g_database;  // the database of the current cluster
+double g_last_pg_cpu_ms = 0, g_last_pg_xacts = 0;  // per workflow, of the last W3 on PostgreSQL
+
+bool g_pg_statements = false;  // --pg-statements
+
+// --pg-statements: the statements run in `database` most often, with their calls per
+// workflow, from pg_stat_statements (which PostgreSQL must preload: see --pg-statements).
+void PrintPostgresStatements(const std::string& database, int workflows) {
+  const std::string command =
+      "/usr/lib/postgresql/15/bin/psql -Atq -F '|' '" + g_postgres->ConnectionString("postgres") +
+      "' -c 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements' -c \"SELECT s.calls, "
+      "regexp_replace(left(s.query, 110), '\\s+', ' ', 'g') FROM pg_stat_statements s JOIN "
+      "pg_database d ON d.oid = s.dbid WHERE d.datname = '" + database +
+      "' ORDER BY s.calls DESC LIMIT 12\"";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (!pipe) return;
+  char line[512];
+  while (std::fgets(line, sizeof line, pipe)) {
+    long long calls = 0;
+    const char* bar = std::strchr(line, '|');
+    if (!bar || std::sscanf(line, "%lld", &calls) != 1) continue;
+    std::printf("      %6.2f per workflow  %s", static_cast<double>(calls) / workflows, bar + 1);
+  }
+  ::pclose(pipe);
+}
+
+// Transactions committed and rolled back in `database` so far, through psql; -1 on failure.
+double PostgresTransactions(const std::string& database) {
+  const std::string command =
+      "/usr/lib/postgresql/15/bin/psql -Atq '" + g_postgres->ConnectionString("postgres") +
+      "' -c \"SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = '" +
+      database + "'\"";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (!pipe) return -1;
+  double count = -1;
+  if (std::fscanf(pipe, "%lf", &count) != 1) count = -1;
+  ::pclose(pipe);
+  return count;
+}
 
 // With `tls`, as deployed: the server requires client certificates, which every worker, the
 // CLI and the bench's client present.
@@ -106,10 +201,20 @@ Cluster StartCluster(const std::string& dir, int workers, bool tls) {
   std::vector<std::pair<std::string, std::string>> client_env;
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(dir + "/server.db" + suffix);
   std::filesystem::remove(dir + "/port");
+  std::string journal = dir + "/server.db";
+  if (g_postgres) {
+    g_database = "bench_" + std::to_string(++g_databases);
+    auto url = g_postgres->CreateDatabase(g_database);
+    if (!url) {
+      std::fprintf(stderr, "PostgreSQL: %s\n", url.error().ToString().c_str());
+      std::exit(1);
+    }
+    journal = url.value();
+  }
   testing::SubprocessOptions options;
-  options.args = {"server",      "--journal",   dir + "/server.db", "--listen",
+  options.args = {"server",      "--journal",   journal,            "--listen",
                   "127.0.0.1:0", "--port-file", dir + "/port",      "--quiet",
-                  "--trace",     "/dev/null"};
+                  "--trace",     "/dev/null",   "--admin-token-file", dir + "/server.db.admin-token"};
   if (g_inline_commit) options.args.push_back("--inline-commit");
   if (g_no_metrics) options.args.push_back("--no-metrics");
   if (!g_otlp_endpoint.empty()) {
@@ -262,9 +367,10 @@ double W1(const std::string& dir, int workers, int count, bool tls,
     std::exit(1);
   }
   const double p50 = Percentile(latencies, 0.5), p99 = Percentile(latencies, 0.99);
-  std::printf("W1  server mode, %s, %d worker process(es), %d workflows x 10 sequential calls,"
+  std::printf("W1  server mode, %s, journal %s, %d worker process(es), %d workflows x 10 sequential calls,"
               " serial:  p50 %.2f ms  p99 %.2f ms  (p50 = %.1f x fsync floor; target p50 <= 5 ms)\n",
-              tls ? "mTLS" : "plaintext", workers, count, p50, p99,
+              tls ? "mTLS" : "plaintext", g_postgres ? "PostgreSQL" : "SQLite", workers, count,
+              p50, p99,
               p50 * 1000 / floor.mean_us);
   return p50;
 }
@@ -284,10 +390,11 @@ double W3(const std::string& dir, int workers, double seconds, int concurrency, 
     std::fprintf(stderr, "W3 warm-up failed\n");
     std::exit(1);
   }
-  int completed = 0, failed = 0;
+  int completed = 0, failed = 0, finished = 1;  // finished: the warm-up and those past the end
   const double server_cpu0 = ProcessCpuSeconds(cluster.server->pid());
   double worker_cpu0 = 0;
   for (auto& w : cluster.workers) worker_cpu0 += ProcessCpuSeconds(w.pid());
+  const double pg_cpu0 = g_postgres ? PostgresCpuSeconds(g_postgres->port()) : 0;
   const auto start = SteadyClock::now();
   const auto end = start + std::chrono::duration_cast<SteadyClock::duration>(
                                std::chrono::duration<double>(seconds));
@@ -298,6 +405,7 @@ double W3(const std::string& dir, int workers, double seconds, int concurrency, 
           client, "w3-" + std::to_string(g_w3_runs) + "-" + std::to_string(c) + "-" + std::to_string(i));
       if (!done) ++failed;
       else if (SteadyClock::now() <= end) ++completed;
+      if (done) ++finished;
     }
     if (--running == 0) client->Close();
   };
@@ -310,14 +418,31 @@ double W3(const std::string& dir, int workers, double seconds, int concurrency, 
   for (auto& w : cluster.workers) worker_cpu += ProcessCpuSeconds(w.pid());
   const double per_s = completed / elapsed;
   g_last_server_cpu_ms = server_cpu * 1000 / completed;
-  std::printf("W3  server mode, %s, %s, metrics %s, %d worker process(es), concurrency %d for %.1f s: %.0f "
+  if (g_postgres) {
+    g_last_pg_cpu_ms = (PostgresCpuSeconds(g_postgres->port()) - pg_cpu0) * 1000 / completed;
+  }
+  std::printf("W3  server mode, %s, journal %s, %s, metrics %s, %d worker process(es), concurrency %d for %.1f s: %.0f "
               "workflows/s, %.0f steps/s; CPU ms/workflow: server %.2f, workers %.2f; %d failed"
               "  (%.2f workflows per fsync-floor interval; target >= 1,500 workflows/s)\n",
-              tls ? "mTLS" : "plaintext", g_workflow_type.c_str(), g_no_metrics ? "off" : "on",
+              tls ? "mTLS" : "plaintext", g_postgres ? "PostgreSQL" : "SQLite",
+              g_workflow_type.c_str(), g_no_metrics ? "off" : "on",
               workers, concurrency,
               elapsed, per_s, per_s * 10,
               server_cpu * 1000 / completed, worker_cpu * 1000 / completed, failed,
               per_s * floor.mean_us / 1e6);
+  if (g_postgres) {
+    // The server exits, its backends exit and flush their counters, then they are read.
+    cluster.workers.clear();
+    auto stopped = cluster.server->Terminate();
+    if (!stopped) std::fprintf(stderr, "server stop: %s\n", stopped.error().ToString().c_str());
+    std::this_thread::sleep_for(1s);
+    g_last_pg_xacts = PostgresTransactions(g_database) / finished;
+    std::printf("    PostgreSQL: CPU %.2f ms per workflow (postmaster and children, in the window); "
+                "%.1f transactions per workflow (database %s: %d workflows finished, the "
+                "warm-up and those past the window included, plus start-up and token issue)\n",
+                g_last_pg_cpu_ms, g_last_pg_xacts, g_database.c_str(), finished);
+    if (g_pg_statements) PrintPostgresStatements(g_database, finished);
+  }
   return per_s;
 }
 
@@ -382,6 +507,42 @@ void CompareEffects(const std::string& dir, int workers, double seconds, bool tl
               mean(cpu[0]), mean(cpu[1]), requests, static_cast<double>(bytes) / 1e6);
 }
 
+// --journal-backend: W1 and W3 with the journal on SQLite, then on a private PostgreSQL.
+int CompareJournals(const std::string& dir, int workers, int w1, double w3_seconds, bool tls,
+                    const std::string& only, const std::string& backends,
+                    const bench::FsyncFloor& floor) {
+  std::unique_ptr<testing::PostgresServer> postgres;
+  std::map<bool, double> w1_p50, w3_rate, server_cpu;  // [on PostgreSQL]
+  for (bool on_postgres : {false, true}) {
+    if (backends == (on_postgres ? "sqlite" : "postgres")) continue;
+    if (on_postgres) {
+      auto started = testing::PostgresServer::Start();
+      if (!started) {
+        std::fprintf(stderr, "PostgreSQL: %s\n", started.error().ToString().c_str());
+        return 1;
+      }
+      postgres = std::move(started).value();
+      g_postgres = postgres.get();
+    }
+    if (only.empty() || only == "w1") w1_p50[on_postgres] = W1(dir, workers, w1, tls, floor);
+    if (only.empty() || only == "w3") {
+      w3_rate[on_postgres] = W3(dir, workers, w3_seconds, 32, tls, floor);
+      server_cpu[on_postgres] = g_last_server_cpu_ms;
+    }
+  }
+  g_postgres = nullptr;
+  if (w1_p50.size() == 2) {
+    std::printf("W1  PostgreSQL / SQLite p50: %.2f x\n", w1_p50[true] / w1_p50[false]);
+  }
+  if (w3_rate.size() == 2) {
+    std::printf("W3  PostgreSQL / SQLite throughput: %.2f x (target >= 0.5); server CPU per "
+                "workflow %.2f x; PostgreSQL CPU %.2f ms and %.1f transactions per workflow\n",
+                w3_rate[true] / w3_rate[false], server_cpu[true] / server_cpu[false],
+                g_last_pg_cpu_ms, g_last_pg_xacts);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -420,6 +581,17 @@ int main(int argc, char** argv) {
   std::string effects_on = "metrics,otlp,outbox";
   app.add_option("--effects-on", effects_on,
                  "--effects compare: what the on rounds turn on (default metrics,otlp,outbox)");
+  std::string journal_backend;
+  app.add_option("--journal-backend", journal_backend,
+                 "sqlite, postgres (a private PostgreSQL this program starts) or both: W1 and "
+                 "W3 on each (one transport: --transport plaintext or tls), the PostgreSQL / "
+                 "SQLite ratios, and PostgreSQL's CPU and transactions per workflow")
+      ->check(CLI::IsMember({"sqlite", "postgres", "both"}));
+  app.add_flag("--pg-statements", g_pg_statements,
+               "--journal-backend: after W3 on PostgreSQL, the most frequent statements per "
+               "workflow from pg_stat_statements; PostgreSQL must preload it: set "
+               "RECKON_POSTGRES_BIN to a directory whose `postgres` runs the real one with "
+               "-c shared_preload_libraries=pg_stat_statements");
   CLI11_PARSE(app, argc, argv);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::printf("%s\n", bench::DescribeMachine(dir).c_str());
@@ -431,6 +603,10 @@ int main(int argc, char** argv) {
   if (transport != "plaintext") modes.push_back(true);
   std::map<bool, double> w1_p50, w3_rate;
   g_no_metrics = metrics == "off";
+  if (!journal_backend.empty()) {
+    return CompareJournals(dir, workers, w1, w3_seconds, transport == "tls", only,
+                           journal_backend, floor);
+  }
   if (!effects.empty()) {
     CompareEffects(dir, workers, w3_seconds, transport == "tls", rounds, effects_on, floor);
     return 0;
