@@ -11,7 +11,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 
-#include "reckon/storage/sqlite/sqlite_journal.h"
+#include "reckon/storage/backend/open_backend.h"
+#include "reckon/storage/testing/test_backend.h"
 #include "reckon/plan/plan.h"
 #include "reckon/storage/testing/faulty_journal.h"
 #include "tests/support/temp_dir.h"
@@ -33,7 +34,7 @@ using namespace reckon::testing;
 class EmbeddedHostTest : public ::testing::Test {
  protected:
   std::unique_ptr<EmbeddedHost> OpenHost() {
-    auto host = EmbeddedHost::Open(dir_.File("journal.db"));
+    auto host = EmbeddedHost::Open(journal_);
     EXPECT_TRUE(host) << host.error().ToString();
     EmbeddedHost& h = *host.value();
     auto approved = FastContract("approved_charge", SideEffect::kNonRepeatableWrite);
@@ -52,7 +53,7 @@ class EmbeddedHostTest : public ::testing::Test {
 
   // The runs' statuses as a reopened journal holds them.
   std::map<std::string, std::string> DurableStatuses() {
-    auto journal = storage::OpenSqliteJournal(dir_.File("journal.db"));
+    auto journal = storage::OpenJournal(journal_);
     EXPECT_TRUE(journal) << journal.error().ToString();
     std::map<std::string, std::string> out;
     auto runs = journal.value()->ListRuns();
@@ -62,6 +63,7 @@ class EmbeddedHostTest : public ::testing::Test {
   }
 
   TempDir dir_;
+  const std::string journal_ = storage::NewTestJournalOrThrow(dir_);  // SQLite or PostgreSQL
   FakeProvider provider_;
 };
 
@@ -138,11 +140,11 @@ asio::awaitable<int> StartOneAndWait(EmbeddedHost& host) {
 
 TEST_F(EmbeddedHostTest, RunEndsWithTheFailureWhenACommitFailsAndANewHostRecovers) {
   {
-    // The host owns the fault-injecting wrapper; the test owns the file's journal beneath it.
-    auto sqlite = storage::OpenSqliteJournal(dir_.File("journal.db"));
-    RECKON_ASSERT_OK(sqlite);
+    // The host owns the fault-injecting wrapper; the test owns the journal beneath it.
+    auto inner = storage::OpenJournal(journal_);
+    RECKON_ASSERT_OK(inner);
     auto faulty = std::make_unique<storage::FaultyJournal>(
-        *sqlite.value(), storage::FaultyJournal::Faults{.fail_commit = 2});
+        *inner.value(), storage::FaultyJournal::Faults{.fail_commit = 2});
     EmbeddedHost host(std::move(faulty));
     RECKON_ASSERT_OK(host.tools().Register(
         ProviderTool(FastContract("reserve", SideEffect::kIdempotentWrite), provider_)));

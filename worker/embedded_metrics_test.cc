@@ -8,6 +8,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
 
+#include "reckon/storage/testing/test_backend.h"
 #include "reckon/worker/embedded_host.h"
 #include "reckon/worker/testing/fake_provider.h"
 #include "reckon/worker/testing/fast_contracts.h"
@@ -62,7 +63,7 @@ class EmbeddedMetricsTest : public ::testing::Test {
   std::unique_ptr<EmbeddedHost> OpenHost() {
     EmbeddedHostOptions options;
     options.metrics_listen = "127.0.0.1:0";
-    auto host = EmbeddedHost::Open(dir_.File("journal.db"), options);
+    auto host = EmbeddedHost::Open(journal_, options);
     EXPECT_TRUE(host) << host.error().ToString();
     EmbeddedHost& h = *host.value();
     auto parked = FastContract("transfer", SideEffect::kNonRepeatableWrite);
@@ -75,6 +76,7 @@ class EmbeddedMetricsTest : public ::testing::Test {
   }
 
   TempDir dir_;
+  const std::string journal_ = storage::NewTestJournalOrThrow(dir_);  // SQLite or PostgreSQL
   FakeProvider provider_;
 };
 
@@ -104,7 +106,7 @@ TEST_F(EmbeddedMetricsTest, ServesMetricsAndRecoversTheGaugesFromTheJournal) {
 TEST_F(EmbeddedMetricsTest, AnAddressThatCannotBeBoundFailsRecover) {
   EmbeddedHostOptions options;
   options.metrics_listen = "not-an-ip:1";
-  auto host = EmbeddedHost::Open(dir_.File("journal.db"), options);
+  auto host = EmbeddedHost::Open(journal_, options);
   ASSERT_TRUE(host);
   auto recovered = host.value()->Run(host.value()->Recover());
   ASSERT_FALSE(recovered);

@@ -11,7 +11,7 @@
 
 #include "reckon/engine/outbox_message.h"
 #include "reckon/plan/plan.h"
-#include "reckon/storage/sqlite/sqlite_outbox_store.h"
+#include "reckon/storage/backend/open_backend.h"
 #include "reckon/worker/plan_workflow.h"
 #include "reckon/worker/testing/engine_harness.h"
 #include "reckon/worker/testing/expect_ok.h"
@@ -54,7 +54,7 @@ class PlanPublishTest : public ::testing::Test {
     ASSERT_TRUE(started) << started.error().ToString();
   }
   std::vector<OutboxRow> Outbox() {
-    auto store = SqliteOutboxStore::Open(h_.journal_path(), nullptr);
+    auto store = OpenOutboxStore(h_.journal_name(), nullptr);
     EXPECT_TRUE(store) << store.error().ToString();
     if (!store) return {};
     auto due = store.value()->ListDue(std::numeric_limits<std::int64_t>::max(), 100);

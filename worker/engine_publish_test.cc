@@ -7,7 +7,7 @@
 #include <boost/json/object.hpp>
 
 #include "reckon/engine/outbox_message.h"
-#include "reckon/storage/sqlite/sqlite_outbox_store.h"
+#include "reckon/storage/backend/open_backend.h"
 #include "reckon/worker/testing/engine_harness.h"
 #include "reckon/worker/testing/expect_ok.h"
 #include "reckon/worker/testing/fake_provider.h"
@@ -46,7 +46,7 @@ class PublishTest : public ::testing::Test {
         ProviderTool(FastContract("reserve", SideEffect::kIdempotentWrite), provider_)));
   }
   std::vector<OutboxRow> Outbox() {
-    auto store = SqliteOutboxStore::Open(h_.journal_path(), nullptr);
+    auto store = OpenOutboxStore(h_.journal_name(), nullptr);
     EXPECT_TRUE(store) << store.error().ToString();
     if (!store) return {};
     auto due = store.value()->ListDue(std::numeric_limits<std::int64_t>::max(), 100);

@@ -6,7 +6,8 @@
 #include <boost/json.hpp>
 
 #include "reckon/plan/plan.h"
-#include "reckon/storage/sqlite/sqlite_journal.h"
+#include "reckon/storage/backend/open_backend.h"
+#include "reckon/storage/testing/test_backend.h"
 #include "tests/support/temp_dir.h"
 #include "reckon/worker/embedded_host.h"
 #include "reckon/worker/plan_runner.h"
@@ -47,9 +48,9 @@ asio::awaitable<Result<std::string>> RunBoth(EmbeddedHost& host, const Plan& pla
   co_return std::string("done");
 }
 
-// The WorkflowStarted event of `workflow_id`'s run, from the journal at `path`.
-storage::WorkflowStarted StartOf(const std::string& path, const std::string& workflow_id) {
-  auto journal = storage::OpenSqliteJournal(path);
+// The WorkflowStarted event of `workflow_id`'s run, from the journal `name`.
+storage::WorkflowStarted StartOf(const std::string& name, const std::string& workflow_id) {
+  auto journal = storage::OpenJournal(name);
   EXPECT_TRUE(journal) << journal.error().ToString();
   auto run = journal.value()->FindLatestRun(workflow_id);
   EXPECT_TRUE(run && run.value()) << workflow_id;
@@ -62,10 +63,11 @@ storage::WorkflowStarted StartOf(const std::string& path, const std::string& wor
 
 TEST(PlanHashTest, RunPlanJournalsThePlansHashAndAPlainStartNone) {
   TempDir dir;
+  const std::string journal = storage::NewTestJournalOrThrow(dir);  // SQLite or PostgreSQL
   FakeProvider provider;
   const Plan plan = TwoSteps("hashed-1");
   {
-    auto host = EmbeddedHost::Open(dir.File("journal.db"));
+    auto host = EmbeddedHost::Open(journal);
     ASSERT_TRUE(host) << host.error().ToString();
     RECKON_ASSERT_OK(host.value()->tools().Register(
         ProviderTool(FastContract("reserve", SideEffect::kIdempotentWrite), provider)));
@@ -75,10 +77,10 @@ TEST(PlanHashTest, RunPlanJournalsThePlansHashAndAPlainStartNone) {
   }
   const std::string hash = PlanHash(plan);
   ASSERT_EQ(hash.size(), 64u) << hash;
-  const storage::WorkflowStarted planned = StartOf(dir.File("journal.db"), "hashed-1");
+  const storage::WorkflowStarted planned = StartOf(journal, "hashed-1");
   EXPECT_EQ(planned.workflow_type, kPlanWorkflow);
   EXPECT_EQ(planned.definition_hash, hash);
-  const storage::WorkflowStarted plain = StartOf(dir.File("journal.db"), "plain-1");
+  const storage::WorkflowStarted plain = StartOf(journal, "plain-1");
   EXPECT_EQ(plain.workflow_type, kCallOnce);
   EXPECT_EQ(plain.definition_hash, "");
 }

@@ -9,17 +9,22 @@ namespace {
 
 class PostgresEnvironment final : public ::testing::Environment {
  public:
-  void SetUp() override {
-    auto started = testing::PostgresServer::Start();
-    if (!started) {
-      error_ = started.error().ToString();
-      FAIL() << "cannot start the test PostgreSQL: " << error_;
+  testing::PostgresServer* Server() {
+    if (!tried_) {
+      tried_ = true;
+      auto started = testing::PostgresServer::Start();
+      if (started) {
+        server_ = std::move(started).value();
+      } else {
+        error_ = started.error().ToString();
+      }
     }
-    server_ = std::move(started).value();
+    return server_.get();
   }
   void TearDown() override { server_.reset(); }
 
   std::unique_ptr<testing::PostgresServer> server_;
+  bool tried_ = false;
   std::string error_ = "the test PostgreSQL was not started";
   int databases_ = 0;
 };
@@ -30,12 +35,13 @@ PostgresEnvironment* const environment = static_cast<PostgresEnvironment*>(
 
 }  // namespace
 
-testing::PostgresServer* TestPostgres() { return environment->server_.get(); }
+testing::PostgresServer* TestPostgres() { return environment->Server(); }
 const std::string& TestPostgresStartError() { return environment->error_; }
 
 Result<std::string> FreshDatabase() {
   if (TestPostgres() == nullptr) {
-    return Err(Errc::kFailedPrecondition, "no test PostgreSQL: " + TestPostgresStartError());
+    return Err(Errc::kFailedPrecondition,
+               "cannot start the test PostgreSQL: " + TestPostgresStartError());
   }
   return TestPostgres()->CreateDatabase("t" + std::to_string(++environment->databases_));
 }

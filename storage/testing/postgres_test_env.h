@@ -1,9 +1,12 @@
-// The PostgreSQL server of one test binary (tests/support/postgres_server.h), started once by
-// a GoogleTest environment before the first test and stopped after the last. Each test takes a
-// database of its own with FreshDatabase().
+// The PostgreSQL server of one test binary (tests/support/postgres_server.h): started on first
+// use (the first TestPostgres() or FreshDatabase() call), so a binary that links this but runs
+// on SQLite starts none, and stopped by a GoogleTest environment after the last test. Each
+// test takes a database of its own with FreshDatabase().
 //
-// If the server cannot start (PostgreSQL not installed), the environment fails the binary and
-// every test fails at SetUp with the reason, which names `./dev`.
+// If the server cannot start (PostgreSQL not installed), the first caller gets the reason,
+// which names `./dev`, and so does every later one: each test that needs it fails with it.
+// Not thread-safe: tests call it from GoogleTest's main thread (the server dies with the
+// thread that started it).
 #pragma once
 
 #include <string>
@@ -13,7 +16,8 @@
 
 namespace reckon::storage {
 
-// The binary's server; null (and Start's error in StartError()) if it did not start.
+// The binary's server, started now if it was not; null (and the reason in
+// TestPostgresStartError()) if it could not start.
 testing::PostgresServer* TestPostgres();
 const std::string& TestPostgresStartError();
 

@@ -2,7 +2,8 @@
 
 #include <stdexcept>
 
-#include "reckon/storage/sqlite/sqlite_journal.h"
+#include "reckon/storage/backend/open_backend.h"
+#include "reckon/storage/testing/test_backend.h"
 #include "reckon/worker/testing/test_workflows.h"
 
 namespace reckon::testing {
@@ -11,8 +12,8 @@ namespace asio = boost::asio;
 
 namespace {
 
-std::unique_ptr<storage::Journal> OpenJournal(const std::string& path) {
-  auto opened = storage::OpenSqliteJournal(path);
+std::unique_ptr<storage::Journal> OpenJournal(const std::string& name) {
+  auto opened = storage::OpenJournal(name);
   if (!opened) throw std::runtime_error("cannot open journal: " + opened.error().ToString());
   return std::move(opened).value();
 }
@@ -21,7 +22,8 @@ std::unique_ptr<storage::Journal> OpenJournal(const std::string& path) {
 
 EngineHarness::EngineHarness(EngineOptions options)
     : options_(std::move(options)),
-      journal_(OpenJournal(journal_path())),
+      journal_name_(storage::NewTestJournalOrThrow(dir_)),
+      journal_(OpenJournal(journal_name_)),
       tools_(std::make_unique<ToolRegistry>()),
       workflows_(std::make_unique<WorkflowRegistry>()) {
   (void)RegisterTestWorkflows(*workflows_);
@@ -42,7 +44,7 @@ void EngineHarness::Boot() {
   EmbeddedHostOptions options;
   options.engine = options_;
   options.clock = clock_;
-  host_ = std::make_unique<EmbeddedHost>(OpenJournal(journal_path()), *tools_, *workflows_,
+  host_ = std::make_unique<EmbeddedHost>(OpenJournal(journal_name_), *tools_, *workflows_,
                                          std::move(options));
   if (trace_ != nullptr) host_->AddSink(*trace_);
   host_->AddSink(poke_);
@@ -53,7 +55,7 @@ void EngineHarness::Shutdown() {
   // The host destroys the engine, then whatever still runs on the io_context, then closes the
   // journal: a process that died between two instructions.
   host_.reset();
-  journal_ = OpenJournal(journal_path());
+  journal_ = OpenJournal(journal_name_);
 }
 
 void EngineHarness::Crash() {

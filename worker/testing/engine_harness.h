@@ -1,7 +1,11 @@
 // EngineHarness: one embedded-mode engine (an EmbeddedHost: Engine + LocalWorker) over a real
-// SQLite journal in a temporary directory, with the life cycle an engine test needs: Boot() a "process", drive
+// journal of its own, with the life cycle an engine test needs: Boot() a "process", drive
 // it until something holds, end it mid-flight as a crash would (Crash() from inside a tool,
 // or Shutdown()), Boot() a new one on the same journal and Recover().
+//
+// Backend: the journal is opened with storage::OpenJournal from storage::NewTestJournal
+// (storage/testing/test_backend.h): a SQLite file in the harness's temporary directory by
+// default, a fresh database on the process's private PostgreSQL with RECKON_TEST_BACKEND=postgres.
 //
 // Driving: the engine runs on the harness's io_context, on the test's thread, only inside the
 // harness's blocking calls (Start, Decide, RunUntil, ...). A RunUntil condition is checked
@@ -98,7 +102,11 @@ class EngineHarness {
   // it meanwhile). Events() reads the newest run of a workflow id.
   storage::Journal& journal();
   std::vector<storage::Event> Events(const std::string& workflow_id);
-  std::string journal_path() const { return dir_.File("journal.db"); }
+  // The journal's name for storage::OpenJournal, OpenOutboxStore, ...: a SQLite file's path,
+  // or a postgresql:// connection string (storage::TestOnPostgres()).
+  const std::string& journal_name() const { return journal_name_; }
+  // The same, for tests that open the SQLite file itself (SQLite only).
+  const std::string& journal_path() const { return journal_name_; }
   const TempDir& dir() const { return dir_; }
 
   // Runs an awaitable on the engine's executor until it completes; nullopt on timeout.
@@ -139,6 +147,7 @@ class EngineHarness {
 
   TempDir dir_;
   EngineOptions options_;
+  std::string journal_name_;
   std::unique_ptr<storage::Journal> journal_;  // for reads, only while no host is booted
   std::unique_ptr<ToolRegistry> tools_;
   std::unique_ptr<WorkflowRegistry> workflows_;

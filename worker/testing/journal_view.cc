@@ -1,5 +1,9 @@
 #include "reckon/worker/testing/journal_view.h"
 
+#include <stdexcept>
+
+#include "reckon/storage/event_codec.h"
+
 namespace reckon::testing {
 
 using namespace storage;
@@ -34,6 +38,26 @@ std::string OperationIdOfStep(const std::vector<Event>& events, const std::strin
     }
   }
   return "";
+}
+
+std::vector<std::string> JournalEntriesHolding(storage::Journal& journal,
+                                               const std::string& needle) {
+  std::vector<std::string> holding;
+  auto runs = journal.ListRuns();
+  if (!runs) throw std::runtime_error(runs.error().ToString());
+  for (const storage::RunRow& run : runs.value()) {
+    const std::string& id = run.ref.workflow_id;
+    if (id.find(needle) != std::string::npos) holding.push_back(id + ": workflow id");
+    if (run.workflow_type.find(needle) != std::string::npos) holding.push_back(id + ": type");
+    auto events = journal.ReadEvents(run.ref);
+    if (!events) throw std::runtime_error(events.error().ToString());
+    for (const storage::Event& event : events.value()) {
+      if (storage::EncodeEventBody(event.body).find(needle) != std::string::npos) {
+        holding.push_back(id + "#" + std::to_string(event.seq));
+      }
+    }
+  }
+  return holding;
 }
 
 }  // namespace reckon::testing

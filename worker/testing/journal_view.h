@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "reckon/storage/event.h"
+#include "reckon/storage/journal.h"
 
 namespace reckon::testing {
 
@@ -54,5 +55,12 @@ std::optional<storage::Event> FirstOf(const std::vector<storage::Event>& events,
   if (found.empty()) return std::nullopt;
   return found.front();
 }
+
+// Where the journal holds `needle`, read through the Journal interface (so on any backend):
+// "<workflow id>#<seq>" of every event of every run whose encoded body contains it, and
+// "<workflow id>: <field>" of run rows. Tests that a secret or a refused value never landed
+// use it; on SQLite they also scan the file's bytes. Errors of the reads throw.
+std::vector<std::string> JournalEntriesHolding(storage::Journal& journal,
+                                               const std::string& needle);
 
 }  // namespace reckon::testing
