@@ -2,7 +2,10 @@
 // Errc::kCorruption (a damaged file), tells its owner once, through a callback, before handing
 // the error back. A process wraps the connections it serves queries from, so that a damaged
 // journal found by any read stops it, as a failed commit stops the engine: nothing read from
-// such a file can be trusted.
+// such a file can be trusted. Given `stop_on_unavailable`, it does the same for
+// Errc::kUnavailable: for a journal in a database server (PostgreSQL), a lost connection means
+// the owner's connection is likely gone too, and the process should exit so that a supervisor
+// restarts it and it reopens and recovers (an idle engine would not notice on its own).
 //
 // Ownership: does not own the wrapped journal, which must outlive it. Threading: as the wrapped
 // journal; the callback runs on the caller's thread, inside the failing call, and must not call
@@ -19,8 +22,10 @@ namespace reckon::storage {
 class CorruptionGuard final : public Journal {
  public:
   using OnCorruption = std::function<void(const Error& error)>;
-  CorruptionGuard(Journal& inner, OnCorruption on_corruption)
-      : inner_(inner), on_corruption_(std::move(on_corruption)) {}
+  CorruptionGuard(Journal& inner, OnCorruption on_corruption, bool stop_on_unavailable = false)
+      : inner_(inner),
+        on_corruption_(std::move(on_corruption)),
+        stop_on_unavailable_(stop_on_unavailable) {}
   using Journal::ListRuns;
   using Journal::ReadEvents;
 
@@ -67,7 +72,9 @@ class CorruptionGuard final : public Journal {
  private:
   template <class R>
   void Note(const R& result) {
-    if (!result && result.error().code() == Errc::kCorruption && !reported_) {
+    if (!result && !reported_ &&
+        (result.error().code() == Errc::kCorruption ||
+         (stop_on_unavailable_ && result.error().code() == Errc::kUnavailable))) {
       reported_ = true;
       if (on_corruption_) on_corruption_(result.error());
     }
@@ -80,6 +87,7 @@ class CorruptionGuard final : public Journal {
 
   Journal& inner_;
   OnCorruption on_corruption_;
+  bool stop_on_unavailable_ = false;
   bool reported_ = false;
 };
 

@@ -192,11 +192,20 @@ ServerHost::ServerHost(const ServerConfig& config, std::unique_ptr<storage::Jour
                                              AuthOptions{config_.insecure_dev, std::chrono::seconds(5),
                                                          !config_.tls.client_ca_file.empty()});
   auto damaged = [this](const Error& error) {
-    spdlog::critical("{}; stopping: nothing read from a damaged journal can be trusted",
-                     error.ToString());
+    if (error.code() == Errc::kUnavailable) {
+      spdlog::critical("{}; stopping: the connection to the journal's database was lost, so a "
+                       "restart must reopen the journal and recover from it",
+                       error.ToString());
+    } else {
+      spdlog::critical("{}; stopping: nothing read from a damaged journal can be trusted",
+                       error.ToString());
+    }
     asio::post(io_, [this] { StopServing(1); });
   };
-  guarded_reader_ = std::make_unique<storage::CorruptionGuard>(*reader_, std::move(damaged));
+  const bool database_server =
+      storage::BackendOf(config_.journal_path) == storage::BackendKind::kPostgres;
+  guarded_reader_ = std::make_unique<storage::CorruptionGuard>(*reader_, std::move(damaged),
+                                                               database_server);
   // Reports that arrive after their attempt stopped waiting go to the engine as evidence. The
   // engine exists before the loop runs, so before any report can arrive.
   auto late = [this](const ToolReport& report) {

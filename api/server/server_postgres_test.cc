@@ -8,6 +8,8 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "reckon/storage/backend/open_backend.h"
@@ -62,6 +64,29 @@ TEST(ServerPostgresTest, RunsWorkflowsAndSurvivesAKill) {
   ASSERT_EQ(second.code(), 0) << second.Describe();
   ASSERT_TRUE(Completes(*server.value(), "pg-2"));
 
+  // PostgreSQL restarts under the running server: whether the commit in flight landed is
+  // unknown, so the server's next write stops the engine and the process exits for a
+  // supervisor to restart it; the restarted server recovers and goes on.
+  ASSERT_TRUE(postgres.value()->Crash());
+  ASSERT_TRUE(postgres.value()->Restart());
+  (void)server.value()->Cli({"start", "pg-3", "--type", "call_once", "--input", ChargeInput(300)});
+  bool exited = false;
+  for (int i = 0; i < 300 && !exited; ++i) {
+    std::ifstream log(server.value()->dir().File("server.log"));
+    const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+    exited = text.find("stopping: the connection to the journal's database was lost") !=
+                 std::string::npos ||
+             text.find("engine stopped") != std::string::npos;
+    if (!exited) std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_TRUE(exited) << "the server did not stop after PostgreSQL restarted";
+  (void)server.value()->KillServer();  // reaps it (it may have exited already)
+  auto again = server.value()->RestartServer();
+  ASSERT_TRUE(again) << again.error().ToString();
+  const CliRun third = server.value()->StartWorkflow("pg-3", "call_once", ChargeInput(300));
+  ASSERT_EQ(third.code(), 0) << third.Describe();
+  ASSERT_TRUE(Completes(*server.value(), "pg-3"));
+
   const CliRun listed =
       server.value()->Cli({"list", "--status", "completed", "--token-file",
                            server.value()->TokenFile("reader")});
@@ -75,7 +100,7 @@ TEST(ServerPostgresTest, RunsWorkflowsAndSurvivesAKill) {
   EXPECT_FALSE(std::filesystem::exists(server.value()->journal_path()));
   auto journal = storage::OpenJournal(url);
   ASSERT_TRUE(journal) << journal.error().ToString();
-  for (const char* id : {"pg-1", "pg-2"}) {
+  for (const char* id : {"pg-1", "pg-2", "pg-3"}) {
     auto run = journal.value()->FindLatestRun(id);
     ASSERT_TRUE(run) << run.error().ToString();
     ASSERT_TRUE(run.value().has_value()) << id;
