@@ -93,8 +93,8 @@ Result<PublishAck> NatsPublisher::Publish(std::string_view subject, std::string_
   if (js_error != 0) why += ", JetStream error " + std::to_string(static_cast<int>(js_error));
   // Start the next attempt on a new connection. libnats reconnects a dropped connection by
   // itself, but a connection whose requests time out while the broker is up was seen to stay
-  // that way (every retry of two messages timed out for a minute, then a new process
-  // delivered them at once); a new connection costs little next to the ack timeout.
+  // that way (every retry of two messages timed out for a minute in one demo run, not
+  // reproduced since); a new connection costs little next to the ack timeout.
   if (status == NATS_TIMEOUT) connection_.reset();
   return Err(Errc::kUnavailable, "publishing message '" + id_text + "' to '" + subject_text +
                                      "' got no ack: " + why + "; it will be published again");
