@@ -198,7 +198,7 @@ asio::awaitable<Result<void>> Engine::Cancel(std::string workflow_id, std::strin
 }
 
 asio::awaitable<int> Engine::Release(std::function<bool(const std::string&)> leaving,
-                                     std::string reason) {
+                                     std::string reason, std::chrono::milliseconds patience) {
   std::vector<Slot*> released;
   for (auto it = slots_.begin(); it != slots_.end();) {
     if (!leaving(it->first)) {
@@ -227,10 +227,11 @@ asio::awaitable<int> Engine::Release(std::function<bool(const std::string&)> lea
   // A batch in flight ends by itself (Drive sees `released`); wait for it, so that the caller
   // may give the lease back knowing nothing more of these runs is written.
   asio::steady_timer pause(executor_);
+  const auto give_up = std::chrono::steady_clock::now() + patience;
   for (;;) {
     bool busy = false;
     for (Slot* slot : released) busy = busy || slot->busy;
-    if (!busy) break;
+    if (!busy || std::chrono::steady_clock::now() >= give_up) break;
     pause.expires_after(std::chrono::milliseconds(2));
     co_await pause.async_wait(asio::use_awaitable);
   }
@@ -391,6 +392,13 @@ asio::awaitable<void> Engine::Drive(Slot* slot) {
     if (broken) {
       Stop(*slot, *broken);
       for (Reply& reply : replies) std::move(reply)(Result<void>(*broken));
+      break;
+    }
+    if (slot->released) {
+      // Let go while the code ran (Release): nothing of this batch is written here; the run's
+      // new owner decides again from the journal.
+      const Error moved = Err(Errc::kNotOwner, slot->stuck);
+      for (Reply& reply : replies) std::move(reply)(Result<void>(moved));
       break;
     }
     if (!decider.events().empty()) {

@@ -122,10 +122,11 @@ class Engine {
   // and it disappears from Runs() and Describe(). Attempts on workers are left to finish: the
   // new owner learns their fate from the journal and the provider, never from here. A batch of
   // the run being committed finishes first, and acts on nothing. Completes when no batch of
-  // these runs is in flight any more, so that nothing more of them can be written; returns how
-  // many runs it let go.
+  // these runs is in flight any more, or after `patience` (a batch may wait on a workflow task
+  // no worker takes; the caller's fence refuses what it would write); returns how many runs it
+  // let go.
   boost::asio::awaitable<int> Release(std::function<bool(const std::string&)> leaving,
-                                      std::string reason);
+                                      std::string reason, std::chrono::milliseconds patience);
 
   // Starts a workflow, idempotently: a second start of the same workflow id returns the
   // existing run if the type and input match, else Errc::kAlreadyExists. Completes once the

@@ -32,7 +32,7 @@ class ReleaseTest : public ::testing::Test {
 
   int Release(const std::string& workflow_id) {
     auto leaving = [workflow_id](const std::string& id) { return id == workflow_id; };
-    auto released = h_.Await(h_.engine().Release(std::move(leaving), "moved (test)"));
+    auto released = h_.Await(h_.engine().Release(std::move(leaving), "moved (test)", 5s));
     EXPECT_TRUE(released);
     return released ? *released : -1;
   }

@@ -172,8 +172,10 @@ asio::awaitable<void> ClusterMember::Run() {
 
 asio::awaitable<void> ClusterMember::Lose(const std::vector<int>& shards, const std::string& why) {
   for (int shard : shards) fence_.Drop(shard);  // no write of ours lands there from now on
-  auto releasing = engine_.Release(InShards(shards), "cluster: this server lost the shard of "
-                                                     "this workflow; ask any server again");
+  auto releasing = engine_.Release(InShards(shards),
+                                   "cluster: this server lost the shard of this workflow; ask "
+                                   "any server again",
+                                   options_.lease / 3);
   const int runs = co_await std::move(releasing);
   spdlog::warn("cluster: lost shards {}: {}; giving them up ({} run(s) let go)", ShardList(shards),
                why, runs);
@@ -213,8 +215,12 @@ asio::awaitable<void> ClusterMember::GiveBack(int count) {
                                 held.end());
   const std::vector<int> shards = ShardsOf(chosen);
   releasing_.insert(shards.begin(), shards.end());
-  auto releasing = engine_.Release(InShards(shards), "cluster: the shard of this workflow moved "
-                                                     "to another server; ask any server again");
+  // Bounded, so that renewals go on: a batch still in flight afterwards is refused by the
+  // fence once the shard is dropped below.
+  auto releasing = engine_.Release(InShards(shards),
+                                   "cluster: the shard of this workflow moved to another "
+                                   "server; ask any server again",
+                                   options_.lease / 3);
   const int runs = co_await std::move(releasing);
   for (int shard : shards) fence_.Drop(shard);
   auto give = [this, chosen]() { return leases_->Release(options_.server_id, chosen); };
