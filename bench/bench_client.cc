@@ -46,6 +46,14 @@ asio::awaitable<Result<std::shared_ptr<api::Client>>> BenchClient::To(std::strin
   co_return client.value();
 }
 
+asio::awaitable<Result<api::Reply>> BenchClient::CallAt(
+    std::string address, std::unique_ptr<capnp::MallocMessageBuilder> request) {
+  auto client = co_await To(std::move(address));
+  if (!client) co_return client.error();
+  auto call = client.value()->Call(std::move(request), 15s);
+  co_return co_await std::move(call);
+}
+
 std::string BenchClient::NextServer() {
   return options_.servers[next_++ % options_.servers.size()];
 }
@@ -58,13 +66,7 @@ asio::awaitable<Result<api::Reply>> BenchClient::Call(capnp::MallocMessageBuilde
     if (stopped_) co_return Err(Errc::kUnavailable, "the benchmark stopped its client");
     auto copy = std::make_unique<capnp::MallocMessageBuilder>();
     copy->setRoot(request.getRoot<api::wire::Request>().asReader());
-    auto client = co_await To(address);
-    Result<api::Reply> reply = client ? Result<api::Reply>(Err(Errc::kInternal, ""))
-                                      : Result<api::Reply>(client.error());
-    if (client) {
-      auto call = client.value()->Call(std::move(copy), 15s);
-      reply = co_await std::move(call);
-    }
+    Result<api::Reply> reply = co_await CallAt(address, std::move(copy));
     if (reply) co_return reply;
     const Error& error = reply.error();
     if (error.code() == Errc::kNotOwner && !error.redirect().empty() && ++hops < 8) {

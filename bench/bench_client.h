@@ -59,6 +59,9 @@ class BenchClient {
   BenchClient(boost::asio::any_io_executor executor, BenchClientOptions options);
   // The connection to `address`, connecting when there is none or it was lost.
   boost::asio::awaitable<Result<std::shared_ptr<api::Client>>> To(std::string address);
+  // Sends `request` once to `address`.
+  boost::asio::awaitable<Result<api::Reply>> CallAt(
+      std::string address, std::unique_ptr<capnp::MallocMessageBuilder> request);
   // Sends a copy of `request` to `address`, following redirects and, when patient, retrying
   // at the next server. On success, `address` names the server that answered.
   boost::asio::awaitable<Result<api::Reply>> Call(capnp::MallocMessageBuilder& request,

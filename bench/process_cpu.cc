@@ -75,4 +75,11 @@ double PostgresTransactions(const std::string& postgres_url, const std::string& 
   return count;
 }
 
+double LoadAverage() {
+  std::ifstream file("/proc/loadavg");
+  double load = -1;
+  if (!(file >> load)) return -1;
+  return load;
+}
+
 }  // namespace reckon::bench

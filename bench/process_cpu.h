@@ -22,4 +22,8 @@ double PostgresCpuSeconds(int port);
 // when it exits), so read after the clients of `database` have disconnected.
 double PostgresTransactions(const std::string& postgres_url, const std::string& database);
 
+// The 1-minute load average (/proc/loadavg), to tell how busy a shared machine was; -1 if
+// unreadable.
+double LoadAverage();
+
 }  // namespace reckon::bench

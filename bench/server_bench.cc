@@ -407,16 +407,25 @@ void CompareEffects(const std::string& dir, int workers, double seconds, bool tl
 
 struct Figures {
   double w1_p50 = 0, w1_p99 = 0, w3_rate = 0, server_cpu = 0, worker_cpu = 0, pg_cpu = 0,
-         pg_xacts = 0;
+         pg_xacts = 0, load = 0;
 };
 
-// One row of the --cluster-servers summary.
+// One row of the --cluster-servers summary; what was not measured (--only) is left out.
 void PrintFigures(const std::string& label, const Figures& f, const bench::FsyncFloor& floor) {
-  std::printf("  %-22s  W1 p50 %6.2f ms (%4.1f x floor)  p99 %6.2f ms   W3 %5.0f workflows/s "
-              "(%.2f per floor interval)   per workflow: server CPU %.2f ms, workers %.2f ms, "
-              "PostgreSQL CPU %.2f ms, %.1f transactions\n",
-              label.c_str(), f.w1_p50, f.w1_p50 * 1000 / floor.mean_us, f.w1_p99, f.w3_rate,
-              f.w3_rate * floor.mean_us / 1e6, f.server_cpu, f.worker_cpu, f.pg_cpu, f.pg_xacts);
+  std::printf("  %-22s", label.c_str());
+  if (f.w1_p50 > 0) {
+    std::printf("  W1 p50 %6.2f ms (%4.1f x floor)  p99 %6.2f ms", f.w1_p50,
+                f.w1_p50 * 1000 / floor.mean_us, f.w1_p99);
+  }
+  if (f.w3_rate > 0) {
+    std::printf("  W3 %5.0f workflows/s (%.2f per floor interval, load average %.1f at its "
+                "start); per workflow: server CPU %.2f ms, workers %.2f ms",
+                f.w3_rate, f.w3_rate * floor.mean_us / 1e6, f.load, f.server_cpu, f.worker_cpu);
+    if (f.pg_xacts > 0) {
+      std::printf(", PostgreSQL CPU %.2f ms, %.1f transactions", f.pg_cpu, f.pg_xacts);
+    }
+  }
+  std::printf("\n");
 }
 
 // --journal-backend: W1 and W3 with the journal on SQLite, then on a private PostgreSQL, then
@@ -434,6 +443,7 @@ int CompareJournals(const std::string& dir, int workers, int w1, double w3_secon
       f.w1_p99 = g_last_w1_p99;
     }
     if (only.empty() || only == "w3") {
+      f.load = bench::LoadAverage();
       f.w3_rate = W3(dir, workers, w3_seconds, 32, tls, floor);
       f.server_cpu = g_last_server_cpu_ms;
       f.worker_cpu = g_last_worker_cpu_ms;
