@@ -152,7 +152,11 @@ std::optional<Sample> OneFailover(const FailoverOptions& options, int lease_ms, 
                  o.dir.c_str());
     return std::nullopt;
   }
-  std::this_thread::sleep_until(warm_until);
+  // The kill's phase against the membership ticks (every lease/3) decides how long the lease
+  // still runs; the start-up aligns the steps above with those ticks, so the repeats spread the
+  // kill evenly over one period instead of sampling one phase.
+  const auto period = std::chrono::milliseconds(lease_ms / 3);
+  std::this_thread::sleep_until(warm_until + period * (2 * repeat + 1) / (2 * options.repeats));
   std::string victim_owner;
   std::set<int> victim_shards;
   std::size_t victim = d.servers.size();
@@ -170,7 +174,7 @@ std::optional<Sample> OneFailover(const FailoverOptions& options, int lease_ms, 
     std::fprintf(stderr, "no live server owns shard %d of %s\n", shard, ticker.c_str());
     return std::nullopt;
   }
-  const int completed_before = load.completed;
+  const int completed_before = load.completed.load();
 
   Sample sample;
   sample.victim_shards = static_cast<int>(victim_shards.size());

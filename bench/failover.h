@@ -6,7 +6,9 @@
 // workflows running: a light W3-like load of ten_calls (concurrency `load`, through a patient
 // client that follows redirects and retries during the failover) and one "ticker" run (a noop
 // call and a 50 ms durable timer, over and over) whose shard decides the victim. Once the
-// ticker has recorded events, the owner of its shard is SIGKILLed and, polling the journal
+// ticker has recorded events (and, repeat i of R, (i + 1/2) / R of a membership period later,
+// so that the kills fall evenly over the period), the owner of its shard is SIGKILLed and,
+// polling the journal
 // through connections of the benchmark's own every 5 ms, it measures from the SIGKILL to:
 //   (a) the lease table naming a new, live owner of that shard;
 //   (b) the first event of the ticker's run recorded after the kill (committed by the new

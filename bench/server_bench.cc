@@ -34,7 +34,6 @@
 // outside an explicit transaction counts as one). --pg-statements adds the statements per
 // workflow from pg_stat_statements, which PostgreSQL must preload (see the option's help).
 //
-//
 // With --cluster-servers N[,N...] (PostgreSQL), W1 and W3 also run on clusters of N
 // `reckon server --cluster` processes on one fresh database each (bench/bench_deployment.h):
 // every bench_worker connects to every server; the client keeps one connection per server,
@@ -137,7 +136,6 @@ void PrintPostgresStatements(const std::string& database, int workflows) {
   ::pclose(pipe);
 }
 
-
 // --cluster-servers: the servers of the current deployment in cluster mode (0: one server, not
 // in cluster mode), and their --shard-lease-ms (0: the default).
 int g_cluster_servers = 0;
@@ -151,7 +149,7 @@ double PostgresTransactions(const std::string& database) {
 
 // With `tls`, as deployed: the server requires client certificates, which every worker, the
 // CLI and the bench's client present. In cluster mode, returns once the shards are balanced.
-Deployment StartCluster(const std::string& dir, int workers, bool tls) {
+Deployment Deploy(const std::string& dir, int workers, bool tls) {
   bench::DeploymentOptions o;
   o.dir = dir;
   o.reckon = g_reckon;
@@ -236,10 +234,10 @@ double ServersCpuSeconds(const Deployment& d) {
 // Returns p50 in ms.
 double W1(const std::string& dir, int workers, int count, bool tls,
           const bench::FsyncFloor& floor) {
-  Deployment cluster = StartCluster(dir, workers, tls);
+  Deployment deployment = Deploy(dir, workers, tls);
   asio::io_context io(1);
-  auto client = Connect(io, cluster);
-  WarmUp(io, *client, "w1-warmup-", cluster.servers.size());
+  auto client = Connect(io, deployment);
+  WarmUp(io, *client, "w1-warmup-", deployment.servers.size());
   std::vector<double> latencies;
   bool ok = true;
   auto serial = [&]() -> asio::awaitable<void> {
@@ -271,17 +269,17 @@ double W1(const std::string& dir, int workers, int count, bool tls,
 // Returns workflows/s.
 double W3(const std::string& dir, int workers, double seconds, int concurrency, bool tls,
           const bench::FsyncFloor& floor) {
-  Deployment cluster = StartCluster(dir, workers, tls);
+  Deployment deployment = Deploy(dir, workers, tls);
   asio::io_context io(1);
-  auto client = Connect(io, cluster);
+  auto client = Connect(io, deployment);
   // finished: the warm-up and those past the end too (for PostgreSQL's transactions)
   int completed = 0, failed = 0, started = 0;
   int finished = WarmUp(io, *client, "w3-warmup-" + std::to_string(g_w3_runs) + "-",
-                        cluster.servers.size());
+                        deployment.servers.size());
   const std::int64_t redirected0 = client->redirected_starts();
-  const double server_cpu0 = ServersCpuSeconds(cluster);
+  const double server_cpu0 = ServersCpuSeconds(deployment);
   double worker_cpu0 = 0;
-  for (auto& w : cluster.workers) worker_cpu0 += ProcessCpuSeconds(w.pid());
+  for (auto& w : deployment.workers) worker_cpu0 += ProcessCpuSeconds(w.pid());
   const double pg_cpu0 = g_postgres ? bench::PostgresCpuSeconds(g_postgres->port()) : 0;
   const auto start = SteadyClock::now();
   const auto end = start + std::chrono::duration_cast<SteadyClock::duration>(
@@ -303,9 +301,9 @@ double W3(const std::string& dir, int workers, double seconds, int concurrency, 
   io.run();
   ++g_w3_runs;
   const double elapsed = std::chrono::duration<double>(end - start).count();
-  const double server_cpu = ServersCpuSeconds(cluster) - server_cpu0;
+  const double server_cpu = ServersCpuSeconds(deployment) - server_cpu0;
   double worker_cpu = -worker_cpu0;
-  for (auto& w : cluster.workers) worker_cpu += ProcessCpuSeconds(w.pid());
+  for (auto& w : deployment.workers) worker_cpu += ProcessCpuSeconds(w.pid());
   const double per_s = completed / elapsed;
   g_last_server_cpu_ms = server_cpu * 1000 / completed;
   g_last_worker_cpu_ms = worker_cpu * 1000 / completed;
@@ -322,7 +320,7 @@ double W3(const std::string& dir, int workers, double seconds, int concurrency, 
               g_workflow_type.c_str(), g_no_metrics ? "off" : "on",
               workers, concurrency,
               elapsed, per_s, per_s * 10, g_last_server_cpu_ms,
-              cluster.servers.size() > 1 ? " (sum over the servers)" : "", g_last_worker_cpu_ms,
+              deployment.servers.size() > 1 ? " (sum over the servers)" : "", g_last_worker_cpu_ms,
               failed, per_s * floor.mean_us / 1e6);
   if (g_cluster_servers > 1) {
     std::printf("    %.0f%% of the starts were redirected to the owner (round robin over %d "
@@ -331,7 +329,7 @@ double W3(const std::string& dir, int workers, double seconds, int concurrency, 
   }
   if (g_postgres) {
     // The servers exit, their backends exit and flush their counters, then they are read.
-    cluster.Stop();
+    deployment.Stop();
     std::this_thread::sleep_for(1s);
     g_last_pg_xacts = PostgresTransactions(g_database) / finished;
     std::printf("    PostgreSQL: CPU %.2f ms per workflow (postmaster and children, in the window); "
