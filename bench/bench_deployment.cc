@@ -1,5 +1,6 @@
 #include "bench/bench_deployment.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
