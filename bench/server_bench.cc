@@ -34,9 +34,22 @@
 // outside an explicit transaction counts as one). --pg-statements adds the statements per
 // workflow from pg_stat_statements, which PostgreSQL must preload (see the option's help).
 //
+// With --cluster-servers N[,N...] (PostgreSQL), W1 and W3 also run on clusters of N
+// `reckon server --cluster` processes on one fresh database each (bench/bench_deployment.h):
+// every bench_worker connects to every server; the client keeps one connection per server,
+// sends each start to the next server in turn and follows a not_owner redirect to the owner,
+// and watches the run there (bench/bench_client.h). Measuring starts once the lease table
+// shows the 64 shards owned and balanced. W3's server CPU is the sum over the servers. A
+// summary prints every configuration of the run side by side, with the floor.
+//
+// With --failover, the failover benchmark instead (bench/failover.h).
+//
 //   server_bench --dir DIR [--workers N] [--w1 COUNT] [--w3-seconds S] [--transport T]
 //                [--reckon PATH] [--otlp] [--effects compare [--rounds R]]
-//                [--journal-backend sqlite|postgres|both [--pg-statements]]
+//                [--journal-backend sqlite|postgres|both [--pg-statements]
+//                 [--cluster-servers 1,2,3 [--shard-lease-ms MS]]]
+//                [--failover [--failover-servers N] [--failover-lease-ms 3000,1500]
+//                 [--failover-repeats R] [--failover-load C]]
 #include <CLI/CLI.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -52,17 +65,19 @@
 #include <iterator>
 #include <map>
 #include <sstream>
+#include <set>
 #include <thread>
 
 #include "reckon/api/protocol/client.h"
 #include "reckon/api/protocol/credentials.h"
+#include "bench/bench_client.h"
+#include "bench/bench_deployment.h"
+#include "bench/failover.h"
 #include "bench/fsync_floor.h"
 #include "bench/machine.h"
 #include "bench/nats_broker.h"
+#include "bench/process_cpu.h"
 #include "tests/support/postgres_server.h"
-#include "tests/support/role_tokens.h"
-#include "tests/support/subprocess.h"
-#include "tests/support/test_certs.h"
 #include "reckon/telemetry/testing/otlp_check.h"
 #include "reckon/telemetry/testing/otlp_receiver.h"
 
@@ -73,72 +88,13 @@ using namespace reckon;
 using SteadyClock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-double ProcessCpuSeconds(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  const auto close = text.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream fields(text.substr(close + 2));
-  std::string field;
-  double utime = 0, stime = 0;
-  for (int i = 3; fields >> field; ++i) {
-    if (i == 14) utime = std::stod(field);
-    if (i == 15) {
-      stime = std::stod(field);
-      break;
-    }
-  }
-  return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
-// The CPU seconds of the PostgreSQL server listening on `port`: its postmaster (with the
-// children it has reaped) and its live children. 0 when none is found.
-double PostgresCpuSeconds(int port) {
-  const std::string flag = std::string("-p") + '\0' + std::to_string(port) + '\0';
-  pid_t postmaster = 0;
-  std::vector<pid_t> pids;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
-    pids.push_back(std::stoi(name));
-    std::ifstream file(entry.path() / "cmdline");
-    std::string cmdline((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-    if (cmdline.find("postgres") != std::string::npos && cmdline.find(flag) != std::string::npos) {
-      postmaster = pids.back();
-    }
-  }
-  if (postmaster == 0) return 0;
-  double total = 0;
-  for (pid_t pid : pids) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-    const auto close = text.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream fields(text.substr(close + 2));
-    std::vector<std::string> f((std::istream_iterator<std::string>(fields)),
-                               std::istream_iterator<std::string>());
-    if (f.size() < 15) continue;  // f[0] is field 3 (state)
-    const pid_t ppid = std::stoi(f[1]);
-    if (pid != postmaster && ppid != postmaster) continue;
-    double ticks = std::stod(f[11]) + std::stod(f[12]);  // utime, stime
-    if (pid == postmaster) ticks += std::stod(f[13]) + std::stod(f[14]);  // cutime, cstime
-    total += ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
-  }
-  return total;
-}
-
 double Percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
   return v[std::min(v.size() - 1, static_cast<std::size_t>(p * v.size()))];
 }
 
-struct Cluster {
-  std::optional<testing::Subprocess> server;
-  std::vector<testing::Subprocess> workers;
-  std::string address;
-  std::string token;  // the operator's (start, watch)
-  api::TlsClientConfig tls;  // the bench's own connection: as a worker's
-};
+using bench::Deployment;
+using bench::ProcessCpuSeconds;
 
 bool g_inline_commit = false;  // --inline-commit: passed on to the server
 bool g_no_metrics = false;     // the server runs with --no-metrics (--metrics off / compare)
@@ -180,181 +136,114 @@ void PrintPostgresStatements(const std::string& database, int workflows) {
   ::pclose(pipe);
 }
 
-// Transactions committed and rolled back in `database` so far, through psql; -1 on failure.
+// --cluster-servers: the servers of the current deployment in cluster mode (0: one server, not
+// in cluster mode), and their --shard-lease-ms (0: the default).
+int g_cluster_servers = 0;
+int g_shard_lease_ms = 0;
+double g_last_w1_p99 = 0, g_last_worker_cpu_ms = 0;  // of the last W1 and W3
+double g_last_redirected = 0;  // the share of the last W3's starts that were redirected
+
 double PostgresTransactions(const std::string& database) {
-  const std::string command =
-      "/usr/lib/postgresql/15/bin/psql -Atq '" + g_postgres->ConnectionString("postgres") +
-      "' -c \"SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = '" +
-      database + "'\"";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) return -1;
-  double count = -1;
-  if (std::fscanf(pipe, "%lf", &count) != 1) count = -1;
-  ::pclose(pipe);
-  return count;
+  return bench::PostgresTransactions(g_postgres->ConnectionString("postgres"), database);
 }
 
 // With `tls`, as deployed: the server requires client certificates, which every worker, the
-// CLI and the bench's client present.
-Cluster StartCluster(const std::string& dir, int workers, bool tls) {
-  Cluster c;
-  std::vector<std::pair<std::string, std::string>> client_env;
-  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(dir + "/server.db" + suffix);
-  std::filesystem::remove(dir + "/port");
-  std::string journal = dir + "/server.db";
+// CLI and the bench's client present. In cluster mode, returns once the shards are balanced.
+Deployment Deploy(const std::string& dir, int workers, bool tls) {
+  bench::DeploymentOptions o;
+  o.dir = dir;
+  o.reckon = g_reckon;
+  o.worker_binary = BENCH_WORKER_PATH;
+  o.workers = workers;
+  o.tls = tls;
+  o.inline_commit = g_inline_commit;
+  o.no_metrics = g_no_metrics;
+  o.otlp_endpoint = g_otlp_endpoint;
+  o.nats_url = g_nats_url;
+  o.postgres = g_postgres;
   if (g_postgres) {
     g_database = "bench_" + std::to_string(++g_databases);
-    auto url = g_postgres->CreateDatabase(g_database);
-    if (!url) {
-      std::fprintf(stderr, "PostgreSQL: %s\n", url.error().ToString().c_str());
-      std::exit(1);
-    }
-    journal = url.value();
+    o.database = g_database;
   }
-  testing::SubprocessOptions options;
-  options.args = {"server",      "--journal",   journal,            "--listen",
-                  "127.0.0.1:0", "--port-file", dir + "/port",      "--quiet",
-                  "--trace",     "/dev/null",   "--admin-token-file", dir + "/server.db.admin-token"};
-  if (g_inline_commit) options.args.push_back("--inline-commit");
-  if (g_no_metrics) options.args.push_back("--no-metrics");
-  if (!g_otlp_endpoint.empty()) {
-    options.args.insert(options.args.end(), {"--otlp-endpoint", g_otlp_endpoint});
-  }
-  if (!g_nats_url.empty()) options.args.insert(options.args.end(), {"--nats-url", g_nats_url});
-  if (tls) {
-    std::filesystem::create_directories(dir + "/certs");
-    auto certs = testing::WriteTestCertificates(dir + "/certs");
-    if (!certs) {
-      std::fprintf(stderr, "test certificates: %s\n", certs.error().ToString().c_str());
-      std::exit(1);
-    }
-    options.args.insert(options.args.end(),
-                        {"--tls-cert", certs.value().server_cert, "--tls-key",
-                         certs.value().server_key, "--client-ca", certs.value().ca});
-    client_env = {{"RECKON_CA", certs.value().ca},
-                  {"RECKON_CERT", certs.value().client_cert},
-                  {"RECKON_KEY", certs.value().client_key}};
-    c.tls.ca_file = certs.value().ca;
-    c.tls.cert_file = certs.value().client_cert;
-    c.tls.key_file = certs.value().client_key;
-  }
-  options.stderr_path = dir + "/server.log";
-  c.server.emplace(std::move(testing::Subprocess::Start(g_reckon, options)).value());
-  int port = 0;
-  for (int i = 0; i < 400 && port == 0; ++i) {
-    std::ifstream file(dir + "/port");
-    if (!(file >> port)) std::this_thread::sleep_for(10ms);
-  }
-  if (port == 0) {
-    std::fprintf(stderr, "server did not start; see %s/server.log\n", dir.c_str());
+  o.cluster_servers = g_cluster_servers;
+  o.shard_lease_ms = g_shard_lease_ms;
+  Deployment d = bench::StartDeployment(o);
+  if (g_cluster_servers > 0 && !bench::WaitBalanced(d.journal, g_cluster_servers,
+                                                     g_shard_lease_ms > 0 ? g_shard_lease_ms : 3000,
+                                                     60s)) {
     std::exit(1);
   }
-  c.address = "127.0.0.1:" + std::to_string(port);
-  // Every request carries a token, as in production (docs/SECURITY.md).
-  auto tokens = testing::IssueRoleTokens(g_reckon, c.address, dir + "/server.db.admin-token",
-                                         dir, client_env);
-  auto token = tokens ? api::ReadTokenFile(testing::RoleTokenFile(dir, "operator"))
-                      : Result<std::string>(tokens.error());
-  if (!token) {
-    std::fprintf(stderr, "cannot issue tokens: %s\n", token.error().ToString().c_str());
-    std::exit(1);
-  }
-  c.token = token.value();
-  for (int i = 0; i < workers; ++i) {
-    testing::SubprocessOptions w;
-    w.env = client_env;
-    w.env.emplace_back("RECKON_TOKEN_FILE", testing::RoleTokenFile(dir, "worker"));
-    w.args = {"--server", c.address, "--id", "bench-" + std::to_string(i)};
-    w.stderr_path = dir + "/worker.log";
-    c.workers.push_back(std::move(testing::Subprocess::Start(BENCH_WORKER_PATH, w)).value());
-  }
-  return c;
+  return d;
 }
 
-std::unique_ptr<capnp::MallocMessageBuilder> NewRequest() {
-  auto m = std::make_unique<capnp::MallocMessageBuilder>();
-  m->initRoot<api::wire::Request>();
-  return m;
-}
-
-// Starts one workflow and follows it to its end. Returns false on any error.
-asio::awaitable<bool> RunOne(std::shared_ptr<api::Client> client, std::string id) {
-  for (int attempt = 0;; ++attempt) {
-    auto start = NewRequest();
-    auto s = start->getRoot<api::wire::Request>().initMethod().initStartWorkflow();
-    s.setWorkflowId(id);
-    s.setWorkflowType(g_workflow_type);
-    s.setInputJson("{}");
-    auto call = client->Call(std::move(start), 10s);
-    auto started = co_await std::move(call);
-    if (started) break;
-    // Right after start-up the workers may not have registered yet.
-    if (started.error().code() != Errc::kFailedPrecondition || attempt > 200) {
-      std::fprintf(stderr, "start %s: %s\n", id.c_str(), started.error().ToString().c_str());
-      co_return false;
-    }
-    asio::steady_timer wait(co_await asio::this_coro::executor, 10ms);
-    co_await wait.async_wait(asio::use_awaitable);
-  }
-  std::int64_t seen = 0;
-  while (true) {
-    auto watch = NewRequest();
-    auto w = watch->getRoot<api::wire::Request>().initMethod().initWatchWorkflow();
-    w.setWorkflowId(id);
-    w.setAfterSeq(seen);
-    w.setWaitMs(10000);
-    auto call = client->Call(std::move(watch), 15s);
-    auto reply = co_await std::move(call);
-    if (!reply) {
-      std::fprintf(stderr, "watch %s: %s\n", id.c_str(), reply.error().ToString().c_str());
-      co_return false;
-    }
-    for (auto event : reply.value().get().getResult().getHistory()) {
-      seen = event.getSeq();
-      const std::string type = event.getType().cStr();
-      if (type == "WorkflowCompleted") co_return true;
-      if (type == "WorkflowFailed" || type == "WorkflowCancelled") {
-        std::fprintf(stderr, "%s ended %s\n", id.c_str(), type.c_str());
-        co_return false;
-      }
-    }
-  }
-}
-
-std::shared_ptr<api::Client> Connect(asio::io_context& io, const Cluster& cluster) {
-  std::shared_ptr<api::Client> client;
-  const std::string& address = cluster.address;
+std::unique_ptr<bench::BenchClient> Connect(asio::io_context& io, const Deployment& d) {
+  std::unique_ptr<bench::BenchClient> client;
+  bench::BenchClientOptions options{d.addresses, d.token, d.tls, /*patient=*/false};
+  bool done = false;
   auto connect = [&]() -> asio::awaitable<void> {
-    api::ClientOptions options;
-    options.token = cluster.token;
-    options.tls = cluster.tls;
-    auto connecting = api::Client::Connect(io.get_executor(), address, std::move(options));
+    auto connecting = bench::BenchClient::Connect(io.get_executor(), std::move(options));
     auto c = co_await std::move(connecting);
-    if (c) client = c.value();
+    if (c) client = std::move(c).value();
+    else std::fprintf(stderr, "%s\n", c.error().ToString().c_str());
+    done = true;
   };
   asio::co_spawn(io, connect(), asio::detached);
-  for (int i = 0; i < 1000 && !client; ++i) io.run_one_for(10ms);
-  if (!client) {
-    std::fprintf(stderr, "cannot connect to %s\n", address.c_str());
+  while (!done) io.run_one();
+  if (!client) std::exit(1);
+  return client;
+}
+
+// The first runs wait for the workers to register: runs until one owned by each server has
+// completed (in cluster mode the workers register with every server). Returns the runs.
+int WarmUp(asio::io_context& io, bench::BenchClient& client, const std::string& prefix,
+           std::size_t servers) {
+  std::set<std::string> served;
+  int runs = 0;
+  bool done = false, ok = true;
+  auto warm = [&]() -> asio::awaitable<void> {
+    while (served.size() < servers && runs < 200 && ok) {
+      const std::string owner =
+          co_await client.RunOne(prefix + std::to_string(runs++), g_workflow_type, "{}");
+      ok = !owner.empty();
+      served.insert(owner);
+    }
+    done = true;
+  };
+  asio::co_spawn(io, warm(), asio::detached);
+  const auto give_up = SteadyClock::now() + 60s;
+  while (!done && SteadyClock::now() < give_up) io.run_one_for(10ms);
+  if (!done || !ok || served.size() < servers) {
+    std::fprintf(stderr, "warm-up failed\n");
     std::exit(1);
   }
-  return client;
+  return runs;
+}
+
+std::string Journal() {
+  if (!g_postgres) return "SQLite";
+  if (g_cluster_servers == 0) return "PostgreSQL";
+  return "PostgreSQL, cluster of " + std::to_string(g_cluster_servers) + " server(s)";
+}
+
+double ServersCpuSeconds(const Deployment& d) {
+  double total = 0;
+  for (const auto& server : d.servers) total += ProcessCpuSeconds(server.pid());
+  return total;
 }
 
 // Returns p50 in ms.
 double W1(const std::string& dir, int workers, int count, bool tls,
           const bench::FsyncFloor& floor) {
-  Cluster cluster = StartCluster(dir, workers, tls);
+  Deployment deployment = Deploy(dir, workers, tls);
   asio::io_context io(1);
-  auto client = Connect(io, cluster);
+  auto client = Connect(io, deployment);
+  WarmUp(io, *client, "w1-warmup-", deployment.servers.size());
   std::vector<double> latencies;
   bool ok = true;
   auto serial = [&]() -> asio::awaitable<void> {
-    // Warm-up: the first run waits for the workers to register.
-    ok = co_await RunOne(client, "w1-warmup");
     for (int i = 0; i < count && ok; ++i) {
       auto start = SteadyClock::now();
-      ok = co_await RunOne(client, "w1-" + std::to_string(i));
+      ok = !(co_await client->RunOne("w1-" + std::to_string(i), g_workflow_type, "{}")).empty();
       latencies.push_back(
           std::chrono::duration<double, std::milli>(SteadyClock::now() - start).count());
     }
@@ -367,42 +256,41 @@ double W1(const std::string& dir, int workers, int count, bool tls,
     std::exit(1);
   }
   const double p50 = Percentile(latencies, 0.5), p99 = Percentile(latencies, 0.99);
+  g_last_w1_p99 = p99;
   std::printf("W1  server mode, %s, journal %s, %d worker process(es), %d workflows x 10 sequential calls,"
-              " serial:  p50 %.2f ms  p99 %.2f ms  (p50 = %.1f x fsync floor; target p50 <= 5 ms)\n",
-              tls ? "mTLS" : "plaintext", g_postgres ? "PostgreSQL" : "SQLite", workers, count,
-              p50, p99,
-              p50 * 1000 / floor.mean_us);
+              " serial:  p50 %.2f ms  p99 %.2f ms  (p50 = %.1f x fsync floor; target p50 <= 5 ms)"
+              "%s\n",
+              tls ? "mTLS" : "plaintext", Journal().c_str(), workers, count, p50, p99,
+              p50 * 1000 / floor.mean_us,
+              g_cluster_servers > 1 ? "; starts round robin, redirected to the owner" : "");
   return p50;
 }
 
 // Returns workflows/s.
 double W3(const std::string& dir, int workers, double seconds, int concurrency, bool tls,
           const bench::FsyncFloor& floor) {
-  Cluster cluster = StartCluster(dir, workers, tls);
+  Deployment deployment = Deploy(dir, workers, tls);
   asio::io_context io(1);
-  auto client = Connect(io, cluster);
-  // Warm up: the workers register.
-  std::optional<bool> warmed;
-  auto warm = [&]() -> asio::awaitable<void> { warmed = co_await RunOne(client, "w3-warmup"); };
-  asio::co_spawn(io, warm(), asio::detached);
-  for (int i = 0; i < 3000 && !warmed; ++i) io.run_one_for(10ms);
-  if (!warmed || !*warmed) {
-    std::fprintf(stderr, "W3 warm-up failed\n");
-    std::exit(1);
-  }
-  int completed = 0, failed = 0, finished = 1;  // finished: the warm-up and those past the end
-  const double server_cpu0 = ProcessCpuSeconds(cluster.server->pid());
+  auto client = Connect(io, deployment);
+  // finished: the warm-up and those past the end too (for PostgreSQL's transactions)
+  int completed = 0, failed = 0, started = 0;
+  int finished = WarmUp(io, *client, "w3-warmup-" + std::to_string(g_w3_runs) + "-",
+                        deployment.servers.size());
+  const std::int64_t redirected0 = client->redirected_starts();
+  const double server_cpu0 = ServersCpuSeconds(deployment);
   double worker_cpu0 = 0;
-  for (auto& w : cluster.workers) worker_cpu0 += ProcessCpuSeconds(w.pid());
-  const double pg_cpu0 = g_postgres ? PostgresCpuSeconds(g_postgres->port()) : 0;
+  for (auto& w : deployment.workers) worker_cpu0 += ProcessCpuSeconds(w.pid());
+  const double pg_cpu0 = g_postgres ? bench::PostgresCpuSeconds(g_postgres->port()) : 0;
   const auto start = SteadyClock::now();
   const auto end = start + std::chrono::duration_cast<SteadyClock::duration>(
                                std::chrono::duration<double>(seconds));
   int running = concurrency;
   auto loop = [&](int c) -> asio::awaitable<void> {
     for (int i = 0; SteadyClock::now() < end; ++i) {
-      bool done = co_await RunOne(
-          client, "w3-" + std::to_string(g_w3_runs) + "-" + std::to_string(c) + "-" + std::to_string(i));
+      ++started;
+      const std::string id =
+          "w3-" + std::to_string(g_w3_runs) + "-" + std::to_string(c) + "-" + std::to_string(i);
+      bool done = !(co_await client->RunOne(id, g_workflow_type, "{}")).empty();
       if (!done) ++failed;
       else if (SteadyClock::now() <= end) ++completed;
       if (done) ++finished;
@@ -413,34 +301,42 @@ double W3(const std::string& dir, int workers, double seconds, int concurrency, 
   io.run();
   ++g_w3_runs;
   const double elapsed = std::chrono::duration<double>(end - start).count();
-  const double server_cpu = ProcessCpuSeconds(cluster.server->pid()) - server_cpu0;
+  const double server_cpu = ServersCpuSeconds(deployment) - server_cpu0;
   double worker_cpu = -worker_cpu0;
-  for (auto& w : cluster.workers) worker_cpu += ProcessCpuSeconds(w.pid());
+  for (auto& w : deployment.workers) worker_cpu += ProcessCpuSeconds(w.pid());
   const double per_s = completed / elapsed;
   g_last_server_cpu_ms = server_cpu * 1000 / completed;
+  g_last_worker_cpu_ms = worker_cpu * 1000 / completed;
+  g_last_redirected =
+      static_cast<double>(client->redirected_starts() - redirected0) / std::max(1, started);
   if (g_postgres) {
-    g_last_pg_cpu_ms = (PostgresCpuSeconds(g_postgres->port()) - pg_cpu0) * 1000 / completed;
+    g_last_pg_cpu_ms =
+        (bench::PostgresCpuSeconds(g_postgres->port()) - pg_cpu0) * 1000 / completed;
   }
   std::printf("W3  server mode, %s, journal %s, %s, metrics %s, %d worker process(es), concurrency %d for %.1f s: %.0f "
-              "workflows/s, %.0f steps/s; CPU ms/workflow: server %.2f, workers %.2f; %d failed"
+              "workflows/s, %.0f steps/s; CPU ms/workflow: server %.2f%s, workers %.2f; %d failed"
               "  (%.2f workflows per fsync-floor interval; target >= 1,500 workflows/s)\n",
-              tls ? "mTLS" : "plaintext", g_postgres ? "PostgreSQL" : "SQLite",
+              tls ? "mTLS" : "plaintext", Journal().c_str(),
               g_workflow_type.c_str(), g_no_metrics ? "off" : "on",
               workers, concurrency,
-              elapsed, per_s, per_s * 10,
-              server_cpu * 1000 / completed, worker_cpu * 1000 / completed, failed,
-              per_s * floor.mean_us / 1e6);
+              elapsed, per_s, per_s * 10, g_last_server_cpu_ms,
+              deployment.servers.size() > 1 ? " (sum over the servers)" : "", g_last_worker_cpu_ms,
+              failed, per_s * floor.mean_us / 1e6);
+  if (g_cluster_servers > 1) {
+    std::printf("    %.0f%% of the starts were redirected to the owner (round robin over %d "
+                "servers)\n",
+                g_last_redirected * 100, g_cluster_servers);
+  }
   if (g_postgres) {
-    // The server exits, its backends exit and flush their counters, then they are read.
-    cluster.workers.clear();
-    auto stopped = cluster.server->Terminate();
-    if (!stopped) std::fprintf(stderr, "server stop: %s\n", stopped.error().ToString().c_str());
+    // The servers exit, their backends exit and flush their counters, then they are read.
+    deployment.Stop();
     std::this_thread::sleep_for(1s);
     g_last_pg_xacts = PostgresTransactions(g_database) / finished;
     std::printf("    PostgreSQL: CPU %.2f ms per workflow (postmaster and children, in the window); "
                 "%.1f transactions per workflow (database %s: %d workflows finished, the "
-                "warm-up and those past the window included, plus start-up and token issue)\n",
-                g_last_pg_cpu_ms, g_last_pg_xacts, g_database.c_str(), finished);
+                "warm-up and those past the window included, plus start-up, token issue%s)\n",
+                g_last_pg_cpu_ms, g_last_pg_xacts, g_database.c_str(), finished,
+                g_cluster_servers > 0 ? " and the lease loop" : "");
     if (g_pg_statements) PrintPostgresStatements(g_database, finished);
   }
   return per_s;
@@ -507,12 +403,54 @@ void CompareEffects(const std::string& dir, int workers, double seconds, bool tl
               mean(cpu[0]), mean(cpu[1]), requests, static_cast<double>(bytes) / 1e6);
 }
 
-// --journal-backend: W1 and W3 with the journal on SQLite, then on a private PostgreSQL.
+struct Figures {
+  double w1_p50 = 0, w1_p99 = 0, w3_rate = 0, server_cpu = 0, worker_cpu = 0, pg_cpu = 0,
+         pg_xacts = 0, load = 0;
+};
+
+// One row of the --cluster-servers summary; what was not measured (--only) is left out.
+void PrintFigures(const std::string& label, const Figures& f, const bench::FsyncFloor& floor) {
+  std::printf("  %-22s", label.c_str());
+  if (f.w1_p50 > 0) {
+    std::printf("  W1 p50 %6.2f ms (%4.1f x floor)  p99 %6.2f ms", f.w1_p50,
+                f.w1_p50 * 1000 / floor.mean_us, f.w1_p99);
+  }
+  if (f.w3_rate > 0) {
+    std::printf("  W3 %5.0f workflows/s (%.2f per floor interval, load average %.1f at its "
+                "start); per workflow: server CPU %.2f ms, workers %.2f ms",
+                f.w3_rate, f.w3_rate * floor.mean_us / 1e6, f.load, f.server_cpu, f.worker_cpu);
+    if (f.pg_xacts > 0) {
+      std::printf(", PostgreSQL CPU %.2f ms, %.1f transactions", f.pg_cpu, f.pg_xacts);
+    }
+  }
+  std::printf("\n");
+}
+
+// --journal-backend: W1 and W3 with the journal on SQLite, then on a private PostgreSQL, then
+// (--cluster-servers) on clusters of N servers on that PostgreSQL, a fresh database each.
 int CompareJournals(const std::string& dir, int workers, int w1, double w3_seconds, bool tls,
                     const std::string& only, const std::string& backends,
-                    const bench::FsyncFloor& floor) {
+                    const std::vector<int>& cluster_sizes, const bench::FsyncFloor& floor) {
   std::unique_ptr<testing::PostgresServer> postgres;
   std::map<bool, double> w1_p50, w3_rate, server_cpu;  // [on PostgreSQL]
+  std::vector<std::pair<std::string, Figures>> table;
+  auto measure = [&](const std::string& label) {
+    Figures f;
+    if (only.empty() || only == "w1") {
+      f.w1_p50 = W1(dir, workers, w1, tls, floor);
+      f.w1_p99 = g_last_w1_p99;
+    }
+    if (only.empty() || only == "w3") {
+      f.load = bench::LoadAverage();
+      f.w3_rate = W3(dir, workers, w3_seconds, 32, tls, floor);
+      f.server_cpu = g_last_server_cpu_ms;
+      f.worker_cpu = g_last_worker_cpu_ms;
+      f.pg_cpu = g_postgres ? g_last_pg_cpu_ms : 0;
+      f.pg_xacts = g_postgres ? g_last_pg_xacts : 0;
+    }
+    table.emplace_back(label, f);
+    return f;
+  };
   for (bool on_postgres : {false, true}) {
     if (backends == (on_postgres ? "sqlite" : "postgres")) continue;
     if (on_postgres) {
@@ -524,21 +462,33 @@ int CompareJournals(const std::string& dir, int workers, int w1, double w3_secon
       postgres = std::move(started).value();
       g_postgres = postgres.get();
     }
-    if (only.empty() || only == "w1") w1_p50[on_postgres] = W1(dir, workers, w1, tls, floor);
-    if (only.empty() || only == "w3") {
-      w3_rate[on_postgres] = W3(dir, workers, w3_seconds, 32, tls, floor);
-      server_cpu[on_postgres] = g_last_server_cpu_ms;
-    }
+    const Figures f = measure(on_postgres ? "one server, PostgreSQL" : "one server, SQLite");
+    w1_p50[on_postgres] = f.w1_p50;
+    w3_rate[on_postgres] = f.w3_rate;
+    server_cpu[on_postgres] = f.server_cpu;
   }
-  g_postgres = nullptr;
-  if (w1_p50.size() == 2) {
+  if (w1_p50.size() == 2 && w1_p50[false] > 0) {
     std::printf("W1  PostgreSQL / SQLite p50: %.2f x\n", w1_p50[true] / w1_p50[false]);
   }
-  if (w3_rate.size() == 2) {
+  if (w3_rate.size() == 2 && w3_rate[false] > 0) {
     std::printf("W3  PostgreSQL / SQLite throughput: %.2f x (target >= 0.5); server CPU per "
                 "workflow %.2f x; PostgreSQL CPU %.2f ms and %.1f transactions per workflow\n",
                 w3_rate[true] / w3_rate[false], server_cpu[true] / server_cpu[false],
                 g_last_pg_cpu_ms, g_last_pg_xacts);
+  }
+  if (g_postgres) {
+    for (int servers : cluster_sizes) {
+      g_cluster_servers = servers;
+      measure("cluster of " + std::to_string(servers));
+    }
+    g_cluster_servers = 0;
+  }
+  g_postgres = nullptr;
+  if (!cluster_sizes.empty()) {
+    std::printf("Summary (fsync floor mean %.1f us; W1 %d workflows, W3 concurrency 32 for %.0f s; "
+                "a cluster's server CPU is the sum over its servers):\n",
+                floor.mean_us, w1, w3_seconds);
+    for (const auto& [label, f] : table) PrintFigures(label, f, floor);
   }
   return 0;
 }
@@ -592,6 +542,28 @@ int main(int argc, char** argv) {
                "workflow from pg_stat_statements; PostgreSQL must preload it: set "
                "RECKON_POSTGRES_BIN to a directory whose `postgres` runs the real one with "
                "-c shared_preload_libraries=pg_stat_statements");
+  std::vector<int> cluster_sizes;
+  app.add_option("--cluster-servers", cluster_sizes,
+                 "with --journal-backend postgres or both: after the one-server runs, W1 and W3 "
+                 "on clusters of N `reckon server --cluster` on one fresh database each "
+                 "(e.g. 1,2,3), the bench's client sending starts round robin and following "
+                 "redirects, every worker connected to every server")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 8));
+  app.add_option("--shard-lease-ms", g_shard_lease_ms, "cluster runs: the servers' lease");
+  bool failover = false;
+  app.add_flag("--failover", failover,
+               "the failover benchmark instead (bench/failover.h): SIGKILL the owner of a "
+               "running workflow's shard, time the takeover; on a private PostgreSQL");
+  bench::FailoverOptions failover_options;
+  app.add_option("--failover-servers", failover_options.servers, "--failover: cluster size")
+      ->check(CLI::Range(2, 8));
+  app.add_option("--failover-lease-ms", failover_options.lease_ms,
+                 "--failover: lease settings to measure (default 3000,1500)")
+      ->delimiter(',');
+  app.add_option("--failover-repeats", failover_options.repeats, "--failover: kills per lease");
+  app.add_option("--failover-load", failover_options.load,
+                 "--failover: concurrent ten_calls loops kept running");
   CLI11_PARSE(app, argc, argv);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::printf("%s\n", bench::DescribeMachine(dir).c_str());
@@ -603,9 +575,24 @@ int main(int argc, char** argv) {
   if (transport != "plaintext") modes.push_back(true);
   std::map<bool, double> w1_p50, w3_rate;
   g_no_metrics = metrics == "off";
+  if (failover) {
+    auto started = testing::PostgresServer::Start();
+    if (!started) {
+      std::fprintf(stderr, "PostgreSQL: %s\n", started.error().ToString().c_str());
+      return 1;
+    }
+    failover_options.deployment.dir = dir;
+    failover_options.deployment.reckon = g_reckon;
+    failover_options.deployment.worker_binary = BENCH_WORKER_PATH;
+    failover_options.deployment.workers = workers;
+    failover_options.deployment.tls = transport == "tls";
+    failover_options.deployment.postgres = started.value().get();
+    return bench::RunFailover(failover_options);
+  }
+  if (!cluster_sizes.empty() && journal_backend.empty()) journal_backend = "postgres";
   if (!journal_backend.empty()) {
     return CompareJournals(dir, workers, w1, w3_seconds, transport == "tls", only,
-                           journal_backend, floor);
+                           journal_backend, cluster_sizes, floor);
   }
   if (!effects.empty()) {
     CompareEffects(dir, workers, w3_seconds, transport == "tls", rounds, effects_on, floor);
