@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "reckon/storage/outbox_store.h"
@@ -108,28 +109,30 @@ PostgresJournal::PostgresJournal(PgConnection conn, int schema_version,
 
 Result<std::vector<Result<void>>> PostgresJournal::CheckFence(
     std::span<const AppendRequest* const> requests) {
-  // One lock per distinct shard, all in one round trip, in shard order (two servers' appends
-  // never wait on each other's rows in a cycle).
-  std::map<int, std::size_t> shards;  // shard -> index of its result in the batch
-  for (const AppendRequest* request : requests) shards.emplace(ShardOf(request->run.workflow_id), 0);
-  PgBatch batch;
-  std::size_t index = 0;
-  for (auto& [shard, at] : shards) {
-    PgParams params;
-    params.Add(static_cast<std::int64_t>(shard));
-    batch.Prepared(pg::kLockShardLease, std::move(params));
-    at = index++;
+  // One statement for every distinct shard of the group (their numbers are integers, so the
+  // list is written into the text); rows are locked in shard order, so two servers' appends
+  // never wait on each other's rows in a cycle.
+  std::set<int> shards;
+  for (const AppendRequest* request : requests) shards.insert(ShardOf(request->run.workflow_id));
+  std::string list;
+  for (int shard : shards) list += (list.empty() ? "" : ",") + std::to_string(shard);
+  RECKON_TRY(PgResult rows,
+             conn_.Query("SELECT shard, owner, epoch FROM reckon_shard_leases WHERE shard IN (" +
+                         list + ") ORDER BY shard FOR SHARE"));
+  std::map<int, std::pair<std::string, std::int64_t>> leases;  // shard -> (owner, epoch)
+  for (int i = 0; i < rows.rows(); ++i) {
+    leases[static_cast<int>(rows.Int(i, 0))] = {std::string(rows.Text(i, 1)), rows.Int(i, 2)};
   }
-  RECKON_TRY(std::vector<PgResult> rows, conn_.RunBatch(batch));
+  const std::string server_id = fence_->server_id();
   std::vector<Result<void>> out;
   out.reserve(requests.size());
   for (const AppendRequest* request : requests) {
     const int shard = ShardOf(request->run.workflow_id);
-    const PgResult& row = rows[shards[shard]];
     const std::optional<std::int64_t> held = fence_->EpochOf(shard);
-    const std::string owner = row.rows() > 0 ? std::string(row.Text(0, 0)) : std::string();
-    const std::int64_t epoch = row.rows() > 0 ? row.Int(0, 1) : 0;
-    if (held && owner == fence_->server_id() && epoch == *held) {
+    const auto lease = leases.find(shard);
+    const std::string owner = lease != leases.end() ? lease->second.first : std::string();
+    const std::int64_t epoch = lease != leases.end() ? lease->second.second : 0;
+    if (held && owner == server_id && epoch == *held) {
       out.push_back(Ok());
       continue;
     }
