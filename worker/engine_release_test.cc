@@ -42,14 +42,7 @@ class ReleaseTest : public ::testing::Test {
     EXPECT_TRUE(recovered && *recovered) << (recovered && !*recovered ? recovered->error().ToString() : "");
     return recovered && *recovered ? recovered->value() : -1;
   }
-  void RunFor(std::chrono::milliseconds duration) {
-    auto wait = [](asio::steady_timer* timer) -> asio::awaitable<bool> {
-      co_await timer->async_wait(asio::use_awaitable);
-      co_return true;
-    };
-    asio::steady_timer timer(h_.io(), duration);
-    ASSERT_TRUE(h_.Await(wait(&timer), duration + 5s));
-  }
+  void RunFor(std::chrono::milliseconds duration) { ASSERT_TRUE(h_.RunFor(duration)); }
   int CallsFor(const std::string& account) {
     int n = 0;
     for (const CallRecord& call : provider_.calls()) {

@@ -1,5 +1,8 @@
 #include "reckon/worker/testing/engine_harness.h"
 
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
 #include <stdexcept>
 
 #include "reckon/storage/backend/open_backend.h"
@@ -65,6 +68,15 @@ void EngineHarness::Crash() {
 
 void EngineHarness::Poke() {
   if (done_ != nullptr && host_ && (*done_)()) host_->io().stop();
+}
+
+bool EngineHarness::RunFor(std::chrono::milliseconds duration) {
+  auto wait = [](boost::asio::steady_timer* timer) -> boost::asio::awaitable<bool> {
+    co_await timer->async_wait(boost::asio::use_awaitable);
+    co_return true;
+  };
+  boost::asio::steady_timer timer(io(), duration);
+  return Await(wait(&timer), duration + std::chrono::seconds(5)).has_value();
 }
 
 bool EngineHarness::RunUntil(std::function<bool()> done, std::chrono::milliseconds timeout) {

@@ -92,6 +92,9 @@ class EngineHarness {
                      OperationState state, std::chrono::milliseconds timeout = kDefaultWait);
   // Checks the RunUntil condition now; fakes call it when something they track changes.
   void Poke();
+  // Lets the engine run for `duration`: whatever it had scheduled for then had its chance.
+  // False if the engine's loop did not get there (a Crash(), a stuck loop).
+  bool RunFor(std::chrono::milliseconds duration);
 
   std::optional<RunSummary> Describe(const std::string& workflow_id) const;
   // The operation of `step_id`, as the engine sees it now; nullopt if there is none.
