@@ -33,7 +33,7 @@ unsigned StatusOf(std::string_view code) {
       {"csrf_missing", 403},       {"not_found", 404},           {"already_exists", 409},
       {"failed_precondition", 409}, {"conflict", 409},           {"payload_too_large", 413},
       {"resource_exhausted", 429}, {"unavailable", 503},         {"deadline_exceeded", 504},
-      {"unimplemented", 501}};
+      {"unimplemented", 501},      {"not_owner", 421},           {"fenced", 409}};
   auto it = kStatus.find(code);
   return it == kStatus.end() ? 500 : it->second;
 }
@@ -227,7 +227,17 @@ HttpReply ErrorReply(std::string_view code, std::string_view message) {
                    StatusOf(code));
 }
 
-HttpReply ErrorReply(const Error& error) { return ErrorReply(ErrcName(error.code()), error.message()); }
+// A not_owner error (cluster mode) also names the owner: {"error": {..., "redirect": "HOST:PORT"}}.
+HttpReply ErrorReply(const Error& error) {
+  HttpReply reply = ErrorReply(ErrcName(error.code()), error.message());
+  if (!error.redirect().empty()) {
+    reply.body = json::serialize(json::object{
+        {"error", json::object{{"code", ErrcName(error.code())},
+                               {"message", error.message()},
+                               {"redirect", error.redirect()}}}});
+  }
+  return reply;
+}
 
 struct HttpApi::Caller {
   std::string token;
