@@ -170,7 +170,7 @@ asio::awaitable<void> ClusterMember::Run() {
   }
 }
 
-asio::awaitable<void> ClusterMember::Lose(const std::vector<int>& shards, const std::string& why) {
+asio::awaitable<void> ClusterMember::Lose(std::vector<int> shards, std::string why) {
   for (int shard : shards) fence_.Drop(shard);  // no write of ours lands there from now on
   auto releasing = engine_.Release(InShards(shards),
                                    "cluster: this server lost the shard of this workflow; ask "

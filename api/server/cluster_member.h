@@ -78,7 +78,8 @@ class ClusterMember final : public ShardRouter {
   template <class T, class F>
   boost::asio::awaitable<T> OnDatabase(F work);
   std::vector<storage::HeldShard> HeldWithEpochs() const;
-  boost::asio::awaitable<void> Lose(const std::vector<int>& shards, const std::string& why);
+  // Parameters by value: a coroutine outlives the temporaries of its call.
+  boost::asio::awaitable<void> Lose(std::vector<int> shards, std::string why);
   boost::asio::awaitable<void> Acquire(int count);
   boost::asio::awaitable<void> GiveBack(int count);
 
