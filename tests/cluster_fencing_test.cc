@@ -112,6 +112,7 @@ class ClusterFencingTest : public ::testing::Test {
     options.journal = database.value();
     options.dir = dir_.path();
     options.lease_ms = kShardLeaseMs;
+    options.quiet = false;  // the info lines "cluster: acquired shards ..." are evidence
     options.extra_args = {"--lease-timeout-ms", "1500", "--heartbeat-ms", "300"};
     auto cluster = ReckonCluster::Start(RECKON_CLI, options);
     ASSERT_TRUE(cluster) << cluster.error().ToString();
@@ -193,9 +194,12 @@ class ClusterFencingTest : public ::testing::Test {
     return run.status.Succeeded() ? std::string() : run.Describe();
   }
 
+  // Shards whose live lease (not expired) `server` holds.
   int OwnedBy(const std::vector<ShardLease>& leases, int server) const {
     int owned = 0;
-    for (const ShardLease& lease : leases) owned += cluster_->IndexOf(lease) == server ? 1 : 0;
+    for (const ShardLease& lease : leases) {
+      owned += cluster_->IndexOf(lease) == server && lease.expires_in_ms > 0 ? 1 : 0;
+    }
     return owned;
   }
 

@@ -30,59 +30,43 @@ std::string ReadText(const fs::path& path) {
   return text.str();
 }
 
-std::int64_t NumberField(const json::object& object, std::initializer_list<const char*> names) {
-  for (const char* name : names) {
-    const json::value* value = object.if_contains(name);
-    if (value != nullptr && value->is_number()) return value->to_number<std::int64_t>();
-  }
-  return 0;
+std::int64_t NumberField(const json::object& object, const char* name) {
+  const json::value* value = object.if_contains(name);
+  return value != nullptr && value->is_number() ? value->to_number<std::int64_t>() : 0;
 }
 
-std::string StringField(const json::object& object, std::initializer_list<const char*> names) {
-  for (const char* name : names) {
-    const json::value* value = object.if_contains(name);
-    if (value != nullptr && value->is_string()) return std::string(value->as_string());
-  }
-  return {};
+std::string StringField(const json::object& object, const char* name) {
+  const json::value* value = object.if_contains(name);
+  return value != nullptr && value->is_string() ? std::string(value->as_string()) : std::string();
 }
 
 ShardLease LeaseOf(const json::object& object) {
   ShardLease lease;
-  lease.shard = static_cast<int>(NumberField(object, {"shard"}));
-  if (object.if_contains("shard") == nullptr) lease.shard = -1;
-  lease.owner = StringField(object, {"owner", "server_id"});
-  lease.address = StringField(object, {"address", "owner_address"});
-  lease.epoch = NumberField(object, {"epoch"});
-  lease.expires_in_ms = NumberField(object, {"expires_in_ms", "expires_ms", "expires_in"});
+  lease.shard = object.if_contains("shard") ? static_cast<int>(NumberField(object, "shard")) : -1;
+  lease.owner = StringField(object, "owner");
+  lease.address = StringField(object, "address");
+  lease.epoch = NumberField(object, "epoch");
+  lease.expires_in_ms = NumberField(object, "expires_in_ms");
   return lease;
 }
 
 }  // namespace
 
 Result<std::vector<ShardLease>> ParseShardLeases(const std::string& text) {
-  boost::system::error_code ec;
-  json::value parsed = json::parse(text, ec);
-  if (ec) return Err(Errc::kInternal, "`reckon cluster --json` printed no JSON: " + text);
-  const json::array* rows = parsed.if_array();
-  if (rows == nullptr && parsed.is_object()) {
-    for (const char* name : {"shards", "leases"}) {
-      const json::value* inner = parsed.as_object().if_contains(name);
-      if (inner != nullptr && inner->is_array()) rows = &inner->as_array();
-    }
-  }
   std::vector<ShardLease> leases;
-  if (rows != nullptr) {
-    for (const json::value& row : *rows) {
-      if (!row.is_object()) return Err(Errc::kInternal, "a lease row is no object: " + text);
-      leases.push_back(LeaseOf(row.as_object()));
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    boost::system::error_code ec;
+    json::value parsed = json::parse(line, ec);
+    if (ec || !parsed.is_object()) {
+      return Err(Errc::kInternal, "`reckon cluster --json` printed a line that is no JSON "
+                                  "object: " + line);
     }
-  } else if (parsed.is_object()) {
-    leases.push_back(LeaseOf(parsed.as_object()));
-  } else {
-    return Err(Errc::kInternal, "`reckon cluster --json` printed neither rows nor a lease: " + text);
-  }
-  for (const ShardLease& lease : leases) {
-    if (lease.shard < 0) return Err(Errc::kInternal, "a lease without a shard: " + text);
+    ShardLease lease = LeaseOf(parsed.as_object());
+    if (lease.shard < 0) return Err(Errc::kInternal, "a lease without a shard: " + line);
+    leases.push_back(std::move(lease));
   }
   return leases;
 }
@@ -99,11 +83,12 @@ Result<std::unique_ptr<ReckonCluster>> ReckonCluster::Start(std::string reckon_p
   for (int i = 0; i < o.servers; ++i) {
     Server& server = cluster->servers_[static_cast<std::size_t>(i)];
     server.args = {"server", "--journal", o.journal, "--listen", "127.0.0.1:0",
-                   "--port-file", cluster->PortFile(i).string(), "--quiet",
-                   "--cluster", "--lease-ms", std::to_string(o.lease_ms),
+                   "--port-file", cluster->PortFile(i).string(),
+                   "--cluster", "--shard-lease-ms", std::to_string(o.lease_ms),
                    "--server-id", cluster->server_id(i),
                    "--admin-token-file", cluster->TokenFile("admin"),
                    "--trace", (o.dir / ("server-" + std::to_string(i) + ".trace.jsonl")).string()};
+    if (o.quiet) server.args.push_back("--quiet");
     server.args.insert(server.args.end(), o.extra_args.begin(), o.extra_args.end());
   }
   // Server 0 alone first: its first start writes the admin token the principals are made with.

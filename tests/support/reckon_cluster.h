@@ -3,9 +3,10 @@
 // fencing). The caller owns the database (tests/support/postgres_server.h) and passes its URL.
 //
 // Server i runs
-//   reckon server --journal URL --listen 127.0.0.1:PORT --port-file <dir>/server-i.port --quiet
-//                 --cluster --lease-ms L --server-id server-i --admin-token-file <dir>/admin.token
-//                 --trace <dir>/server-i.trace.jsonl  <extra_args>
+//   reckon server --journal URL --listen 127.0.0.1:PORT --port-file <dir>/server-i.port
+//                 --cluster --shard-lease-ms L --server-id server-i
+//                 --admin-token-file <dir>/admin.token --trace <dir>/server-i.trace.jsonl
+//                 [--quiet] <extra_args>
 // Its first life listens on port 0; later lives on the port of the first (workers and the CLI
 // were told that address). Its stderr goes to <dir>/server-i.log, after a line
 // "=== server-i life N" per life; what it writes to stdout is drained into
@@ -16,8 +17,8 @@
 // per role through it (tests/support/role_tokens.h, tokens in <dir>/<role>.token), then starts
 // the others. Cli() presents the token of the role its subcommand needs. No TLS: loopback only.
 //
-// The lease table is read with the real CLI (`reckon cluster --journal URL --json`), as an
-// operator would; Leases() and OwnerOf() parse it.
+// The lease table is read with the real CLI (`reckon cluster --journal URL --json`: one JSON
+// object per lease and line), as an operator would; Leases() and OwnerOf() parse it.
 //
 // Ownership: owns the server processes (the destructor SIGKILLs what still runs; Stop() ends
 // them gracefully), not the directory, the database or the workers it starts for the caller
@@ -43,7 +44,10 @@ struct ReckonClusterOptions {
   int servers = 3;
   std::string journal;        // postgresql://... (required)
   std::filesystem::path dir;  // must exist; logs, port files and tokens go there
-  int lease_ms = 3000;        // --lease-ms
+  int lease_ms = 3000;        // --shard-lease-ms
+  // --quiet: warnings and errors only. The cluster's info lines ("cluster: acquired shards",
+  // "released shards ... to rebalance") need it off.
+  bool quiet = true;
   std::vector<std::string> extra_args;  // appended to every `reckon server ...`
 };
 
@@ -138,8 +142,8 @@ class ReckonCluster {
   int cli_calls_ = 0;
 };
 
-// Parses `reckon cluster --json` output: an array of leases, an object holding one under
-// "shards" or "leases", or a single lease object (the answer for --workflow).
+// Parses `reckon cluster --json` output: one lease object per line ({"shard", "owner",
+// "address", "epoch", "expires_in_ms"}; --workflow adds "workflow_id"). No line: no lease.
 Result<std::vector<ShardLease>> ParseShardLeases(const std::string& text);
 
 }  // namespace reckon::testing
