@@ -18,12 +18,14 @@ std::string_view ErrcName(Errc code) {
     case Errc::kInternal: return "internal";
     case Errc::kCorruption: return "corruption";
     case Errc::kUnauthenticated: return "unauthenticated";
+    case Errc::kFenced: return "fenced";
+    case Errc::kNotOwner: return "not_owner";
   }
   return "unknown_error_code";
 }
 
 std::optional<Errc> ErrcFromName(std::string_view name) {
-  for (int i = 0; i <= static_cast<int>(Errc::kUnauthenticated); ++i) {
+  for (int i = 0; i <= static_cast<int>(Errc::kNotOwner); ++i) {
     if (ErrcName(static_cast<Errc>(i)) == name) return static_cast<Errc>(i);
   }
   return std::nullopt;
@@ -54,6 +56,8 @@ ErrorAction ActionOf(Errc code) {
       return ErrorAction::kDoNotRetry;
     case Errc::kConflict:
     case Errc::kFailedPrecondition:
+    case Errc::kFenced:
+    case Errc::kNotOwner:
     case Errc::kNondeterminism:
       return ErrorAction::kFixStateFirst;
     case Errc::kInternal:
@@ -74,7 +78,7 @@ Error Error::WithContext(std::string_view context) const {
   std::string message(context);
   message += ": ";
   message += message_;
-  return Error(code_, std::move(message));
+  return Error(code_, std::move(message)).WithRedirect(redirect_);
 }
 
 }  // namespace reckon

@@ -41,6 +41,12 @@ enum class Errc {
   kInternal,
   kCorruption,
   kUnauthenticated,  // no credential, or one the server does not accept (docs/SECURITY.md)
+  // A write by a server that no longer owns the data it wrote to (cluster mode: another server
+  // took the shard's lease over, storage/shard_fence.h): nothing was written; the owner decides.
+  kFenced,
+  // A request for a workflow another server owns (cluster mode): nothing was done; send it to
+  // the owner (the wire error carries its address). Clients follow it by themselves.
+  kNotOwner,
 };
 
 enum class ErrorAction { kRetry, kDoNotRetry, kFixStateFirst, kBug };
@@ -66,11 +72,21 @@ class Error {
   // Returns a copy whose message is "<context>: <message>", same code.
   Error WithContext(std::string_view context) const;
 
+  // kNotOwner: where the request should go instead (HOST:PORT of the owning server; empty
+  // when unknown). Carried over the wire (api/protocol/reckon.capnp, Error.redirect).
+  const std::string& redirect() const { return redirect_; }
+  Error WithRedirect(std::string address) const {
+    Error out = *this;
+    out.redirect_ = std::move(address);
+    return out;
+  }
+
   friend bool operator==(const Error&, const Error&) = default;
 
  private:
   Errc code_;
   std::string message_;
+  std::string redirect_;
 };
 
 template <class T>

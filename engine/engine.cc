@@ -28,6 +28,7 @@ struct Engine::Slot {
   std::string start_type;             // what Start() was called with, for idempotent restarts
   std::string start_input_json;
   std::string stuck;  // why the engine stopped driving this run
+  bool released = false;  // let go to another server (cluster mode); in retired_
   struct RunningAttempt {
     std::uint32_t attempt = 0;
     std::shared_ptr<asio::cancellation_signal> cancel;
@@ -73,9 +74,16 @@ Engine::Slot* Engine::FindSlot(const std::string& workflow_id) const {
 // --- the public face --------------------------------------------------------------------------
 
 asio::awaitable<Result<int>> Engine::Recover() {
+  auto all = [](const std::string&) { return true; };
+  return Recover(std::move(all));
+}
+
+asio::awaitable<Result<int>> Engine::Recover(std::function<bool(const std::string&)> owns) {
+  if (failed_) co_return Err(Errc::kUnavailable, "engine stopped: " + failure_);
   RECKON_CO_TRY(auto runs, Read(journal_.ListRuns(storage::RunStatus::kRunning)));
   int resumed = 0;
   for (RunRow& row : runs) {
+    if (!owns(row.ref.workflow_id) || FindSlot(row.ref.workflow_id) != nullptr) continue;
     RECKON_CO_TRY(auto events, Read(journal_.ReadEvents(row.ref)));
     auto slot = std::make_unique<Slot>(row.ref);
     Slot& s = *slot;
@@ -189,6 +197,62 @@ asio::awaitable<Result<void>> Engine::Cancel(std::string workflow_id, std::strin
   co_return co_await std::move(cancelled);
 }
 
+asio::awaitable<int> Engine::Release(std::function<bool(const std::string&)> leaving,
+                                     std::string reason) {
+  std::vector<Slot*> released;
+  for (auto it = slots_.begin(); it != slots_.end();) {
+    if (!leaving(it->first)) {
+      ++it;
+      continue;
+    }
+    Slot& slot = *it->second;
+    retired_.push_back(std::move(it->second));
+    it = slots_.erase(it);
+    Retire(slot, reason);
+    released.push_back(&slot);
+  }
+  // Whoever waits for one of these runs to settle hears that it moved.
+  const Error moved = Err(Errc::kNotOwner, reason);
+  std::vector<std::unique_ptr<RunWaiter>> waiters;
+  waiters.swap(run_waiters_);
+  for (auto& waiter : waiters) {
+    if (!leaving(waiter->workflow_id)) {
+      run_waiters_.push_back(std::move(waiter));
+      continue;
+    }
+    asio::post(executor_, [waiter = std::move(waiter), moved]() mutable {
+      std::move(waiter->handler)(Result<RunSummary>(moved));
+    });
+  }
+  // A batch in flight ends by itself (Drive sees `released`); wait for it, so that the caller
+  // may give the lease back knowing nothing more of these runs is written.
+  asio::steady_timer pause(executor_);
+  for (;;) {
+    bool busy = false;
+    for (Slot* slot : released) busy = busy || slot->busy;
+    if (!busy) break;
+    pause.expires_after(std::chrono::milliseconds(2));
+    co_await pause.async_wait(asio::use_awaitable);
+  }
+  WakeIdleWaiters();
+  co_return static_cast<int>(released.size());
+}
+
+void Engine::Retire(Slot& slot, const std::string& reason) {
+  slot.released = true;
+  slot.stuck = reason;
+  host_.Evict(slot.state.ref());
+  std::deque<Queued> inbox;
+  inbox.swap(slot.inbox);
+  const Error moved = Err(Errc::kNotOwner, reason);
+  for (Queued& queued : inbox) {
+    if (!queued.reply) continue;
+    asio::post(executor_, [reply = std::move(queued.reply), moved]() mutable {
+      std::move(reply)(Result<void>(moved));
+    });
+  }
+}
+
 void Engine::ReportLateAttempt(const std::string& workflow_id, std::string operation_id,
                                std::uint32_t attempt, AttemptOutcome outcome) {
   Slot* slot = FindSlot(workflow_id);
@@ -220,8 +284,9 @@ asio::awaitable<Result<void>> Engine::Await(Slot& slot, Input input) {
 void Engine::Submit(Slot& slot, Input input, Reply reply) {
   if (failed_ || !slot.stuck.empty()) {
     if (reply) {
-      Error error = failed_ ? Err(Errc::kUnavailable, "engine stopped: " + failure_)
-                            : Err(Errc::kFailedPrecondition,
+      Error error = failed_         ? Err(Errc::kUnavailable, "engine stopped: " + failure_)
+                    : slot.released ? Err(Errc::kNotOwner, slot.stuck)
+                                    : Err(Errc::kFailedPrecondition,
                                   "run '" + slot.state.ref().workflow_id + "' is stopped: " +
                                       slot.stuck);
       asio::post(executor_, [reply = std::move(reply), error]() mutable {
@@ -333,12 +398,34 @@ asio::awaitable<void> Engine::Drive(Slot* slot) {
       auto commit = committer_.AsyncAppend(std::move(append), asio::use_awaitable);
       auto ack = co_await std::move(commit);
       if (!*alive) co_return;
+      if (!ack && ack.error().code() == Errc::kFenced) {
+        // Another server took the run's shard over: nothing was written, and the run is
+        // theirs now. Let it go (the membership loop lets the rest of the shard go).
+        spdlog::warn("{}", ack.error().message());
+        if (!slot->released) {
+          auto it = slots_.find(slot->state.ref().workflow_id);
+          if (it != slots_.end() && it->second.get() == slot) {
+            retired_.push_back(std::move(it->second));
+            slots_.erase(it);
+          }
+          Retire(*slot, ack.error().message());
+        }
+        const Error moved = Err(Errc::kNotOwner, ack.error().message());
+        for (Reply& reply : replies) std::move(reply)(Result<void>(moved));
+        break;
+      }
       if (!ack) {
         Fail(ack.error());
         for (Reply& reply : replies) std::move(reply)(Result<void>(ack.error()));
         break;
       }
       sinks_.OnCommitted(slot->state, decider.events());
+    }
+    if (slot->released) {
+      // Let go while this batch was committed: it is durable, but the run is another
+      // server's now, and that server acts on it (from the journal).
+      for (Reply& reply : replies) std::move(reply)(Ok());
+      break;
     }
     Perform(*slot, decider.actions());
     for (Reply& reply : replies) std::move(reply)(Ok());

@@ -111,6 +111,21 @@ class Engine {
   // attempts that were in flight into unknown outcomes, re-arms timers. Returns how many runs
   // it resumed. Call once, before anything else.
   boost::asio::awaitable<Result<int>> Recover();
+  // Cluster mode (several servers, each owning some shards of the runs): resumes only the
+  // running runs for which `owns(workflow_id)` holds and that this engine does not hold
+  // already; called each time the server takes shards over. Returns how many it resumed.
+  boost::asio::awaitable<Result<int>> Recover(std::function<bool(const std::string&)> owns);
+
+  // Cluster mode: stops driving every run for which `leaving(workflow_id)` holds (its shard
+  // goes to another server, or was taken over): its queued requests are answered with
+  // Errc::kNotOwner, its timers and the reports of its attempts still running are dropped,
+  // and it disappears from Runs() and Describe(). Attempts on workers are left to finish: the
+  // new owner learns their fate from the journal and the provider, never from here. A batch of
+  // the run being committed finishes first, and acts on nothing. Completes when no batch of
+  // these runs is in flight any more, so that nothing more of them can be written; returns how
+  // many runs it let go.
+  boost::asio::awaitable<int> Release(std::function<bool(const std::string&)> leaving,
+                                      std::string reason);
 
   // Starts a workflow, idempotently: a second start of the same workflow id returns the
   // existing run if the type and input match, else Errc::kAlreadyExists. Completes once the
@@ -151,7 +166,8 @@ class Engine {
   void ReportLateAttempt(const std::string& workflow_id, std::string operation_id,
                          std::uint32_t attempt, AttemptOutcome outcome);
 
-  // Runs the engine knows in memory (active ones and those finished since start).
+  // Runs the engine knows in memory (active ones and those finished since start; in cluster
+  // mode, of the shards it holds).
   std::vector<RunSummary> Runs() const;
   std::optional<RunSummary> Describe(const std::string& workflow_id) const;
   // Active runs that still have work the engine can do by itself: each run that is not
@@ -218,6 +234,9 @@ class Engine {
   void StartAttempt(Slot& slot, const StartAttemptAction& action);
   void StartLookup(Slot& slot, const StartReconcileAction& action);
   void Stop(Slot& slot, const Error& error);
+  // Takes `slot` out of slots_ (into retired_, so that the timers and completions that point
+  // at it stay valid) and answers its queue with kNotOwner.
+  void Retire(Slot& slot, const std::string& reason);
   void Fail(const Error& error);
   RunSummary Summarize(const Slot& slot) const;
   static RunSummary SummaryOf(const RunState& state, const std::string& stuck, bool busy);
@@ -250,6 +269,9 @@ class Engine {
   EngineOptions options_;
   TimerQueue timers_;
   std::map<std::string, std::unique_ptr<Slot>> slots_;  // by workflow id
+  // Runs let go to another server (Release): kept so that pointers to them stay valid; they
+  // refuse every input.
+  std::vector<std::unique_ptr<Slot>> retired_;
   std::function<void(const Error&)> on_failed_;
   std::vector<Reply> idle_waiters_;  // UntilIdle() callers
   struct RunWaiter {

@@ -6,6 +6,7 @@
 
 #include "reckon/api/cli/admin_commands.h"
 #include "reckon/api/cli/outbox_commands.h"
+#include "reckon/api/cli/cluster_commands.h"
 #include "reckon/api/cli/auth_commands.h"
 #include "reckon/api/cli/command.h"
 #include "reckon/api/cli/decision_commands.h"
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
   reckon::cli::AddPlanCommands(app, env);
   reckon::cli::AddAdminCommands(app, env);
   reckon::cli::AddOutboxCommands(app, env);
+  reckon::cli::AddClusterCommands(app, env);
   reckon::cli::AddAuthCommands(app, env);
   try {
     app.parse(argc, argv);  // runs the chosen subcommand's callback

@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <ctime>
 #include <optional>
+#include <string_view>
+#include <thread>
 
 namespace reckon::cli {
 namespace asio = boost::asio;
@@ -36,18 +38,16 @@ std::unique_ptr<capnp::MallocMessageBuilder> NewRequest() {
   return message;
 }
 
-Result<api::Reply> CallServer(const RemoteFlags& flags,
-                              std::unique_ptr<capnp::MallocMessageBuilder> request,
-                              std::chrono::milliseconds timeout) {
-  RECKON_TRY(std::string token, api::LoadClientToken(flags.token_file));
-  api::ClientOptions options;
-  options.token = std::move(token);
-  options.tls = flags.tls;
-  api::ApplyTlsEnvironment(options.tls);
+namespace {
+
+// One request to `server` over a fresh connection.
+Result<api::Reply> CallOnce(const std::string& server, const api::ClientOptions& options,
+                            std::unique_ptr<capnp::MallocMessageBuilder> request,
+                            std::chrono::milliseconds timeout) {
   asio::io_context io(1);
   std::optional<Result<api::Reply>> outcome;
   auto call = [&]() -> asio::awaitable<void> {
-    auto connect = api::Client::Connect(io.get_executor(), flags.server, std::move(options));
+    auto connect = api::Client::Connect(io.get_executor(), server, options);
     auto client = co_await std::move(connect);
     if (!client) {
       outcome.emplace(client.error());
@@ -61,6 +61,49 @@ Result<api::Reply> CallServer(const RemoteFlags& flags,
   io.run();
   if (!outcome) return Err(Errc::kInternal, "the request did not complete");
   return std::move(*outcome);
+}
+
+std::unique_ptr<capnp::MallocMessageBuilder> CopyOf(capnp::MallocMessageBuilder& request) {
+  auto copy = std::make_unique<capnp::MallocMessageBuilder>();
+  copy->setRoot(request.getRoot<api::wire::Request>().asReader());
+  return copy;
+}
+
+}  // namespace
+
+// A cluster (docs/DEPLOYMENT.md, "Several nodes"): a not_owner reply names the owner, and the
+// same request goes there; an unavailable reply from a cluster ("cluster: ... no owner right
+// now") or an owner that cannot be reached means a failover is under way, so the request is
+// sent again to the server first asked, every 250 ms, for up to 15 s.
+Result<api::Reply> CallServer(const RemoteFlags& flags,
+                              std::unique_ptr<capnp::MallocMessageBuilder> request,
+                              std::chrono::milliseconds timeout) {
+  RECKON_TRY(std::string token, api::LoadClientToken(flags.token_file));
+  api::ClientOptions options;
+  options.token = std::move(token);
+  options.tls = flags.tls;
+  api::ApplyTlsEnvironment(options.tls);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  std::string server = flags.server;
+  for (int hop = 0;; ++hop) {
+    Result<api::Reply> reply = CallOnce(server, options, CopyOf(*request), timeout);
+    const bool redirected_here = server != flags.server;
+    bool again = false;
+    server = flags.server;
+    if (!reply) {
+      const Error& error = reply.error();
+      if (error.code() == Errc::kNotOwner && !error.redirect().empty() && hop < 8) {
+        server = error.redirect();
+        continue;
+      }
+      // A failover is under way: no owner yet, or the owner we were sent to is gone (ask the
+      // first server again; it learns the new owner).
+      again = (error.code() == Errc::kUnavailable && error.message().starts_with("cluster:")) ||
+              (redirected_here && error.code() == Errc::kUnavailable);
+    }
+    if (!again || std::chrono::steady_clock::now() >= give_up) return reply;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
 }
 
 std::string FormatTimeUs(std::int64_t us) {

@@ -27,6 +27,7 @@ struct ServerArgs {
   std::string port_file;
   std::string http_port_file;
   long lease_timeout_ms = 5000;
+  long shard_lease_ms = 3000;
   long heartbeat_ms = 1000;
   long workflow_task_timeout_ms = 10000;
   std::string sync = "full";
@@ -77,6 +78,7 @@ void RunServerCommand(CommandEnv& env, ServerArgs& args) {
     return;
   }
   args.config.tasks.lease_timeout = std::chrono::milliseconds(args.lease_timeout_ms);
+  args.config.cluster.lease = std::chrono::milliseconds(args.shard_lease_ms);
   args.config.tasks.heartbeat_interval = std::chrono::milliseconds(args.heartbeat_ms);
   args.config.tasks.workflow_task_timeout =
       std::chrono::milliseconds(args.workflow_task_timeout_ms);
@@ -207,6 +209,22 @@ void AddServerCommands(CLI::App& app, CommandEnv& env) {
     c->add_flag("--insecure-dev", args->config.insecure_dev,
                 "Development only, loopback only: requests without a token act as the "
                 "principal 'dev' with every permission");
+    c->add_flag("--cluster", args->config.cluster.enabled,
+                "Be one of several servers on one PostgreSQL journal, owning the shards it "
+                "holds leases on (docs/DEPLOYMENT.md, \"Several nodes\")");
+    c->add_option("--advertise", args->config.cluster.advertise,
+                  "--cluster: HOST:PORT where clients reach this server, named in redirects "
+                  "(default: the --listen host and the bound port)")
+        ->type_name("HOST:PORT");
+    c->add_option("--server-id", args->config.cluster.server_id,
+                  "--cluster: this server's name in the lease table (default: its advertised "
+                  "address); one name per server process")
+        ->type_name("NAME");
+    c->add_option("--shard-lease-ms", args->shard_lease_ms,
+                  "--cluster: how long a shard lease lasts (renewed every third of it); a dead "
+                  "server's shards are taken over once it expired")
+        ->check(CLI::Range(300L, 600000L))
+        ->capture_default_str();
     c->add_option("--lease-timeout-ms", args->lease_timeout_ms,
                   "A tool task not heartbeaten this long is lost (outcome unknown)")
         ->check(CLI::Range(100L, 3600000L))

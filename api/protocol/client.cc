@@ -50,7 +50,7 @@ Error FromWire(wire::Error::Reader error) {
   auto parsed = ErrcFromName(code);
   std::string message(error.getMessage().cStr());
   if (!parsed) return Err(Errc::kInternal, "server error '" + code + "': " + message);
-  return Err(*parsed, std::move(message));
+  return Err(*parsed, std::move(message)).WithRedirect(error.getRedirect().cStr());
 }
 
 void ToWire(const Error& error, wire::Error::Builder out) {
@@ -59,6 +59,9 @@ void ToWire(const Error& error, wire::Error::Builder out) {
   out.setCode(kj::StringPtr(code.data(), code.size()));
   out.setAction(kj::StringPtr(action.data(), action.size()));
   out.setMessage(kj::StringPtr(error.message().c_str(), error.message().size()));
+  if (!error.redirect().empty()) {
+    out.setRedirect(kj::StringPtr(error.redirect().c_str(), error.redirect().size()));
+  }
 }
 
 asio::awaitable<Result<std::shared_ptr<Client>>> Client::Connect(asio::any_io_executor executor,

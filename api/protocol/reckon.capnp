@@ -84,6 +84,8 @@ struct Error {
   code @0 :Text;     # invalid_argument, not_found, already_exists, failed_precondition, ...
   action @1 :Text;   # retry | do_not_retry | fix_state_first | bug: what the caller does next
   message @2 :Text;  # for people; names what is wrong and what to do
+  redirect @3 :Text; # not_owner (cluster mode): HOST:PORT of the server that owns the workflow;
+                     # send the same request there
 }
 
 # --- workflows (clients) -------------------------------------------------------------------

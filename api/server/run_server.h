@@ -51,6 +51,14 @@ struct ServerConfig {
   // --otlp-endpoint URL: export spans to an OTLP/HTTP collector ("http://127.0.0.1:4318"),
   // from a thread of their own (telemetry/otlp_trace_sink.h); empty: none.
   std::string otlp_endpoint;
+  // --cluster (docs/DEPLOYMENT.md, "Several nodes"): one of several servers on one PostgreSQL
+  // journal, owning the shards it holds leases on (api/server/cluster_member.h).
+  struct Cluster {
+    bool enabled = false;
+    std::string advertise;  // --advertise HOST:PORT; empty: the listen host and bound port
+    std::string server_id;  // --server-id; empty: the advertised address
+    std::chrono::milliseconds lease{3000};  // --shard-lease-ms
+  } cluster;
 };
 
 // Returns the process exit code: 0 after a graceful stop, 1 if it could not start or the engine

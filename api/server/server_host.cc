@@ -36,9 +36,12 @@ class ServiceSink final : public TraceSink {
 };
 
 Result<std::unique_ptr<storage::Journal>> OpenJournal(const ServerConfig& config,
-                                                      storage::OpenJournalOptions::Mode mode) {
+                                                      storage::OpenJournalOptions::Mode mode,
+                                                      const storage::ShardFence* fence) {
   storage::OpenJournalOptions options;
   options.mode = mode;
+  options.fence = fence;
+  options.lease = config.cluster.lease;
   options.payload_codec = config.journal.payload_codec;
   options.sqlite = config.journal;
   auto journal = storage::OpenJournal(config.journal_path, options);
@@ -87,10 +90,32 @@ Result<std::unique_ptr<ServerHost>> ServerHost::Create(const ServerConfig& given
     http_tls = std::move(console_tls).value();
   }
   using Mode = storage::OpenJournalOptions::Mode;
-  RECKON_TRY(auto journal, OpenJournal(config, Mode::kOwner));  // refused if another process owns it
+  std::unique_ptr<storage::ShardFence> fence;
+  std::unique_ptr<storage::ShardLeases> leases;
+  if (config.cluster.enabled) {
+    if (storage::BackendOf(config.journal_path) != storage::BackendKind::kPostgres) {
+      return Err(Errc::kInvalidArgument,
+                 "--cluster needs a PostgreSQL journal (--journal postgresql://...): the "
+                 "servers of a cluster share one database, and '" + config.journal_path +
+                     "' is a SQLite file");
+    }
+    if (config.cluster.lease < std::chrono::milliseconds(300)) {
+      return Err(Errc::kInvalidArgument, "--shard-lease-ms must be at least 300");
+    }
+    fence = std::make_unique<storage::ShardFence>("");
+  }
+  // Refused if another process owns it (a cluster member takes no lock: its appends are
+  // fenced by its shard leases instead).
+  RECKON_TRY(auto journal, OpenJournal(config, fence ? Mode::kClusterMember : Mode::kOwner,
+                                       fence.get()));
+  if (fence) {
+    auto opened = storage::ShardLeases::Open(config.journal_path);
+    if (!opened) return opened.error().WithContext("cannot read the shard leases");
+    leases = std::move(opened).value();
+  }
   // A second connection for everything but commits: the commit thread owns the first. It is the
   // owner's companion in this process, so it takes no lock of its own.
-  RECKON_TRY(auto reader, OpenJournal(config, Mode::kCompanion));
+  RECKON_TRY(auto reader, OpenJournal(config, Mode::kCompanion, nullptr));
   RECKON_TRY(auto principals, storage::OpenPrincipalStore(config.journal_path));
   RECKON_TRY(auto trace_file, JsonlTraceSink::Open(config.trace_path.empty()
                                                        ? BesideJournal(config, ".trace.jsonl")
@@ -101,7 +126,8 @@ Result<std::unique_ptr<ServerHost>> ServerHost::Create(const ServerConfig& given
   if (config.quiet) logger->set_level(spdlog::level::warn);
   auto host = std::unique_ptr<ServerHost>(
       new ServerHost(config, std::move(journal), std::move(reader), std::move(principals),
-                     std::move(trace_file), std::move(logger)));
+                     std::move(trace_file), std::move(logger), std::move(fence),
+                     std::move(leases)));
   host->payload_codec_ = std::move(payload_codec);
   host->http_tls_ = std::move(http_tls);
   if (!config.otlp_endpoint.empty()) {
@@ -180,8 +206,11 @@ ServerHost::ServerHost(const ServerConfig& config, std::unique_ptr<storage::Jour
                        std::unique_ptr<storage::Journal> reader,
                        std::unique_ptr<storage::PrincipalStore> principals,
                        std::unique_ptr<JsonlTraceSink> trace_file,
-                       std::shared_ptr<spdlog::logger> trace_logger)
+                       std::shared_ptr<spdlog::logger> trace_logger,
+                       std::unique_ptr<storage::ShardFence> fence,
+                       std::unique_ptr<storage::ShardLeases> leases)
     : config_(config),
+      fence_(std::move(fence)),
       journal_(std::move(journal)),
       reader_(std::move(reader)),
       principals_(std::move(principals)),
@@ -232,8 +261,15 @@ ServerHost::ServerHost(const ServerConfig& config, std::unique_ptr<storage::Jour
   }
   engine_ = std::make_unique<Engine>(io_.get_executor(), *journal_, contracts_, *tasks_, *tasks_,
                                      clock_, std::move(engine_options));
+  if (fence_) {
+    ClusterOptions cluster;
+    cluster.lease = config_.cluster.lease;
+    cluster_ = std::make_unique<ClusterMember>(io_.get_executor(), *engine_, *fence_,
+                                               std::move(leases), std::move(cluster));
+  }
   service_ = std::make_unique<Service>(*guarded_reader_, contracts_, *engine_, *tasks_,
-                                       *authorizer_, config_.server.limits.max_message_bytes);
+                                       *authorizer_, config_.server.limits.max_message_bytes,
+                                       cluster_.get());
   server_ = std::make_unique<Server>(io_.get_executor(), *service_, buffers_, config_.server);
   engine_->AddSink(trace_log_);
   engine_->AddSink(*trace_file_);
@@ -258,6 +294,7 @@ ServerHost::~ServerHost() {
   http_api_.reset();
   server_.reset();
   service_.reset();
+  cluster_.reset();
   engine_.reset();
   if (metrics_sink_) {
     for (const char* name : {"reckon_task_queue_depth", "reckon_task_lease_losses_total",
@@ -274,6 +311,7 @@ void ServerHost::Stop() {
 
 void ServerHost::StopServing(int exit_code) {
   if (exit_code != 0) exit_code_ = exit_code;
+  if (cluster_) cluster_->Stop();
   signals_.cancel();
   server_->Stop();
   if (http_) http_->Stop();
@@ -317,15 +355,29 @@ asio::awaitable<void> ServerHost::Start() {
       co_return;
     }
   }
-  auto recovered = co_await engine_->Recover();
-  if (!recovered) {
-    spdlog::error("recovery failed: {}", recovered.error().ToString());
-    StopServing(1);
-    co_return;
+  if (cluster_) {
+    // The member takes shards and recovers their runs as it goes.
+    const std::string address = config_.cluster.advertise.empty()
+                                    ? ParseHostPort(config_.listen).value().host + ":" +
+                                          std::to_string(server_->port())
+                                    : config_.cluster.advertise;
+    cluster_->Identify(config_.cluster.server_id.empty() ? address : config_.cluster.server_id,
+                       address);
+    asio::co_spawn(io_, cluster_->Run(), asio::detached);
+    spdlog::info("reckon server on port {} of {} (journal {}, {} contract(s); cluster member, "
+                 "runs are recovered shard by shard)",
+                 server_->port(), config_.listen, config_.journal_path, contracts_.size());
+  } else {
+    auto recovered = co_await engine_->Recover();
+    if (!recovered) {
+      spdlog::error("recovery failed: {}", recovered.error().ToString());
+      StopServing(1);
+      co_return;
+    }
+    spdlog::info("reckon server on port {} of {} (journal {}, {} contract(s), {} run(s) resumed)",
+                 server_->port(), config_.listen, config_.journal_path, contracts_.size(),
+                 recovered.value());
   }
-  spdlog::info("reckon server on port {} of {} (journal {}, {} contract(s), {} run(s) resumed)",
-               server_->port(), config_.listen, config_.journal_path, contracts_.size(),
-               recovered.value());
   if (http_) {
     spdlog::info("console and HTTP API on {}://{}:{}/ (docs/HTTP_API.md)",
                  config_.server.tls ? "https" : "http",
@@ -362,6 +414,7 @@ int ServerHost::Run() {
   });
   asio::co_spawn(io_, Start(), asio::detached);
   io_.run();
+  if (cluster_) cluster_->Leave();
   engine_->RemoveSink(service_sink);
   return exit_code_;
 }

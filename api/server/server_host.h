@@ -9,6 +9,11 @@
 // callback into this host, which reaches the engine only once Run() has started the loop,
 // after every member exists.
 //
+// Cluster mode (--cluster): the journal is written as a cluster member (every append fenced
+// by the shards held, storage/shard_fence.h), and instead of recovering every running workflow
+// at start, the ClusterMember takes shards and recovers theirs (api/server/cluster_member.h); on
+// a stop it gives its shards back.
+//
 // Run() recovers every running workflow, listens, and serves until SIGTERM/SIGINT (graceful:
 // stops accepting, closes connections, returns 0) or until the engine fails (a commit failed:
 // Engine::OnFailed stops the loop at once and Run() returns 1; a restart recovers from the
@@ -24,6 +29,7 @@
 
 #include "reckon/api/server/http/console_sessions.h"
 #include "reckon/api/server/authorizer.h"
+#include "reckon/api/server/cluster_member.h"
 #include "reckon/api/server/run_server.h"
 #include "reckon/api/server/server.h"
 #include "reckon/api/server/service.h"
@@ -75,7 +81,9 @@ class ServerHost {
              std::unique_ptr<storage::Journal> reader,
              std::unique_ptr<storage::PrincipalStore> principals,
              std::unique_ptr<JsonlTraceSink> trace_file,
-             std::shared_ptr<spdlog::logger> trace_logger);
+             std::shared_ptr<spdlog::logger> trace_logger,
+             std::unique_ptr<storage::ShardFence> fence,
+             std::unique_ptr<storage::ShardLeases> leases);
   // The first start's admin token; the development-mode warning.
   Result<void> PrepareAuthentication();
   boost::asio::awaitable<void> Start();
@@ -85,6 +93,9 @@ class ServerHost {
 
   const ServerConfig config_;
   std::unique_ptr<storage::PayloadCodec> payload_codec_;  // --payload-key; outlives the journals
+  // --cluster: the shards this server holds, which the commit connection checks every append
+  // against; outlives the journals. Null when not in a cluster.
+  std::unique_ptr<storage::ShardFence> fence_;
   std::unique_ptr<storage::Journal> journal_;  // the commit thread's connection
   std::unique_ptr<storage::Journal> reader_;   // everything else reads through this one
   // reader_ as the engine, the task queues and the service use it: a damaged file found by any
@@ -108,6 +119,8 @@ class ServerHost {
   std::unique_ptr<MetricsSink> metrics_sink_;
   std::unique_ptr<TaskQueues> tasks_;
   std::unique_ptr<Engine> engine_;
+  // --cluster: the membership loop and the router of the service; null when not in a cluster.
+  std::unique_ptr<ClusterMember> cluster_;
   std::unique_ptr<Service> service_;
   std::unique_ptr<Server> server_;
   // --http: the console and the HTTP API, on the same loop (docs/HTTP_API.md).

@@ -12,8 +12,10 @@ namespace asio = boost::asio;
 using std::chrono::milliseconds;
 
 Service::Service(storage::Journal& journal, ContractRegistry& contracts, Engine& engine,
-                 TaskQueues& tasks, Authorizer& authorizer, std::size_t max_reply_bytes)
+                 TaskQueues& tasks, Authorizer& authorizer, std::size_t max_reply_bytes,
+                 const ShardRouter* router)
     : authorizer_(authorizer),
+      router_(router),
       client_(journal, contracts, engine, tasks),
       worker_(journal, contracts, tasks, max_reply_bytes),
       auth_(authorizer) {}
@@ -73,8 +75,41 @@ asio::awaitable<Result<void>> Service::Dispatch(SessionState& session,
     auto handled = worker_.Handle(session, caller, method, timeout, response);
     co_return co_await std::move(handled);
   }
+  if (Redirected(method, response)) co_return Ok();
   auto handled = client_.Handle(caller, method, timeout, response);
   co_return co_await std::move(handled);
+}
+
+namespace {
+// The workflow a client request is about; empty for one about none (lists, contracts).
+std::string WorkflowOf(wire::Request::Method::Reader method) {
+  using M = wire::Request::Method;
+  switch (method.which()) {
+    case M::START_WORKFLOW: return Str(method.getStartWorkflow().getWorkflowId());
+    case M::SIGNAL_WORKFLOW: return Str(method.getSignalWorkflow().getWorkflowId());
+    case M::CANCEL_WORKFLOW: return Str(method.getCancelWorkflow().getWorkflowId());
+    case M::WATCH_WORKFLOW: return Str(method.getWatchWorkflow().getWorkflowId());
+    case M::DESCRIBE_WORKFLOW: return Str(method.getDescribeWorkflow().getWorkflowId());
+    case M::GET_HISTORY: return Str(method.getGetHistory().getWorkflowId());
+    case M::GET_TRACE: return Str(method.getGetTrace().getWorkflowId());
+    case M::DECIDE_APPROVAL: return Str(method.getDecideApproval().getWorkflowId());
+    case M::RESOLVE_OPERATION: return Str(method.getResolveOperation().getWorkflowId());
+    default: return "";
+  }
+}
+}  // namespace
+
+bool Service::Redirected(wire::Request::Method::Reader method, wire::Response::Builder response) {
+  if (router_ == nullptr) return false;
+  const std::string workflow_id = WorkflowOf(method);
+  if (workflow_id.empty()) return false;
+  const Route route = router_->RouteOf(workflow_id);
+  if (route.local) return false;
+  const Error refusal = route.owner_address.empty()
+                            ? Err(Errc::kUnavailable, route.reason)
+                            : Err(Errc::kNotOwner, route.reason).WithRedirect(route.owner_address);
+  ToWire(refusal, response.initResult().initError());
+  return true;
 }
 
 }  // namespace reckon::api

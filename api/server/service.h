@@ -6,7 +6,9 @@
 // method (api/protocol/reckon.capnp) to the client API (client_api.h: start, signal, cancel,
 // queries, approvals, resolutions, watch), the worker API (worker_api.h: registration, polls,
 // reports, heartbeats) or the principal API (auth_api.h: tokens, whoAmI), with the caller's
-// principal, and turns a refusal or a malformed message into an error reply.
+// principal, and turns a refusal or a malformed message into an error reply. In cluster mode
+// a client request about a workflow another server owns is answered with a redirect
+// (shard_router.h) after the caller was admitted.
 //
 // Ownership: owns the handlers; references the journal, contracts, engine, task queues and
 // authorizer, which outlive it. Threads: one single-threaded executor shared with the engine and the task
@@ -23,6 +25,7 @@
 #include "reckon/api/server/auth_api.h"
 #include "reckon/api/server/authorizer.h"
 #include "reckon/api/server/client_api.h"
+#include "reckon/api/server/shard_router.h"
 #include "reckon/api/server/task_queues.h"
 #include "reckon/api/server/worker_api.h"
 #include "reckon/base/error.h"
@@ -35,8 +38,11 @@ namespace reckon::api {
 class Service {
  public:
   // `max_reply_bytes`: the frame limit; a workflow task whose history would not fit fails.
+  // `router` (cluster mode; not owned, may be null): requests about a workflow another server
+  // owns are answered with a redirect (api/server/shard_router.h).
   Service(storage::Journal& journal, ContractRegistry& contracts, Engine& engine,
-          TaskQueues& tasks, Authorizer& authorizer, std::size_t max_reply_bytes);
+          TaskQueues& tasks, Authorizer& authorizer, std::size_t max_reply_bytes,
+          const ShardRouter* router = nullptr);
 
   // Fills `response` (its id already set) for `request`. Never throws for bad input: every
   // refusal becomes an error reply. `timeout` is the request's deadline, already capped.
@@ -59,7 +65,12 @@ class Service {
   // The caller of `request`, if it may call the method; else the refusal (logged).
   Result<auth::Principal> Admit(const SessionState& session, wire::Request::Reader request);
 
+  // Cluster mode: the redirect for a request about a workflow another server owns, written
+  // into `response`; false when this server serves it.
+  bool Redirected(wire::Request::Method::Reader method, wire::Response::Builder response);
+
   Authorizer& authorizer_;
+  const ShardRouter* router_;
   ClientApi client_;
   WorkerApi worker_;
   AuthApi auth_;

@@ -2,7 +2,12 @@
 // plan workflow (agent plans over its tools) and the send_refund / lookup_payment tools, connects to a `reckon server`, and runs what the
 // server hands it until SIGTERM/SIGINT. Start as many as you like against one server.
 //
-//   refund-worker --server HOST:PORT --provider URL [--seed S] [--id NAME] [--tool-slots N]
+//   refund-worker --server HOST:PORT [--server HOST:PORT ...] --provider URL [--seed S]
+//                 [--id NAME] [--tool-slots N]
+//
+// A cluster (docs/DEPLOYMENT.md, "Several nodes"): name every server; the worker holds a
+// connection to each (one RemoteWorker per server, same tools), and each server hands it the
+// tasks of the runs it owns. --tool-slots and --workflow-slots apply per server.
 //
 // Exit codes: 0 stopped by a signal; 1 the server refused the registration (the message says
 // why, e.g. a contract that differs from the one the server journaled); 2 bad usage.
@@ -14,6 +19,9 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "samples/common/http_url.h"
 #include "samples/refund/refund_tools.h"
@@ -30,7 +38,10 @@ int main(int argc, char** argv) {
   std::uint64_t seed = 1;
   CLI::App app("refund-worker: hosts the refund workflow and tools for a reckon server.",
                "refund-worker");
-  app.add_option("--server", options.server, "reckon server address, HOST:PORT")->required();
+  std::vector<std::string> servers;
+  app.add_option("--server", servers,
+                 "reckon server address, HOST:PORT; repeat it for every server of a cluster")
+      ->required();
   std::string token_file;
   app.add_option("--token-file", token_file,
                  "file with the worker's API token (default $RECKON_TOKEN_FILE, then "
@@ -67,28 +78,43 @@ int main(int argc, char** argv) {
   (void)RegisterPlanWorkflow(workflows);  // agent plans over these tools (`reckon plan run`)
 
   asio::io_context io(1);
-  RemoteWorker worker(io.get_executor(), workflows, tools, options);
+  std::vector<std::unique_ptr<RemoteWorker>> workers;
+  for (const std::string& server : servers) {
+    RemoteWorkerOptions one = options;
+    one.server = server;
+    workers.push_back(std::make_unique<RemoteWorker>(io.get_executor(), workflows, tools, one));
+  }
   asio::signal_set signals(io, SIGINT, SIGTERM);
+  auto stop_all = [&workers] {
+    for (auto& worker : workers) worker->Stop();
+  };
   signals.async_wait([&](const boost::system::error_code& ec, int) {
-    if (!ec) worker.Stop();
+    if (!ec) stop_all();
   });
   int exit_code = 0;
-  auto run = [&]() -> asio::awaitable<void> {
+  std::size_t running = workers.size();
+  // One worker refused (e.g. a contract that differs from the journaled one): all stop.
+  auto run = [&](RemoteWorker& worker) -> asio::awaitable<void> {
     auto ended = co_await worker.Run();
     if (!ended) {
       std::fprintf(stderr, "refund-worker: %s\n", ended.error().ToString().c_str());
       exit_code = 1;
+      stop_all();
     }
-    signals.cancel();
-    io.stop();
-  };
-  asio::co_spawn(io, run(), [&](std::exception_ptr thrown) {
-    if (thrown) {
-      std::fprintf(stderr, "refund-worker: internal error\n");
-      exit_code = 1;
+    if (--running == 0) {
+      signals.cancel();
       io.stop();
     }
-  });
+  };
+  for (auto& worker : workers) {
+    asio::co_spawn(io, run(*worker), [&](std::exception_ptr thrown) {
+      if (thrown) {
+        std::fprintf(stderr, "refund-worker: internal error\n");
+        exit_code = 1;
+        io.stop();
+      }
+    });
+  }
   io.run();
   return exit_code;
 }

@@ -14,13 +14,22 @@ BackendKind BackendOf(const std::string& journal) {
 
 Result<std::unique_ptr<Journal>> OpenJournal(const std::string& journal,
                                              OpenJournalOptions options) {
-  const bool owner = options.mode == OpenJournalOptions::Mode::kOwner;
+  using Mode = OpenJournalOptions::Mode;
+  const bool owner = options.mode == Mode::kOwner;
   if (BackendOf(journal) == BackendKind::kPostgres) {
     PostgresJournalOptions pg;
     pg.mode = owner ? PostgresJournalOptions::Mode::kOwner
-                    : PostgresJournalOptions::Mode::kCompanion;
+            : options.mode == Mode::kClusterMember ? PostgresJournalOptions::Mode::kClusterMember
+                                                   : PostgresJournalOptions::Mode::kCompanion;
     pg.payload_codec = options.payload_codec;
+    pg.fence = options.fence;
+    pg.lease = options.lease;
     return OpenPostgresJournal(journal, pg);
+  }
+  if (options.mode == Mode::kClusterMember) {
+    return Err(Errc::kInvalidArgument,
+               "a cluster needs a PostgreSQL journal (--journal postgresql://...), not the "
+               "SQLite file '" + journal + "': servers of a cluster share one database");
   }
   SqliteJournalOptions sqlite = options.sqlite;
   sqlite.mode = owner ? SqliteJournalOptions::Mode::kOwner

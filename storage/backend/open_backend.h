@@ -7,6 +7,7 @@
 // Stateless functions; each call opens its own connection, owned by the returned object.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -15,6 +16,7 @@
 #include "reckon/storage/outbox_store.h"
 #include "reckon/storage/payload_codec.h"
 #include "reckon/storage/principal_store.h"
+#include "reckon/storage/shard_fence.h"
 #include "reckon/storage/sqlite/sqlite_journal.h"
 
 namespace reckon::storage {
@@ -27,6 +29,9 @@ struct OpenJournalOptions {
   enum class Mode {
     kOwner,      // the process's writer: takes the backend's ownership lock, migrates
     kCompanion,  // another connection of the owning process (the server's reader)
+    // A writer of a cluster (PostgreSQL only; storage/shard_fence.h): no ownership lock,
+    // every append checked against `fence`. A SQLite journal is refused.
+    kClusterMember,
   };
   Mode mode = Mode::kOwner;
   // Seals and opens payloads (not owned; must outlive the journal; null: clear).
@@ -34,6 +39,9 @@ struct OpenJournalOptions {
   // SQLite only: sync, integrity check at open, cache and checkpoint settings. Its `mode` and
   // `payload_codec` are taken from the fields above.
   SqliteJournalOptions sqlite;
+  // kClusterMember: the server's shard fence (not owned; must outlive the journal) and lease.
+  const ShardFence* fence = nullptr;
+  std::chrono::milliseconds lease{3000};
 };
 
 // Opens the journal `journal` names. Errors are the backend's (storage/sqlite/sqlite_journal.h,

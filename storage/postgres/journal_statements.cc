@@ -69,6 +69,8 @@ Result<void> PrepareJournalStatements(PgConnection& conn) {
        "VALUES ($1::text, $2::text, $3::text, $4::bigint) ON CONFLICT (name) DO NOTHING"},
       {kListContracts,
        "SELECT name, hash, contract_json, registered_at_us FROM contracts ORDER BY name"},
+      {kLockShardLease,
+       "SELECT owner, epoch FROM reckon_shard_leases WHERE shard = $1::bigint FOR SHARE"},
   };
   for (const Entry& entry : entries) {
     RECKON_TRY(conn.Prepare(entry.name, entry.sql));

@@ -30,6 +30,9 @@ inline constexpr const char* kUpsertApproval = "upsert_approval";
 inline constexpr const char* kInsertOutbox = "insert_outbox";
 inline constexpr const char* kPutContract = "put_contract";
 inline constexpr const char* kListContracts = "list_contracts";
+// Cluster mode: a shard's lease row, locked FOR SHARE until the append's transaction ends, so
+// that a takeover waits for an append already checked against the lease.
+inline constexpr const char* kLockShardLease = "lock_shard_lease";
 
 // Prepares every statement above on `conn`.
 Result<void> PrepareJournalStatements(PgConnection& conn);

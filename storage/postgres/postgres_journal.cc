@@ -1,10 +1,13 @@
 #include "reckon/storage/postgres/postgres_journal.h"
 
+#include <algorithm>
+#include <map>
 #include <utility>
 
 #include "reckon/storage/outbox_store.h"
 #include "reckon/storage/postgres/journal_statements.h"
 #include "reckon/storage/postgres/schema.h"
+#include "reckon/storage/shard.h"
 
 namespace reckon::storage {
 namespace {
@@ -73,24 +76,74 @@ Result<std::unique_ptr<Journal>> OpenPostgresJournal(const std::string& conninfo
 Result<std::unique_ptr<PostgresJournal>> PostgresJournal::Open(const std::string& conninfo,
                                                                PostgresJournalOptions options) {
   RECKON_TRY(PgConnection conn, PgConnection::Connect(conninfo));
-  if (options.mode == PostgresJournalOptions::Mode::kOwner) {
+  using Mode = PostgresJournalOptions::Mode;
+  if (options.mode == Mode::kOwner) {
     RECKON_TRY(TakeOwnerLock(conn));
     RECKON_TRY(PgMigrateForward(conn, PgJournalMigrations()));
+  } else if (options.mode == Mode::kClusterMember) {
+    if (options.fence == nullptr) {
+      return Err(Errc::kInvalidArgument,
+                 "a cluster member's journal needs the server's shard fence");
+    }
+    RECKON_TRY(PgMigrateForward(conn, PgJournalMigrations()));
+    RECKON_TRY(conn.Exec("SET idle_in_transaction_session_timeout = " +
+                         std::to_string(std::max<std::int64_t>(options.lease.count(), 100))));
   } else {
     RECKON_TRY(RequireCurrentSchema(conn));
   }
   RECKON_TRY(const int version, PgSchemaVersion(conn));
   RECKON_TRY(pg::PrepareJournalStatements(conn));
+  const ShardFence* fence = options.mode == Mode::kClusterMember ? options.fence : nullptr;
   return std::unique_ptr<PostgresJournal>(
-      new PostgresJournal(std::move(conn), version, options.payload_codec));
+      new PostgresJournal(std::move(conn), version, options.payload_codec, fence));
 }
 
 PostgresJournal::PostgresJournal(PgConnection conn, int schema_version,
-                                 const PayloadCodec* payload_codec)
+                                 const PayloadCodec* payload_codec, const ShardFence* fence)
     : conn_(std::move(conn)),
       schema_version_(schema_version),
       payload_codec_(payload_codec),
+      fence_(fence),
       decoder_(payload_codec) {}
+
+Result<std::vector<Result<void>>> PostgresJournal::CheckFence(
+    std::span<const AppendRequest* const> requests) {
+  // One lock per distinct shard, all in one round trip, in shard order (two servers' appends
+  // never wait on each other's rows in a cycle).
+  std::map<int, std::size_t> shards;  // shard -> index of its result in the batch
+  for (const AppendRequest* request : requests) shards.emplace(ShardOf(request->run.workflow_id), 0);
+  PgBatch batch;
+  std::size_t index = 0;
+  for (auto& [shard, at] : shards) {
+    PgParams params;
+    params.Add(static_cast<std::int64_t>(shard));
+    batch.Prepared(pg::kLockShardLease, std::move(params));
+    at = index++;
+  }
+  RECKON_TRY(std::vector<PgResult> rows, conn_.RunBatch(batch));
+  std::vector<Result<void>> out;
+  out.reserve(requests.size());
+  for (const AppendRequest* request : requests) {
+    const int shard = ShardOf(request->run.workflow_id);
+    const PgResult& row = rows[shards[shard]];
+    const std::optional<std::int64_t> held = fence_->EpochOf(shard);
+    const std::string owner = row.rows() > 0 ? std::string(row.Text(0, 0)) : std::string();
+    const std::int64_t epoch = row.rows() > 0 ? row.Int(0, 1) : 0;
+    if (held && owner == fence_->server_id() && epoch == *held) {
+      out.push_back(Ok());
+      continue;
+    }
+    out.push_back(Err(
+        Errc::kFenced,
+        "cluster: write refused, shard " + std::to_string(shard) + " of run '" +
+            request->run.workflow_id + "' is held by '" + (owner.empty() ? "nobody" : owner) +
+            "' at epoch " + std::to_string(epoch) +
+            (held ? " while this server held epoch " + std::to_string(*held)
+                  : " and this server does not hold it") +
+            "; nothing was written, the shard's owner decides"));
+  }
+  return out;
+}
 
 Error PostgresJournal::Poisoned() const {
   return Err(Errc::kUnavailable,
@@ -123,10 +176,25 @@ std::vector<Result<AppendAck>> PostgresJournal::AppendGroup(
   if (auto begun = conn_.Exec("BEGIN"); !begun) {
     return conn_.broken() ? lost(begun.error()) : fail_all(begun.error());
   }
+  std::vector<Result<void>> fenced;
+  if (fence_ != nullptr) {
+    auto checked = CheckFence(requests);
+    if (!checked) {
+      if (conn_.broken()) return lost(checked.error());
+      (void)conn_.Exec("ROLLBACK");
+      return fail_all(checked.error().WithContext("checking the shard leases"));
+    }
+    fenced = std::move(checked).value();
+  }
   // A lone request needs no savepoint: if it fails, the transaction rolls back.
   const bool savepoints = requests.size() > 1;
   bool any_applied = false;
-  for (const AppendRequest* request : requests) {
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const AppendRequest* request = requests[i];
+    if (!fenced.empty() && !fenced[i]) {
+      results.emplace_back(fenced[i].error());
+      continue;
+    }
     if (request->events.empty()) {  // refused before it touches the transaction
       results.emplace_back(Err(Errc::kInvalidArgument,
                                "append to run '" + request->run.workflow_id + "/" +

@@ -23,9 +23,21 @@
 // a second owner is refused with kFailedPrecondition naming the holder (after waiting a second
 // for it to go, so that a process may close its journal and open it again at once).
 //
+// Cluster mode (kClusterMember): several servers write one database, each to the shards it
+// holds a lease on (storage/shard_fence.h). No owner lock; instead, every append first locks
+// the lease row of each shard it writes to (FOR SHARE, in its own transaction) and checks that
+// it still names this server at the epoch the fence holds: a request to a shard that was taken
+// over, or that the fence does not hold, is refused with Errc::kFenced (nothing of it written,
+// the journal stays usable). A takeover (an UPDATE of the row) waits for an append already
+// checked, so an append lands before the new owner reads the run, or not at all. The writer
+// session also ends a transaction left idle for longer than the lease
+// (idle_in_transaction_session_timeout), so that a paused server cannot hold the row locks a
+// takeover waits for.
+//
 // Threading: not thread-safe, as every Journal; one connection, one owner at a time.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -35,6 +47,7 @@
 #include "reckon/storage/event_codec.h"
 #include "reckon/storage/journal.h"
 #include "reckon/storage/postgres/pg.h"
+#include "reckon/storage/shard_fence.h"
 
 namespace reckon::storage {
 
@@ -45,11 +58,18 @@ struct PostgresJournalOptions {
     // Another connection of the process that owns the journal (a reader beside the commit
     // connection): no lock; refuses a database whose schema is not this release's.
     kCompanion,
+    // A writer of a cluster: no owner lock, applies migrations, checks every append against
+    // `fence` (required).
+    kClusterMember,
   };
   Mode mode = Mode::kOwner;
   // Seals payload fields of events written and opens those read, as SqliteJournalOptions'
   // (storage/payload_codec.h). Not owned; must outlive the journal. Null: clear events.
   const PayloadCodec* payload_codec = nullptr;
+  // kClusterMember: the shards this server holds (not owned; must outlive the journal).
+  const ShardFence* fence = nullptr;
+  // kClusterMember: the lease duration; a transaction idle for longer is ended by the server.
+  std::chrono::milliseconds lease{3000};
 };
 
 // True when `journal` names a PostgreSQL database ("postgresql://..." or "postgres://...").
@@ -95,7 +115,12 @@ class PostgresJournal final : public Journal {
   const std::string& path() const override { return conn_.display(); }
 
  private:
-  PostgresJournal(PgConnection conn, int schema_version, const PayloadCodec* payload_codec);
+  PostgresJournal(PgConnection conn, int schema_version, const PayloadCodec* payload_codec,
+                  const ShardFence* fence);
+  // Cluster mode: locks the lease row of every shard `requests` write to and returns, per
+  // request, kFenced if this server no longer holds that shard at its epoch (else Ok).
+  // Inside the group's transaction, before any request is applied.
+  Result<std::vector<Result<void>>> CheckFence(std::span<const AppendRequest* const> requests);
   // Applies one request; with `savepoint`, inside a savepoint that it releases on success and
   // leaves for the caller to roll back on failure.
   Result<AppendAck> ApplyOne(const AppendRequest& request, bool savepoint);
@@ -108,6 +133,7 @@ class PostgresJournal final : public Journal {
   int schema_version_;
   bool poisoned_ = false;  // a commit failed or the connection was lost: refuse writes
   const PayloadCodec* payload_codec_;  // not owned; may be null
+  const ShardFence* fence_;            // not owned; null unless a cluster member
   EventDecoder decoder_;
 };
 

@@ -131,9 +131,29 @@ CREATE TABLE audit_log (
 );
 )sql";
 
+// Version 2: cluster mode (storage/shard.h, storage/postgres/shard_leases.h). One lease row
+// per shard, unowned at first (owner ''), and the servers' heartbeats, which tell how many are
+// alive when shards are spread among them. Epochs start at 0; a takeover raises them.
+constexpr std::string_view kV2 = R"sql(
+CREATE TABLE reckon_shard_leases (
+  shard      INTEGER PRIMARY KEY,
+  owner      TEXT COLLATE "C" NOT NULL DEFAULT '',
+  address    TEXT NOT NULL DEFAULT '',
+  epoch      BIGINT NOT NULL DEFAULT 0,
+  expires_at TIMESTAMPTZ NOT NULL DEFAULT 'epoch'
+);
+INSERT INTO reckon_shard_leases (shard) SELECT generate_series(0, 63);
+CREATE TABLE reckon_servers (
+  server_id TEXT COLLATE "C" PRIMARY KEY,
+  address   TEXT NOT NULL,
+  seen_at   TIMESTAMPTZ NOT NULL
+);
+)sql";
+
 constexpr PgMigration kMigrations[] = {
     {1, "event log, run index, operations, timers, approvals, outbox, contracts, principals",
      kV1},
+    {2, "shard leases and server heartbeats (cluster mode)", kV2},
 };
 
 // Serializes migrations of one database across processes (pg_advisory_xact_lock).

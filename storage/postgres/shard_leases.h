@@ -1,0 +1,84 @@
+// ShardLeases: a cluster's shard leases and server heartbeats in its PostgreSQL journal
+// (tables reckon_shard_leases and reckon_servers, schema version 2), over a connection of its
+// own. The membership loop of each server (api/server/cluster_member.h) is its one user; the
+// `reckon cluster` command reads it.
+//
+// A lease is a row (shard, owner, address, epoch, expires_at). Times are the database's clock
+// (now()), never a server's, so servers need no synchronized clocks to agree on expiry:
+//   - Acquire takes shards that are unowned, expired, or still named after this server by an
+//     earlier life of it (same server id; that life is over, since one id is one process),
+//     raising each one's epoch; SKIP LOCKED lets servers acquire at once without waiting on
+//     each other.
+//   - Renew extends the leases this server holds at the epochs it holds, and returns which
+//     it still has: a shard missing from the answer was taken over.
+//   - Release gives shards back (owner '', expired), only at the held epoch.
+// Safety does not rest on expiry: the epoch fence in every append (storage/shard_fence.h)
+// does. Expiry only decides when another server may take a shard over.
+//
+// Errors: kUnavailable when the database cannot be reached (the caller retries next tick);
+// kFailedPrecondition when the journal predates cluster mode (schema version < 2).
+// Not thread-safe: one owner.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "reckon/base/error.h"
+
+namespace reckon::storage {
+
+class PgConnection;
+
+struct ShardLease {
+  int shard = 0;
+  std::string owner;    // '' when unowned
+  std::string address;  // where the owner serves clients
+  std::int64_t epoch = 0;
+  std::int64_t expires_in_ms = 0;  // negative: expired (by the database's clock)
+};
+
+struct HeldShard {
+  int shard = 0;
+  std::int64_t epoch = 0;
+};
+
+class ShardLeases {
+ public:
+  // Connects with `conninfo` and checks that the lease tables exist.
+  static Result<std::unique_ptr<ShardLeases>> Open(const std::string& conninfo);
+  ~ShardLeases();
+  ShardLeases(const ShardLeases&) = delete;
+  ShardLeases& operator=(const ShardLeases&) = delete;
+
+  // Records that `server_id` (serving at `address`) is alive now.
+  Result<void> Heartbeat(const std::string& server_id, const std::string& address);
+  // Servers seen within `window` (by the database's clock), this one included once it beat.
+  Result<int> LiveServers(std::chrono::milliseconds window);
+  // Extends the leases of `held` by `lease`; returns those still held at their epochs.
+  Result<std::vector<HeldShard>> Renew(const std::string& server_id,
+                                       const std::vector<HeldShard>& held,
+                                       std::chrono::milliseconds lease);
+  // Takes at most `count` shards that are free, expired, or named after `server_id` but not in
+  // `held`, lowest shard first; returns them with their new epochs.
+  Result<std::vector<HeldShard>> Acquire(const std::string& server_id, const std::string& address,
+                                         const std::vector<HeldShard>& held, int count,
+                                         std::chrono::milliseconds lease);
+  // Gives `shards` back (only where this server still holds them at those epochs).
+  Result<void> Release(const std::string& server_id, const std::vector<HeldShard>& shards);
+  // This server leaves: its heartbeat row is deleted, so the others count it gone at once.
+  Result<void> Leave(const std::string& server_id);
+  // Every lease, by shard.
+  Result<std::vector<ShardLease>> List();
+
+  const std::string& display() const;
+
+ private:
+  explicit ShardLeases(std::unique_ptr<PgConnection> conn);
+  Result<void> Reconnected();
+  std::unique_ptr<PgConnection> conn_;
+};
+
+}  // namespace reckon::storage
