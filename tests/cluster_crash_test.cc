@@ -36,6 +36,7 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -147,6 +148,7 @@ struct Tally {
   int finished_first = 0;
   int epochs = 0;
   int approvals = 0;
+  std::int64_t shard_moves = 0;  // owner changes of shards (epochs past the first)
   RefundFigures figures;
 };
 
@@ -486,12 +488,14 @@ class ClusterCrashTest : public ::testing::Test {
     }
     const RefundFigures& f = tally.figures;
     std::printf("[cluster crash %s] total: %d kill points (%d with work left; server-0 %d, "
-                "server-1 %d, server-2 %d) over %d epochs in %.1f s; %d epoch(s) settled before "
-                "a kill point; %d approvals\n[cluster crash %s] total: %s\n",
+                "server-1 %d, server-2 %d) over %d epochs in %.1f s; %lld shard owner changes; "
+                "%d epoch(s) settled before a kill point; %d approvals\n[cluster crash %s] "
+                "total: %s\n",
                 mode.name.c_str(), tally.kill_points, tally.busy_kills, tally.kills_per_server[0],
                 tally.kills_per_server[1], tally.kills_per_server[2], tally.epochs,
                 std::chrono::duration<double>(SteadyClock::now() - began).count(),
-                tally.finished_first, tally.approvals, mode.name.c_str(), f.ToString().c_str());
+                static_cast<long long>(tally.shard_moves), tally.finished_first, tally.approvals,
+                mode.name.c_str(), f.ToString().c_str());
     std::fflush(stdout);
     EXPECT_GT(tally.busy_kills, 0) << "no server kill found work left (seed " << seed << ")";
     EXPECT_GT(tally.approvals, 0) << "nothing was approved: the approval path was not exercised";
@@ -554,6 +558,15 @@ class ClusterCrashTest : public ::testing::Test {
     }
     const double drained_s =
         std::chrono::duration<double>(SteadyClock::now() - drain_began).count();
+    // How often shards changed owner: each takeover or move raises a shard's epoch by one.
+    Result<std::vector<ShardLease>> leases = epoch.cluster_->Leases();
+    if (!leases) {
+      epoch.Fail("reckon cluster: " + leases.error().ToString());
+      return;
+    }
+    std::int64_t moves = 0;
+    for (const ShardLease& lease : leases.value()) moves += std::max<std::int64_t>(lease.epoch - 1, 0);
+    tally.shard_moves += moves;
     for (const std::string& waiting : last.waiting) {
       std::printf("[cluster crash %s] epoch %d: waits for a person: %s\n", mode.name.c_str(),
                   number, waiting.c_str());
@@ -576,8 +589,10 @@ class ClusterCrashTest : public ::testing::Test {
       return;
     }
     std::printf("[cluster crash %s] epoch %d (provider delay %d ms): %d kill points (servers "
-                "%s; %d with work left)%s, drained in %.1f s, epoch %.1f s | %s\n",
+                "%s; %d with work left), %lld shard owner changes%s, drained in %.1f s, epoch "
+                "%.1f s | %s\n",
                 mode.name.c_str(), number, delay_ms, kills, targets.c_str(), busy,
+                static_cast<long long>(moves),
                 finished ? ", then all were settled before a kill point" : "", drained_s,
                 std::chrono::duration<double>(SteadyClock::now() - began).count(),
                 audit.value().figures.ToString().c_str());
