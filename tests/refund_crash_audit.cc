@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "reckon/engine/operation_state.h"
+#include "reckon/storage/backend/open_backend.h"
 #include "reckon/storage/sqlite/sqlite_journal.h"
 
 namespace reckon::testing {
@@ -94,6 +95,19 @@ std::string Join(const std::map<std::string, int>& counts) {
   return "{" + text + "}";
 }
 
+// An audit never owns the journal: a SQLite file read-only; a PostgreSQL database as a
+// companion connection (no ownership lock, no migration, no shard lease).
+Result<std::unique_ptr<storage::Journal>> OpenForAudit(const std::string& journal) {
+  if (storage::BackendOf(journal) == storage::BackendKind::kPostgres) {
+    storage::OpenJournalOptions companion;
+    companion.mode = storage::OpenJournalOptions::Mode::kCompanion;
+    return storage::OpenJournal(journal, companion);
+  }
+  storage::SqliteJournalOptions read_only;
+  read_only.mode = storage::SqliteJournalOptions::Mode::kReadOnly;
+  return storage::OpenSqliteJournal(journal, read_only);
+}
+
 }  // namespace
 
 Result<std::vector<LedgerRefund>> FetchRefunds(std::uint16_t port) {
@@ -132,6 +146,7 @@ void RefundFigures::Add(const RefundFigures& other) {
   for (const auto& [k, n] : other.reconciliation_results) reconciliation_results[k] += n;
   for (const auto& [k, n] : other.commit_sources) commit_sources[k] += n;
   refunds += other.refunds;
+  waiting_for_person += other.waiting_for_person;
 }
 
 std::string RefundFigures::ToString() const {
@@ -142,14 +157,15 @@ std::string RefundFigures::ToString() const {
       << " | OutcomeUnknown=" << outcome_unknown << " " << Join(unknown_reasons)
       << " | ReconciliationResult=" << reconciliations << " " << Join(reconciliation_results)
       << " | commit sources " << Join(commit_sources);
+  if (waiting_for_person > 0) out << " | waiting for a person " << waiting_for_person;
   return out.str();
 }
 
 Result<RefundAudit> AuditRefundJournal(const std::string& journal_path, int count,
-                                       const std::vector<LedgerRefund>& ledger) {
-  storage::SqliteJournalOptions read_only;
-  read_only.mode = storage::SqliteJournalOptions::Mode::kReadOnly;  // an audit never owns the journal
-  RECKON_TRY(auto journal, storage::OpenSqliteJournal(journal_path, read_only));
+                                       const std::vector<LedgerRefund>& ledger,
+                                       RefundAuditOptions options) {
+  RECKON_TRY(auto journal, OpenForAudit(journal_path));
+  const bool sqlite = storage::BackendOf(journal_path) == storage::BackendKind::kSqlite;
   RefundAudit audit;
   std::vector<std::string>& bad = audit.violations;
   RefundFigures& figures = audit.figures;
@@ -158,7 +174,10 @@ Result<RefundAudit> AuditRefundJournal(const std::string& journal_path, int coun
   RECKON_TRY(std::string integrity, journal->IntegrityCheck());
   if (integrity != "ok") bad.push_back("integrity_check: " + integrity);
   // Secrets stay in the worker: no card token may reach the journal or its WAL.
-  for (const std::string& file : {journal_path, journal_path + "-wal"}) {
+  const std::vector<std::string> files =
+      sqlite ? std::vector<std::string>{journal_path, journal_path + "-wal"}
+             : std::vector<std::string>{};
+  for (const std::string& file : files) {
     std::ifstream in(file, std::ios::binary);
     std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (bytes.find("tok_secret_") != std::string::npos) {
@@ -189,13 +208,15 @@ Result<RefundAudit> AuditRefundJournal(const std::string& journal_path, int coun
   figures.runs = static_cast<int>(runs.size());
   std::map<std::string, int> runs_per_workflow;
   std::set<std::string> committed_send_ops;
+  std::set<std::string> waiting_send_ops;  // not settled: a person decides
+  const std::string needs_human_name(OperationStateName(OperationState::kNeedsHuman));
+  const std::string awaiting_name(OperationStateName(OperationState::kAwaitingApproval));
   for (const RunRow& run : runs) {
     const std::string& id = run.ref.workflow_id;
     ++runs_per_workflow[id];
     const std::string status(storage::RunStatusName(run.status));
     ++figures.run_status[status];
     const std::string where = id + " (run " + run.ref.run_id + ")";
-    if (!storage::IsTerminal(run.status)) bad.push_back(where + " is still " + status);
 
     RECKON_TRY(std::vector<Event> events, journal->ReadEvents(run.ref));
     std::string result_json;
@@ -218,6 +239,17 @@ Result<RefundAudit> AuditRefundJournal(const std::string& journal_path, int coun
     }
 
     RECKON_TRY(std::vector<OperationRow> operations, journal->ListOperations(run.run_pk));
+    // A run left running on an operation that waits for a person, where that is allowed.
+    const bool waiting =
+        options.allow_waiting_for_person && !storage::IsTerminal(run.status) &&
+        std::any_of(operations.begin(), operations.end(), [&](const OperationRow& op) {
+          return op.state == needs_human_name || op.state == awaiting_name;
+        });
+    if (waiting) {
+      ++figures.waiting_for_person;
+    } else if (!storage::IsTerminal(run.status)) {
+      bad.push_back(where + " is still " + status);
+    }
     const OperationRow* send = nullptr;
     for (const OperationRow& op : operations) {
       const std::string what = where + " " + op.tool + " " + op.operation_id + " [" + op.state +
@@ -243,7 +275,13 @@ Result<RefundAudit> AuditRefundJournal(const std::string& journal_path, int coun
       const std::string payment = "pay-" + id.substr(id.find('-') + 1);
       if (!committed) {
         ++figures.send_refund_not_committed;
-        if (!keyed.empty()) {
+        if (waiting && (op.state == needs_human_name || op.state == awaiting_name)) {
+          waiting_send_ops.insert(op.operation_id);
+          if (keyed.size() > 1) {
+            bad.push_back(what + ": waits for a person, and the ledger holds " +
+                          refund_list(keyed));
+          }
+        } else if (!keyed.empty()) {
           bad.push_back(what + ": not committed, yet the ledger holds " + refund_list(keyed));
         }
         continue;
@@ -301,16 +339,21 @@ Result<RefundAudit> AuditRefundJournal(const std::string& journal_path, int coun
   }
   for (const auto& [id, n] : runs_per_workflow) bad.push_back("unexpected workflow " + id);
 
+  std::size_t refunds_of_waiting = 0;
   for (const LedgerRefund& refund : ledger) {
-    if (!committed_send_ops.contains(refund.idempotency_key)) {
+    if (waiting_send_ops.contains(refund.idempotency_key)) {
+      ++refunds_of_waiting;
+    } else if (!committed_send_ops.contains(refund.idempotency_key)) {
       bad.push_back("ledger refund " + refund.refund_id + " of " + refund.payment_id +
                     " has key '" + refund.idempotency_key +
                     "', which is no committed send_refund operation of the journal");
     }
   }
-  if (ledger.size() != committed_send_ops.size()) {
+  if (ledger.size() != committed_send_ops.size() + refunds_of_waiting) {
     bad.push_back("the ledger holds " + std::to_string(ledger.size()) + " refunds, the journal " +
-                  std::to_string(committed_send_ops.size()) + " committed send_refund operations");
+                  std::to_string(committed_send_ops.size()) +
+                  " committed send_refund operations (and " +
+                  std::to_string(refunds_of_waiting) + " refunds of operations waiting for a person)");
   }
   return audit;
 }

@@ -3,9 +3,11 @@
 // the two must agree once every workflow is terminal.
 //
 // FetchRefunds reads the ledger over HTTP (GET /refunds, a blocking request on a raw socket).
-// AuditRefundJournal opens the journal (nobody else may be writing it) and returns every
-// invariant it finds broken, each as one line naming the workflow, the operation and the
-// evidence, together with figures that show which paths the run exercised.
+// AuditRefundJournal opens the journal (a SQLite path read-only, or a postgresql:// database as
+// a companion connection, which takes no lock and no lease: nobody should be writing it, and
+// for a cluster the servers are stopped first) and returns every invariant it finds broken,
+// each as one line naming the workflow, the operation and the evidence, together with figures
+// that show which paths the run exercised.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +41,7 @@ struct RefundFigures {
   std::map<std::string, int> reconciliation_results;  // committed / not_found / still_unknown
   std::map<std::string, int> commit_sources;  // OperationCommitted.source of send_refund
   int refunds = 0;                            // in the ledger
+  int waiting_for_person = 0;  // runs left running on an operation that needs a person
 
   void Add(const RefundFigures& other);
   std::string ToString() const;  // one line
@@ -49,18 +52,33 @@ struct RefundAudit {
   std::vector<std::string> violations;  // empty: every invariant holds
 };
 
-// Checks the journal at `journal_path` against `ledger`, for workflows refund-0 ..
+struct RefundAuditOptions {
+  // Accept a run that is still running because one of its operations waits for a person
+  // (needs_human, or awaiting_approval): such a send_refund may have at most one refund with
+  // its key in the ledger (what the person must settle), instead of none. Off: every run must
+  // be terminal.
+  bool allow_waiting_for_person = false;
+};
+
+// Checks the journal `journal` (a SQLite file's path, or a postgresql:// connection string:
+// storage/backend/open_backend.h) against `ledger`, for workflows refund-0 ..
 // refund-(count-1), where refund-i refunds pay-i:
-//   - PRAGMA integrity_check is "ok";
-//   - each workflow has exactly one run, and it is terminal; there are no other runs;
+//   - the backend's integrity check (Journal::IntegrityCheck: SQLite's PRAGMA integrity_check,
+//     PostgreSQL's sequence and orphan-row checks) is "ok";
+//   - no card token in the SQLite file or its WAL (a PostgreSQL database's files belong to its
+//     server: not checked here; tests/secret_canary_test.cc covers the paths a token could take);
+//   - each workflow has exactly one run, and it is terminal (or waits for a person, see
+//     RefundAuditOptions); there are no other runs;
 //   - a committed send_refund has exactly one refund with its operation id as key, that is
 //     the only refund of the payment, and its refund_id is the operation's provider_ref (and
 //     the workflow's result's refund_id);
-//   - an operation that is not committed has no refund with its key;
-//   - every refund's key is a committed send_refund operation of the journal, so the number
-//     of refunds equals the number of committed send_refund operations.
+//   - an operation that is not committed has no refund with its key (one waiting for a
+//     person: at most one);
+//   - every refund's key is a committed send_refund operation of the journal (or one waiting
+//     for a person), so the number of refunds equals the number of those operations.
 // An error means the journal could not be read at all.
-Result<RefundAudit> AuditRefundJournal(const std::string& journal_path, int count,
-                                       const std::vector<LedgerRefund>& ledger);
+Result<RefundAudit> AuditRefundJournal(const std::string& journal, int count,
+                                       const std::vector<LedgerRefund>& ledger,
+                                       RefundAuditOptions options = {});
 
 }  // namespace reckon::testing
