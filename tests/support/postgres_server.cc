@@ -162,6 +162,14 @@ Result<std::unique_ptr<PostgresServer>> PostgresServer::Start(PostgresServerOpti
     initdb.erase(initdb.begin());
     RECKON_TRY(RunToCompletion(path, initdb, dir + "/initdb.log"));
   }
+  if (!options.trusted_networks.empty()) {
+    std::ofstream hba(dir + "/data/pg_hba.conf", std::ios::app);
+    for (const std::string& network : options.trusted_networks) {
+      hba << "host all all " << network << " trust\n";
+    }
+    if (!hba) return Err(Errc::kUnavailable, "cannot append to " + dir + "/data/pg_hba.conf");
+  }
+  server->listen_addresses_ = options.listen_addresses;
   // A port picked now may be taken before the server binds it: then try another.
   Error last = Err(Errc::kUnavailable, "no attempt");
   for (int attempt = 0; attempt < 5; ++attempt) {
@@ -189,7 +197,7 @@ Result<void> PostgresServer::Launch() {
                                    "-D", dir + "/data",
                                    "-p", std::to_string(port_),
                                    "-k", dir,
-                                   "-c", "listen_addresses=127.0.0.1",
+                                   "-c", "listen_addresses=" + listen_addresses_,
                                    "-c", "fsync=on",
                                    "-c", "synchronous_commit=on",
                                    "-c", "shared_buffers=32MB",

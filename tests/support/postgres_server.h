@@ -21,6 +21,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "reckon/base/error.h"
 #include "tests/support/temp_dir.h"
@@ -30,6 +31,10 @@ namespace reckon::testing {
 struct PostgresServerOptions {
   std::string bin_dir;              // empty: $RECKON_POSTGRES_BIN, else the Debian path
   std::string user = "reckon-pg";   // the system user the server runs as when we are root
+  // Addresses it listens on (PostgreSQL's listen_addresses; each must exist when it starts),
+  // and networks (CIDR) trusted besides loopback, e.g. a test's network namespace.
+  std::string listen_addresses = "127.0.0.1";
+  std::vector<std::string> trusted_networks;
 };
 
 class PostgresServer {
@@ -69,6 +74,7 @@ class PostgresServer {
 
   std::string bin_dir_;
   std::string user_;
+  std::string listen_addresses_;
   uid_t uid_ = 0;
   gid_t gid_ = 0;
   bool drop_privileges_ = false;

@@ -82,7 +82,13 @@ Result<std::unique_ptr<ReckonCluster>> ReckonCluster::Start(std::string reckon_p
   cluster->servers_.resize(static_cast<std::size_t>(o.servers));
   for (int i = 0; i < o.servers; ++i) {
     Server& server = cluster->servers_[static_cast<std::size_t>(i)];
-    server.args = {"server", "--journal", o.journal, "--listen", "127.0.0.1:0",
+    std::string journal = o.journal;
+    if (auto placed = o.placements.find(i); placed != o.placements.end()) {
+      server.prefix = placed->second.prefix;
+      server.host = placed->second.host;
+      if (!placed->second.journal.empty()) journal = placed->second.journal;
+    }
+    server.args = {"server", "--journal", journal, "--listen", server.host + ":0",
                    "--port-file", cluster->PortFile(i).string(),
                    "--cluster", "--shard-lease-ms", std::to_string(o.lease_ms),
                    "--server-id", cluster->server_id(i),
@@ -137,10 +143,16 @@ Result<void> ReckonCluster::Launch(int i) {
   std::error_code ignored;
   fs::remove(PortFile(i), ignored);
   SubprocessOptions options;
-  options.args = server.args;
+  std::string program = reckon_path_;
+  if (!server.prefix.empty()) {
+    program = server.prefix.front();
+    options.args.assign(server.prefix.begin() + 1, server.prefix.end());
+    options.args.push_back(reckon_path_);
+  }
+  options.args.insert(options.args.end(), server.args.begin(), server.args.end());
   options.stderr_path = log(i).string();
   Append(log(i), "=== " + server_id(i) + " life " + std::to_string(++server.lives) + "\n");
-  RECKON_TRY(Subprocess process, Subprocess::Start(reckon_path_, std::move(options)));
+  RECKON_TRY(Subprocess process, Subprocess::Start(program, std::move(options)));
   server.process.emplace(std::move(process));
   return Ok();
 }
@@ -154,14 +166,14 @@ Result<void> ReckonCluster::WaitReady(int i, std::chrono::milliseconds timeout) 
     std::ifstream in(PortFile(i));
     int port = 0;
     if (in >> port && port > 0) {
-      const std::string address = "127.0.0.1:" + std::to_string(port);
+      const std::string address = server.host + ":" + std::to_string(port);
       if (!server.address.empty() && address != server.address) {
         return Err(Errc::kInternal, life + " listens on " + address + ", not " + server.address);
       }
       if (server.address.empty()) {
         server.address = address;
         // Later lives listen on the port of the first.
-        std::replace(server.args.begin(), server.args.end(), std::string("127.0.0.1:0"), address);
+        std::replace(server.args.begin(), server.args.end(), server.host + ":0", address);
       }
       return Ok();
     }

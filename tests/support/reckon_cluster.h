@@ -28,6 +28,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,6 +41,14 @@
 
 namespace reckon::testing {
 
+// Where one server runs when not beside the others (a partition test's network namespace).
+struct ReckonClusterPlacement {
+  // Runs `prefix... reckon server ...` (e.g. {"/usr/sbin/ip", "netns", "exec", "NS"}).
+  std::vector<std::string> prefix;
+  std::string host = "127.0.0.1";  // --listen HOST:0, and its address for clients
+  std::string journal;             // its own --journal (the same database by another route)
+};
+
 struct ReckonClusterOptions {
   int servers = 3;
   std::string journal;        // postgresql://... (required)
@@ -49,6 +58,7 @@ struct ReckonClusterOptions {
   // "released shards ... to rebalance") need it off.
   bool quiet = true;
   std::vector<std::string> extra_args;  // appended to every `reckon server ...`
+  std::map<int, ReckonClusterPlacement> placements;  // by server index; absent: as above
 };
 
 // One row of `reckon cluster --json`, or the answer of `--workflow ID --json`.
@@ -73,7 +83,7 @@ class ReckonCluster {
   int size() const { return static_cast<int>(servers_.size()); }
   const std::string& journal() const { return options_.journal; }
   const std::filesystem::path& dir() const { return options_.dir; }
-  // "127.0.0.1:PORT" of server i (fixed by its first life).
+  // "HOST:PORT" of server i (fixed by its first life).
   const std::string& address(int i) const { return servers_[i].address; }
   std::string server_id(int i) const { return "server-" + std::to_string(i); }
   std::filesystem::path log(int i) const;
@@ -126,7 +136,9 @@ class ReckonCluster {
  private:
   struct Server {
     std::optional<Subprocess> process;
+    std::vector<std::string> prefix;  // what runs `reckon`, if anything
     std::vector<std::string> args;
+    std::string host = "127.0.0.1";
     std::string address;  // empty until the first life listens
     int lives = 0;
   };
