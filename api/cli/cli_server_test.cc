@@ -6,7 +6,9 @@
 
 #include <boost/json.hpp>
 
+#include <chrono>
 #include <set>
+#include <thread>
 
 #include "tests/support/reckon_server.h"
 
@@ -316,7 +318,15 @@ TEST_F(CliServerTest, TracePrintsTheRunsEffectLines) {
   Start("t-1", "call_once", Input("charge", 4242));
   ASSERT_TRUE(WaitForStatus("t-1", "completed")) << Show("t-1");
   const std::string op(Operation("t-1", "charge#1").at("operation_id").as_string());
-  const CliRun trace = Cli({"trace", "t-1"});
+  // `show` reports the run completed as soon as the engine decided it, possibly a moment before
+  // the batch that completes it is durable; the trace is read from the journal.
+  CliRun trace = Cli({"trace", "t-1"});
+  for (int i = 0; i < 100 && trace.code() == 0 &&
+                  trace.out.find("workflow.completed") == std::string::npos;
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    trace = Cli({"trace", "t-1"});
+  }
   ASSERT_EQ(trace.code(), 0) << trace.Describe();
   std::vector<std::string> names;
   std::size_t begin = 0;
