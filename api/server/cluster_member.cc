@@ -1,6 +1,8 @@
 #include "reckon/api/server/cluster_member.h"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <spdlog/spdlog.h>
@@ -55,7 +57,8 @@ ClusterMember::ClusterMember(asio::any_io_executor executor, Engine& engine,
       fence_(fence),
       leases_(std::move(leases)),
       options_(std::move(options)),
-      wake_(executor) {}
+      wake_(executor),
+      watch_(executor) {}
 
 void ClusterMember::Identify(std::string server_id, std::string address) {
   options_.server_id = std::move(server_id);
@@ -95,6 +98,26 @@ std::vector<HeldShard> ClusterMember::HeldWithEpochs() const {
 void ClusterMember::Stop() {
   stopped_ = true;
   wake_.cancel();
+  watch_.cancel();
+}
+
+namespace {
+constexpr const char* kUnrenewable =
+    "no renewal of their leases succeeded for longer than a lease (the database is unreachable, "
+    "or this server was paused), so another server may own them now";
+}  // namespace
+
+asio::awaitable<void> ClusterMember::Watchdog() {
+  const auto period = std::max(options_.lease / 6, std::chrono::milliseconds(10));
+  while (!stopped_) {
+    watch_.expires_after(period);
+    co_await watch_.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (stopped_) break;
+    const std::vector<int> held = fence_.Held();
+    if (held.empty() || steady_clock::now() - last_renewed_ <= options_.lease) continue;
+    auto lost = Lose(held, kUnrenewable);
+    co_await std::move(lost);
+  }
 }
 
 asio::awaitable<void> ClusterMember::Run() {
@@ -103,6 +126,7 @@ asio::awaitable<void> ClusterMember::Run() {
   bool first = true;
   spdlog::info("cluster: server '{}' joins (address {}, shard lease {} ms)", options_.server_id,
                options_.address, options_.lease.count());
+  asio::co_spawn(executor_, Watchdog(), asio::detached);
   while (!stopped_) {
     const auto began = steady_clock::now();
     const std::vector<HeldShard> held = HeldWithEpochs();
@@ -128,12 +152,7 @@ asio::awaitable<void> ClusterMember::Run() {
     if (stopped_) break;
     if (tick.failed) {
       spdlog::warn("cluster: cannot renew the shard leases: {}", tick.failed->ToString());
-      if (!held.empty() && steady_clock::now() - last_renewed_ > options_.lease) {
-        auto lost = Lose(ShardsOf(held), "their leases could not be renewed for longer than a "
-                                         "lease (the database is unreachable), so another server "
-                                         "may own them now");
-        co_await std::move(lost);
-      }
+      // The watchdog gives the shards up once a lease passed without a renewal.
     } else {
       last_renewed_ = began;
       table_ = std::move(tick.table);
@@ -142,7 +161,7 @@ asio::awaitable<void> ClusterMember::Run() {
         const bool kept = std::any_of(tick.renewed.begin(), tick.renewed.end(), [&](const HeldShard& r) {
           return r.shard == h.shard && r.epoch == h.epoch;
         });
-        if (!kept) lost.push_back(h.shard);
+        if (!kept && fence_.Holds(h.shard)) lost.push_back(h.shard);
       }
       if (!lost.empty()) {
         auto losing = Lose(lost, "their leases were taken over by another server (this server "

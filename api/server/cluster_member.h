@@ -7,7 +7,9 @@
 //   2. a shard whose lease was taken over meanwhile (this server was paused, or cut off from
 //      the database past its lease) is lost: its fence entry is dropped at once, then the
 //      engine lets its runs go (Engine::Release); "cluster: lost shards ..." is logged;
-//      a server that cannot renew for a whole lease treats every shard as lost the same way;
+//      a server that cannot renew for a whole lease treats every shard as lost the same way, by
+//      a watchdog of its own, so that a database call hanging on a dead network (libpq gives
+//      up only after its TCP timeouts, ~30 s) does not keep it acting on shards others took;
 //   3. target = ceil(64 / live servers). Below it, the server takes free or expired shards
 //      (epoch + 1), holds them in the fence, then recovers their running runs
 //      (Engine::Recover(owns)), as a restart would: attempts in flight become unknown outcomes
@@ -80,6 +82,8 @@ class ClusterMember final : public ShardRouter {
   std::vector<storage::HeldShard> HeldWithEpochs() const;
   // Parameters by value: a coroutine outlives the temporaries of its call.
   boost::asio::awaitable<void> Lose(std::vector<int> shards, std::string why);
+  // Every lease/6: if no renewal succeeded for a whole lease, gives up every shard held.
+  boost::asio::awaitable<void> Watchdog();
   boost::asio::awaitable<void> Acquire(int count);
   boost::asio::awaitable<void> GiveBack(int count);
 
@@ -90,6 +94,7 @@ class ClusterMember final : public ShardRouter {
   ClusterOptions options_;
   boost::asio::thread_pool db_{1};
   boost::asio::steady_timer wake_;
+  boost::asio::steady_timer watch_;
   bool stopped_ = false;
   std::vector<storage::ShardLease> table_;  // as last read, for RouteOf
   std::set<int> releasing_;                 // being given back: served by nobody meanwhile
