@@ -84,23 +84,11 @@ constexpr auto kStartTimeout = 60s;
 constexpr auto kCliTimeout = 40s;
 constexpr auto kSweepInterval = 100ms;
 
-const char* kReasons[] = {"damaged in transit", "duplicate charge", "item not received",
-                          "customer changed mind"};
-
 struct Mode {
   std::string name;  // letters, digits and '_': also part of the database's name
   std::vector<std::string> provider_flags;
   std::uint64_t salt = 0;  // mixed into the seed, so the modes draw different delays
 };
-
-std::string WorkflowId(int i) { return "refund-" + std::to_string(i); }
-
-// refund-agent's RefundInput (samples/refund/refund_agent_main.cc) with its seed.
-std::string RefundInput(int i) {
-  return json::serialize(
-      json::object{{"payment_id", "pay-" + std::to_string(i)},
-                   {"reason", kReasons[(kInputSeed + static_cast<std::uint64_t>(i)) % 4]}});
-}
 
 // Where a kill lands after the previous one (as in server_crash_test): mostly within 400 ms
 // (recovery, takeovers, first attempts), some within 0.4-2 s (attempts and shard leases still
@@ -182,7 +170,7 @@ class Epoch {
       const fs::path evidence = dir_ / "evidence";
       fs::create_directories(evidence);
       for (int i = 0; i < kWorkflows; ++i) {
-        const std::string id = WorkflowId(i);
+        const std::string id = RefundWorkflowId(i);
         CliRun show = cluster_->Cli(live, {"show", id}, 15s);
         CliRun history = cluster_->Cli(live, {"history", id}, 15s);
         Append(evidence / (id + ".show.txt"), show.out + show.err);
@@ -365,13 +353,13 @@ class Epoch {
       for (;;) {
         if (!CheckAlive()) return false;
         CliRun started =
-            Cli({"start", WorkflowId(i), "--type", "refund", "--input", RefundInput(i)});
+            Cli({"start", RefundWorkflowId(i), "--type", "refund", "--input", RefundWorkflowInput(i)});
         if (started.status.Succeeded()) break;
         if (started.code() != 1) {
-          return Fail("reckon start " + WorkflowId(i) + ": " + started.Describe());
+          return Fail("reckon start " + RefundWorkflowId(i) + ": " + started.Describe());
         }
         if (SteadyClock::now() >= deadline) {
-          return Fail("reckon start " + WorkflowId(i) + " kept failing for 60 s: " +
+          return Fail("reckon start " + RefundWorkflowId(i) + " kept failing for 60 s: " +
                       started.Describe());
         }
         std::this_thread::sleep_for(50ms);

@@ -60,13 +60,6 @@ constexpr std::uint64_t kInputSeed = 7;
 constexpr std::uint64_t kProviderSeed = 1414;
 constexpr int kMaxWorkflows = 24;  // refund-8 .. refund-23 to find one of the old owner's shards
 
-std::string WorkflowId(int i) { return "refund-" + std::to_string(i); }
-
-std::string RefundInput(int i) {
-  return json::serialize(json::object{{"payment_id", "pay-" + std::to_string(i)},
-                                      {"reason", "fencing test"}});
-}
-
 std::string ReadText(const fs::path& path) {
   std::ifstream in(path);
   std::stringstream text;
@@ -169,11 +162,11 @@ class ClusterFencingTest : public ::testing::Test {
   bool ApproveAndCheckTerminal(int server, int count) {
     bool all_terminal = true;
     for (int i = 0; i < count; ++i) {
-      const View view = Show(server, WorkflowId(i));
+      const View view = Show(server, RefundWorkflowId(i));
       if (!view.ok || view.status == "running") all_terminal = false;
       for (const View::Op& op : view.ops) {
         if (op.state != "awaiting_approval") continue;
-        CliRun approved = cluster_->Cli(server, {"approve", WorkflowId(i), "--operation", op.id,
+        CliRun approved = cluster_->Cli(server, {"approve", RefundWorkflowId(i), "--operation", op.id,
                                                  "--fingerprint", op.intent_hash, "--note",
                                                  "fencing-test"});
         if (approved.status.Succeeded()) ++approvals_;
@@ -186,8 +179,8 @@ class ClusterFencingTest : public ::testing::Test {
     CliRun run;
     Eventually(
         [&] {
-          run = cluster_->Cli(server, {"start", WorkflowId(i), "--type", "refund", "--input",
-                                       RefundInput(i)});
+          run = cluster_->Cli(server, {"start", RefundWorkflowId(i), "--type", "refund", "--input",
+                                       RefundWorkflowInput(i)});
           return run.status.Succeeded() || run.code() != 1;
         },
         60s);
@@ -234,14 +227,14 @@ TEST_F(ClusterFencingTest, PausedOwnerIsFencedAndRejoins) {
   std::map<std::string, ShardLease> before;  // workflow id -> its shard's lease
   int owned[2] = {0, 0};
   for (int i = 0; i < kWorkflows; ++i) {
-    auto lease = cluster_->OwnerOf(WorkflowId(i));
+    auto lease = cluster_->OwnerOf(RefundWorkflowId(i));
     ASSERT_TRUE(lease) << lease.error().ToString();
     const int owner = cluster_->IndexOf(lease.value());
-    ASSERT_GE(owner, 0) << WorkflowId(i) << "'s shard " << lease.value().shard
+    ASSERT_GE(owner, 0) << RefundWorkflowId(i) << "'s shard " << lease.value().shard
                         << " is owned by an unknown server '" << lease.value().owner << "' at '"
                         << lease.value().address << "'";
     ++owned[owner];
-    before[WorkflowId(i)] = lease.value();
+    before[RefundWorkflowId(i)] = lease.value();
   }
   const int old_owner = owned[0] >= owned[1] ? 0 : 1;
   const int new_owner = 1 - old_owner;
@@ -255,7 +248,7 @@ TEST_F(ClusterFencingTest, PausedOwnerIsFencedAndRejoins) {
   // Started through the new owner: the old owner's are redirected to it.
   for (int i = 0; i < kWorkflows; ++i) {
     const std::string failed = StartWorkflow(new_owner, i);
-    ASSERT_TRUE(failed.empty()) << "reckon start " << WorkflowId(i) << ": " << failed;
+    ASSERT_TRUE(failed.empty()) << "reckon start " << RefundWorkflowId(i) << ": " << failed;
   }
 
   // Pause when the old owner has a send_refund in flight, or once every one of its workflows
@@ -390,11 +383,11 @@ TEST_F(ClusterFencingTest, PausedOwnerIsFencedAndRejoins) {
   int count = kWorkflows;
   std::string landed;
   for (; count < kMaxWorkflows && landed.empty(); ++count) {
-    auto lease = cluster_->OwnerOf(WorkflowId(count));
+    auto lease = cluster_->OwnerOf(RefundWorkflowId(count));
     ASSERT_TRUE(lease) << lease.error().ToString();
     const std::string failed = StartWorkflow(new_owner, count);
-    ASSERT_TRUE(failed.empty()) << "reckon start " << WorkflowId(count) << ": " << failed;
-    if (cluster_->IndexOf(lease.value()) == old_owner) landed = WorkflowId(count);
+    ASSERT_TRUE(failed.empty()) << "reckon start " << RefundWorkflowId(count) << ": " << failed;
+    if (cluster_->IndexOf(lease.value()) == old_owner) landed = RefundWorkflowId(count);
   }
   EXPECT_FALSE(landed.empty()) << "none of refund-8 .. refund-" << kMaxWorkflows - 1
                                << " fell on a shard of server-" << old_owner;

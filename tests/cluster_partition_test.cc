@@ -51,13 +51,6 @@ constexpr int kProviderDelayMs = 1800;
 constexpr int kCut = 1;   // the server in the namespace
 constexpr int kKept = 0;  // the server beside PostgreSQL
 
-std::string WorkflowId(int i) { return "refund-" + std::to_string(i); }
-
-std::string RefundInput(int i) {
-  return json::serialize(json::object{{"payment_id", "pay-" + std::to_string(i)},
-                                      {"reason", "partition test"}});
-}
-
 std::string ReadText(const fs::path& path) {
   std::ifstream in(path);
   std::stringstream text;
@@ -167,7 +160,7 @@ class ClusterPartitionTest : public ::testing::Test {
   bool AllTerminal(int server, int count) {
     bool all = true;
     for (int i = 0; i < count; ++i) {
-      const std::string status = StatusApproving(server, WorkflowId(i));
+      const std::string status = StatusApproving(server, RefundWorkflowId(i));
       if (status.empty() || status == "running") all = false;
     }
     return all;
@@ -229,16 +222,16 @@ TEST_F(ClusterPartitionTest, CutOffServerStopsActingAndNoneOfItsWritesLand) {
       << "the two servers never both owned shards";
   std::map<std::string, std::int64_t> epoch_before;  // the cut server's workflows
   for (int i = 0; i < kWorkflows; ++i) {
-    auto lease = cluster_->OwnerOf(WorkflowId(i));
+    auto lease = cluster_->OwnerOf(RefundWorkflowId(i));
     ASSERT_TRUE(lease) << lease.error().ToString();
-    if (cluster_->IndexOf(lease.value()) == kCut) epoch_before[WorkflowId(i)] = lease.value().epoch;
+    if (cluster_->IndexOf(lease.value()) == kCut) epoch_before[RefundWorkflowId(i)] = lease.value().epoch;
   }
   ASSERT_FALSE(epoch_before.empty()) << "server-1 owns none of the workflows' shards";
   for (int i = 0; i < kWorkflows; ++i) {
     CliRun run;
     Eventually([&] {
-      run = cluster_->Cli(kKept, {"start", WorkflowId(i), "--type", "refund", "--input",
-                                  RefundInput(i)});
+      run = cluster_->Cli(kKept, {"start", RefundWorkflowId(i), "--type", "refund", "--input",
+                                  RefundWorkflowInput(i)});
       return run.status.Succeeded() || run.code() != 1;
     }, 60s);
     ASSERT_TRUE(run.status.Succeeded()) << run.Describe();

@@ -1,5 +1,7 @@
 #include "tests/refund_crash_audit.h"
 
+#include <boost/json.hpp>
+
 #include <fstream>
 #include <iterator>
 #include <arpa/inet.h>
@@ -21,6 +23,16 @@
 #include "reckon/storage/sqlite/sqlite_journal.h"
 
 namespace reckon::testing {
+
+std::string RefundWorkflowId(int i) { return "refund-" + std::to_string(i); }
+
+std::string RefundWorkflowInput(int i, std::uint64_t seed) {
+  static const char* const kReasons[] = {"damaged in transit", "duplicate charge",
+                                         "item not received", "customer changed mind"};
+  return boost::json::serialize(
+      boost::json::object{{"payment_id", "pay-" + std::to_string(i)},
+                          {"reason", kReasons[(seed + static_cast<std::uint64_t>(i)) % 4]}});
+}
 namespace {
 
 namespace json = boost::json;

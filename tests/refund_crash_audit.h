@@ -26,6 +26,12 @@ struct LedgerRefund {
   std::string idempotency_key;  // empty when the refund was created without one
 };
 
+// The refund workflows the crash loops start and the audit checks: refund-i refunds pay-i.
+std::string RefundWorkflowId(int i);
+// refund-agent's input for refund-i (samples/refund/refund_agent_main.cc): pay-i, and one of
+// its four reasons, picked by (seed + i).
+std::string RefundWorkflowInput(int i, std::uint64_t seed = 7);
+
 // Every refund of the provider listening on 127.0.0.1:`port`, oldest first.
 Result<std::vector<LedgerRefund>> FetchRefunds(std::uint16_t port);
 

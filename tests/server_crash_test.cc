@@ -86,23 +86,11 @@ constexpr auto kStartTimeout = 30s;
 constexpr auto kCliTimeout = 40s;
 constexpr auto kSweepInterval = 100ms;
 
-const char* kReasons[] = {"damaged in transit", "duplicate charge", "item not received",
-                          "customer changed mind"};
-
 struct Mode {
   std::string name;
   std::vector<std::string> provider_flags;
   std::uint64_t salt = 0;  // mixed into the seed, so the modes draw different delays
 };
-
-std::string WorkflowId(int i) { return "refund-" + std::to_string(i); }
-
-// refund-agent's RefundInput (samples/refund/refund_agent_main.cc) with its seed.
-std::string RefundInput(int i) {
-  return json::serialize(
-      json::object{{"payment_id", "pay-" + std::to_string(i)},
-                   {"reason", kReasons[(kInputSeed + static_cast<std::uint64_t>(i)) % 4]}});
-}
 
 // Where a kill lands after the previous one, whose workflows were started just before it.
 // Mostly within 400 ms: a restarted server's recovery, workers reconnecting, lookups,
@@ -196,7 +184,7 @@ class Epoch {
       const fs::path evidence = dir_ / "evidence";
       fs::create_directories(evidence);
       for (int i = 0; list && i < kWorkflows; ++i) {
-        const std::string id = WorkflowId(i);
+        const std::string id = RefundWorkflowId(i);
         Result<CliResult> show = Cli({"show", id}, 15s);
         Result<CliResult> history = Cli({"history", id}, 15s);
         Append(evidence / (id + ".show.txt"), show ? show.value().out : show.error().ToString());
@@ -415,15 +403,15 @@ class Epoch {
       for (;;) {
         if (!CheckAlive()) return false;
         Result<CliResult> started =
-            Cli({"start", WorkflowId(i), "--type", "refund", "--input", RefundInput(i)});
+            Cli({"start", RefundWorkflowId(i), "--type", "refund", "--input", RefundWorkflowInput(i)});
         if (!started) return Fail("reckon start: " + started.error().ToString());
         if (started.value().status.Succeeded()) break;
         if (started.value().status.code != 1) {
-          return Fail("reckon start " + WorkflowId(i) + " " +
+          return Fail("reckon start " + RefundWorkflowId(i) + " " +
                       started.value().status.ToString() + "; cli.log:\n" + Tail(dir_ / "cli.log"));
         }
         if (SteadyClock::now() >= deadline) {
-          return Fail("reckon start " + WorkflowId(i) + " kept failing for 30 s; cli.log:\n" +
+          return Fail("reckon start " + RefundWorkflowId(i) + " kept failing for 30 s; cli.log:\n" +
                       Tail(dir_ / "cli.log"));
         }
         std::this_thread::sleep_for(50ms);
