@@ -109,7 +109,7 @@ Result<std::unique_ptr<ServerHost>> ServerHost::Create(const ServerConfig& given
   RECKON_TRY(auto journal, OpenJournal(config, fence ? Mode::kClusterMember : Mode::kOwner,
                                        fence.get()));
   if (fence) {
-    auto opened = storage::ShardLeases::Open(config.journal_path);
+    auto opened = storage::ShardLeases::Open(config.journal_path, config.cluster.lease);
     if (!opened) return opened.error().WithContext("cannot read the shard leases");
     leases = std::move(opened).value();
   }

@@ -8,6 +8,7 @@
 #include "reckon/storage/outbox_store.h"
 #include "reckon/storage/postgres/journal_statements.h"
 #include "reckon/storage/postgres/schema.h"
+#include "reckon/storage/postgres/shard_leases.h"
 #include "reckon/storage/shard.h"
 
 namespace reckon::storage {
@@ -109,16 +110,27 @@ PostgresJournal::PostgresJournal(PgConnection conn, int schema_version,
 
 Result<std::vector<Result<void>>> PostgresJournal::CheckFence(
     std::span<const AppendRequest* const> requests) {
-  // One statement for every distinct shard of the group (their numbers are integers, so the
-  // list is written into the text); rows are locked in shard order, so two servers' appends
-  // never wait on each other's rows in a cycle.
+  // First a shared advisory lock per distinct shard (transaction-scoped, in shard order, so
+  // appends and takeovers never wait on each other in a cycle); a takeover holds the exclusive
+  // one while it raises the epoch (ShardLeases::Acquire). Then the lease rows, read by a
+  // statement of its own, so with a snapshot taken after the locks were granted: a takeover
+  // either waits for this transaction, or committed before the read and is seen. Both go in
+  // one round trip; the locks live in the lock manager and write nothing, unlike row locks.
+  // Shard numbers are integers, so they are written into the text.
   std::set<int> shards;
   for (const AppendRequest* request : requests) shards.insert(ShardOf(request->run.workflow_id));
+  std::string values;
   std::string list;
-  for (int shard : shards) list += (list.empty() ? "" : ",") + std::to_string(shard);
-  RECKON_TRY(PgResult rows,
-             conn_.Query("SELECT shard, owner, epoch FROM reckon_shard_leases WHERE shard IN (" +
-                         list + ") ORDER BY shard FOR SHARE"));
+  for (int shard : shards) {
+    values += std::string(values.empty() ? "" : ",") + "(" + std::to_string(shard) + ")";
+    list += (list.empty() ? "" : ",") + std::to_string(shard);
+  }
+  PgBatch batch;
+  batch.Sql("SELECT pg_advisory_xact_lock_shared(" + std::string(kShardLockClass) +
+            ", s) FROM (VALUES " + values + ") AS t(s)");
+  batch.Sql("SELECT shard, owner, epoch FROM reckon_shard_leases WHERE shard IN (" + list + ")");
+  RECKON_TRY(std::vector<PgResult> results, conn_.RunBatch(batch));
+  const PgResult& rows = results.back();
   std::map<int, std::pair<std::string, std::int64_t>> leases;  // shard -> (owner, epoch)
   for (int i = 0; i < rows.rows(); ++i) {
     leases[static_cast<int>(rows.Int(i, 0))] = {std::string(rows.Text(i, 1)), rows.Int(i, 2)};

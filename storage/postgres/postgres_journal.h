@@ -24,15 +24,15 @@
 // for it to go, so that a process may close its journal and open it again at once).
 //
 // Cluster mode (kClusterMember): several servers write one database, each to the shards it
-// holds a lease on (storage/shard_fence.h). No owner lock; instead, every append first locks
-// the lease row of each shard it writes to (FOR SHARE, in its own transaction) and checks that
-// it still names this server at the epoch the fence holds: a request to a shard that was taken
-// over, or that the fence does not hold, is refused with Errc::kFenced (nothing of it written,
-// the journal stays usable). A takeover (an UPDATE of the row) waits for an append already
-// checked, so an append lands before the new owner reads the run, or not at all. The writer
-// session also ends a transaction left idle for longer than the lease
-// (idle_in_transaction_session_timeout), so that a paused server cannot hold the row locks a
-// takeover waits for.
+// holds a lease on (storage/shard_fence.h). No owner lock; instead, every group commit first
+// takes a shared transaction-scoped advisory lock per shard it writes to, then reads their
+// lease rows, and applies a request only if its row still names this server at the epoch the
+// fence holds: a request to a shard that was taken over, or that the fence does not hold, is
+// refused with Errc::kFenced (nothing of it written, the journal stays usable). A takeover
+// holds the exclusive lock until it commits (storage/postgres/shard_leases.h), so an append
+// lands before the new owner reads the run, or not at all. The writer session also ends a
+// transaction left idle for longer than the lease (idle_in_transaction_session_timeout), so
+// that a paused server cannot hold the locks a takeover waits for.
 //
 // Threading: not thread-safe, as every Journal; one connection, one owner at a time.
 #pragma once

@@ -3,6 +3,7 @@
 // here are two lease clients and two journals on one private PostgreSQL.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -187,6 +188,37 @@ TEST_F(ShardFenceTest, AppendsLandOnlyWhileTheLeaseIsHeldAtTheFencedEpoch) {
   auto by_b = journal_b->Append(MarkerStep(id, 2));
   ASSERT_TRUE(by_b) << by_b.error().ToString();
   EXPECT_EQ(Events(id), 2);
+}
+
+TEST_F(ShardFenceTest, ATakeoverWaitsForAnAppendThatCheckedTheOldEpoch) {
+  ShardFence fence("a");
+  auto journal = Member(fence);  // migrates
+  auto a = Leases();
+  auto b = Leases();
+  ASSERT_TRUE(journal && a && b);
+  auto got = a->Acquire("a", "127.0.0.1:1", {}, 64, milliseconds(200));
+  ASSERT_TRUE(got);
+  std::this_thread::sleep_for(milliseconds(300));  // a's leases expired
+  // An append of A's in flight: its transaction holds the shard's shared lock, as CheckFence
+  // takes it, and has not committed.
+  const int shard = ShardOf("refund-0");
+  auto in_flight = PgConnection::Connect(conninfo_);
+  ASSERT_TRUE(in_flight);
+  ASSERT_TRUE(in_flight.value().Exec("BEGIN"));
+  ASSERT_TRUE(in_flight.value().Exec(std::string("SELECT pg_advisory_xact_lock_shared(") +
+                                     kShardLockClass + ", " + std::to_string(shard) + ")"));
+  std::atomic<bool> done{false};
+  Result<std::vector<HeldShard>> taken = std::vector<HeldShard>{};
+  std::thread takeover([&] {
+    taken = b->Acquire("b", "127.0.0.1:2", {}, 64, milliseconds(60000));
+    done = true;
+  });
+  std::this_thread::sleep_for(milliseconds(500));
+  EXPECT_FALSE(done) << "the takeover went on while an append held the old epoch's lock";
+  ASSERT_TRUE(in_flight.value().Exec("COMMIT"));
+  takeover.join();
+  ASSERT_TRUE(taken) << taken.error().ToString();
+  EXPECT_EQ(taken.value().size(), 64u);
 }
 
 TEST_F(ShardFenceTest, AClusterMemberNeedsAFence) {

@@ -1,5 +1,7 @@
 #include "reckon/storage/postgres/shard_leases.h"
 
+#include <algorithm>
+
 #include "reckon/storage/postgres/pg.h"
 #include "reckon/storage/postgres/schema.h"
 
@@ -24,13 +26,23 @@ std::vector<HeldShard> ReadHeld(const PgResult& r) {
 
 }  // namespace
 
-ShardLeases::ShardLeases(std::unique_ptr<PgConnection> conn) : conn_(std::move(conn)) {}
+ShardLeases::ShardLeases(std::unique_ptr<PgConnection> conn, std::chrono::milliseconds idle_limit)
+    : conn_(std::move(conn)), idle_limit_(idle_limit) {}
+
+namespace {
+Result<void> LimitIdleTransactions(PgConnection& conn, std::chrono::milliseconds limit) {
+  return conn.Exec("SET idle_in_transaction_session_timeout = " +
+                   std::to_string(std::max<std::int64_t>(limit.count(), 100)));
+}
+}  // namespace
 ShardLeases::~ShardLeases() = default;
 
 const std::string& ShardLeases::display() const { return conn_->display(); }
 
-Result<std::unique_ptr<ShardLeases>> ShardLeases::Open(const std::string& conninfo) {
+Result<std::unique_ptr<ShardLeases>> ShardLeases::Open(const std::string& conninfo,
+                                                       std::chrono::milliseconds idle_limit) {
   RECKON_TRY(PgConnection conn, PgConnection::Connect(conninfo));
+  RECKON_TRY(LimitIdleTransactions(conn, idle_limit));
   RECKON_TRY(const int version, PgSchemaVersion(conn));
   if (version < 2) {
     return Err(Errc::kFailedPrecondition,
@@ -39,12 +51,13 @@ Result<std::unique_ptr<ShardLeases>> ShardLeases::Open(const std::string& connin
                    "release on it once to migrate it");
   }
   return std::unique_ptr<ShardLeases>(
-      new ShardLeases(std::make_unique<PgConnection>(std::move(conn))));
+      new ShardLeases(std::make_unique<PgConnection>(std::move(conn)), idle_limit));
 }
 
 Result<void> ShardLeases::Reconnected() {
   if (!conn_->broken()) return Ok();
-  return conn_->Reconnect();
+  RECKON_TRY(conn_->Reconnect());
+  return LimitIdleTransactions(*conn_, idle_limit_);
 }
 
 Result<void> ShardLeases::Heartbeat(const std::string& server_id, const std::string& address) {
@@ -98,17 +111,38 @@ Result<std::vector<HeldShard>> ShardLeases::Acquire(const std::string& server_id
   p.Add(server_id).Add(address).Add(static_cast<std::int64_t>(lease.count()))
       .Add(static_cast<std::int64_t>(count));
   // Shards named after this server come first: an earlier life of it held them, and nobody
-  // else has taken them over yet.
-  RECKON_TRY(PgResult r,
-             conn_->Query(
-                 "UPDATE reckon_shard_leases l SET owner = $1::text, address = $2::text, "
-                 "epoch = l.epoch + 1, expires_at = now() + $3::bigint * interval '1 millisecond' "
-                 "WHERE l.shard IN (SELECT shard FROM reckon_shard_leases WHERE (owner = '' OR "
-                 "expires_at < now() OR owner = $1::text)" + not_held +
-                     " ORDER BY (owner = $1::text) DESC, shard LIMIT $4::bigint "
-                     "FOR UPDATE SKIP LOCKED) RETURNING l.shard, l.epoch",
-                 p));
-  return ReadHeld(r);
+  // else has taken them over yet. One transaction: the update, then the exclusive advisory
+  // lock of each shard taken (in shard order), held until the commit, which waits for the
+  // appends still checking the old epoch.
+  RECKON_TRY(conn_->Exec("BEGIN"));
+  auto taken = [&]() -> Result<std::vector<HeldShard>> {
+    RECKON_TRY(PgResult r,
+               conn_->Query(
+                   "UPDATE reckon_shard_leases l SET owner = $1::text, address = $2::text, "
+                   "epoch = l.epoch + 1, expires_at = now() + $3::bigint * interval '1 "
+                   "millisecond' WHERE l.shard IN (SELECT shard FROM reckon_shard_leases WHERE "
+                   "(owner = '' OR expires_at < now() OR owner = $1::text)" + not_held +
+                       " ORDER BY (owner = $1::text) DESC, shard LIMIT $4::bigint "
+                       "FOR UPDATE SKIP LOCKED) RETURNING l.shard, l.epoch",
+                   p));
+    std::vector<HeldShard> got = ReadHeld(r);
+    std::sort(got.begin(), got.end(),
+              [](const HeldShard& a, const HeldShard& b) { return a.shard < b.shard; });
+    if (got.empty()) return got;
+    std::string values;
+    for (const HeldShard& h : got) {
+      values += std::string(values.empty() ? "" : ",") + "(" + std::to_string(h.shard) + ")";
+    }
+    RECKON_TRY(conn_->Exec("SELECT pg_advisory_xact_lock(" + std::string(kShardLockClass) +
+                           ", s) FROM (VALUES " + values + ") AS t(s)"));
+    return got;
+  }();
+  if (!taken) {
+    (void)conn_->Exec("ROLLBACK");
+    return taken.error();
+  }
+  RECKON_TRY(conn_->Exec("COMMIT"));
+  return taken;
 }
 
 Result<void> ShardLeases::Release(const std::string& server_id,

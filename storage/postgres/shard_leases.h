@@ -13,7 +13,11 @@
 //     it still has: a shard missing from the answer was taken over.
 //   - Release gives shards back (owner '', expired), only at the held epoch.
 // Safety does not rest on expiry: the epoch fence in every append (storage/shard_fence.h)
-// does. Expiry only decides when another server may take a shard over.
+// does. Expiry only decides when another server may take a shard over. Appends and takeovers
+// are ordered by transaction-scoped advisory locks (kShardLockClass, shard): an append holds
+// the shared one while it checks the lease and commits; Acquire takes the exclusive one of each
+// shard it took, in shard order, before its transaction commits, so it waits for the appends
+// that checked the old epoch, and every later append reads the new one.
 //
 // Errors: kUnavailable when the database cannot be reached (the caller retries next tick);
 // kFailedPrecondition when the journal predates cluster mode (schema version < 2).
@@ -32,6 +36,10 @@ namespace reckon::storage {
 
 class PgConnection;
 
+// The first key of the two-key advisory locks that order appends and takeovers of a shard
+// (the second is the shard number); apart from the owner lock's single key.
+inline constexpr const char* kShardLockClass = "7305813";
+
 struct ShardLease {
   int shard = 0;
   std::string owner;    // '' when unowned
@@ -47,8 +55,12 @@ struct HeldShard {
 
 class ShardLeases {
  public:
-  // Connects with `conninfo` and checks that the lease tables exist.
-  static Result<std::unique_ptr<ShardLeases>> Open(const std::string& conninfo);
+  // Connects with `conninfo` and checks that the lease tables exist. The session ends a
+  // transaction idle for longer than `idle_limit` (the lease), so that a server paused inside
+  // a takeover cannot hold its locks for long.
+  static Result<std::unique_ptr<ShardLeases>> Open(
+      const std::string& conninfo,
+      std::chrono::milliseconds idle_limit = std::chrono::milliseconds(3000));
   ~ShardLeases();
   ShardLeases(const ShardLeases&) = delete;
   ShardLeases& operator=(const ShardLeases&) = delete;
@@ -76,9 +88,11 @@ class ShardLeases {
   const std::string& display() const;
 
  private:
-  explicit ShardLeases(std::unique_ptr<PgConnection> conn);
+  ShardLeases(std::unique_ptr<PgConnection> conn, std::chrono::milliseconds idle_limit);
+  // Connects again if the connection broke, with the session set up again.
   Result<void> Reconnected();
   std::unique_ptr<PgConnection> conn_;
+  std::chrono::milliseconds idle_limit_;
 };
 
 }  // namespace reckon::storage
