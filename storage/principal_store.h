@@ -31,6 +31,11 @@ struct PrincipalRow {
   std::string revoked_by;
 };
 
+// How every backend stores PrincipalRow::scopes in one text column: comma-separated (scopes
+// are names without commas, base/identifier rules), and back.
+std::string JoinScopes(const std::vector<std::string>& scopes);
+std::vector<std::string> SplitScopes(std::string_view text);
+
 // One line of the audit log: `principal` did `action` ("token_create", "token_revoke") to
 // `subject`; `detail` is JSON text without secrets.
 struct AuditRow {

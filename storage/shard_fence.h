@@ -24,6 +24,12 @@
 
 namespace reckon::storage {
 
+// A shard held at an epoch (the fence's entries; what lease renewals and takeovers return).
+struct HeldShard {
+  int shard = 0;
+  std::int64_t epoch = 0;
+};
+
 class ShardFence {
  public:
   explicit ShardFence(std::string server_id) : server_id_(std::move(server_id)) {}
@@ -55,11 +61,12 @@ class ShardFence {
     return epoch;
   }
   bool Holds(int shard) const { return EpochOf(shard).has_value(); }
-  std::vector<int> Held() const {
+  // Every shard held, with its epoch, in shard order.
+  std::vector<HeldShard> Held() const {
     std::lock_guard lock(mutex_);
-    std::vector<int> out;
+    std::vector<HeldShard> out;
     for (int s = 0; s < kShardCount; ++s) {
-      if (epochs_[s] != 0) out.push_back(s);
+      if (epochs_[s] != 0) out.push_back({s, epochs_[s]});
     }
     return out;
   }

@@ -87,14 +87,6 @@ asio::awaitable<T> ClusterMember::OnDatabase(F work) {
       std::move(initiate), asio::use_awaitable, std::move(work));
 }
 
-std::vector<HeldShard> ClusterMember::HeldWithEpochs() const {
-  std::vector<HeldShard> out;
-  for (int shard : fence_.Held()) {
-    if (auto epoch = fence_.EpochOf(shard)) out.push_back({shard, *epoch});
-  }
-  return out;
-}
-
 void ClusterMember::Stop() {
   stopped_ = true;
   wake_.cancel();
@@ -113,9 +105,9 @@ asio::awaitable<void> ClusterMember::Watchdog() {
     watch_.expires_after(period);
     co_await watch_.async_wait(asio::as_tuple(asio::use_awaitable));
     if (stopped_) break;
-    const std::vector<int> held = fence_.Held();
+    const std::vector<HeldShard> held = fence_.Held();
     if (held.empty() || steady_clock::now() - last_renewed_ <= options_.lease) continue;
-    auto lost = Lose(held, kUnrenewable);
+    auto lost = Lose(ShardsOf(held), kUnrenewable);
     co_await std::move(lost);
   }
 }
@@ -129,7 +121,7 @@ asio::awaitable<void> ClusterMember::Run() {
   asio::co_spawn(executor_, Watchdog(), asio::detached);
   while (!stopped_) {
     const auto began = steady_clock::now();
-    const std::vector<HeldShard> held = HeldWithEpochs();
+    const std::vector<HeldShard> held = fence_.Held();
     auto read = [this, held]() {
       Tick tick;
       auto beat = leases_->Heartbeat(options_.server_id, options_.address);
@@ -201,7 +193,7 @@ asio::awaitable<void> ClusterMember::Lose(std::vector<int> shards, std::string w
 }
 
 asio::awaitable<void> ClusterMember::Acquire(int count) {
-  auto take = [this, held = HeldWithEpochs(), count]() {
+  auto take = [this, held = fence_.Held(), count]() {
     return leases_->Acquire(options_.server_id, options_.address, held, count, options_.lease);
   };
   auto taking = OnDatabase<Result<std::vector<HeldShard>>>(std::move(take));
@@ -229,7 +221,7 @@ asio::awaitable<void> ClusterMember::Acquire(int count) {
 }
 
 asio::awaitable<void> ClusterMember::GiveBack(int count) {
-  std::vector<HeldShard> held = HeldWithEpochs();
+  std::vector<HeldShard> held = fence_.Held();
   std::vector<HeldShard> chosen(held.end() - std::min<std::ptrdiff_t>(count, held.size()),
                                 held.end());
   const std::vector<int> shards = ShardsOf(chosen);
@@ -256,7 +248,7 @@ asio::awaitable<void> ClusterMember::GiveBack(int count) {
 
 void ClusterMember::Leave() {
   db_.join();
-  const std::vector<HeldShard> held = HeldWithEpochs();
+  const std::vector<HeldShard> held = fence_.Held();
   for (const HeldShard& h : held) fence_.Drop(h.shard);
   auto released = leases_->Release(options_.server_id, held);
   auto left = leases_->Leave(options_.server_id);

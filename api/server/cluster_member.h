@@ -79,7 +79,6 @@ class ClusterMember final : public ShardRouter {
   // Runs `work` on the database thread; resumes on the executor.
   template <class T, class F>
   boost::asio::awaitable<T> OnDatabase(F work);
-  std::vector<storage::HeldShard> HeldWithEpochs() const;
   // Parameters by value: a coroutine outlives the temporaries of its call.
   boost::asio::awaitable<void> Lose(std::vector<int> shards, std::string why);
   // Every lease/6: if no renewal succeeded for a whole lease, gives up every shard held.

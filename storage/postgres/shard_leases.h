@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "reckon/base/error.h"
+#include "reckon/storage/shard_fence.h"
 
 namespace reckon::storage {
 
@@ -46,11 +47,6 @@ struct ShardLease {
   std::string address;  // where the owner serves clients
   std::int64_t epoch = 0;
   std::int64_t expires_in_ms = 0;  // negative: expired (by the database's clock)
-};
-
-struct HeldShard {
-  int shard = 0;
-  std::int64_t epoch = 0;
 };
 
 class ShardLeases {

@@ -9,27 +9,6 @@ constexpr std::string_view kColumns =
     "name, role, scopes, token_hash, created_at_us, created_by, expires_at_us, revoked_at_us, "
     "revoked_by";
 
-// Scopes are names without commas (base/identifier rules), kept comma-separated.
-std::string JoinScopes(const std::vector<std::string>& scopes) {
-  std::string out;
-  for (const std::string& scope : scopes) {
-    if (!out.empty()) out += ',';
-    out += scope;
-  }
-  return out;
-}
-
-std::vector<std::string> SplitScopes(std::string_view text) {
-  std::vector<std::string> scopes;
-  while (!text.empty()) {
-    const std::size_t comma = text.find(',');
-    scopes.emplace_back(text.substr(0, comma));
-    if (comma == std::string_view::npos) break;
-    text.remove_prefix(comma + 1);
-  }
-  return scopes;
-}
-
 PrincipalRow ReadRow(const Statement& s) {
   PrincipalRow row;
   row.name = std::string(s.ColumnText(0));
