@@ -85,17 +85,20 @@ Result<api::Reply> CallServer(const RemoteFlags& flags,
   api::ApplyTlsEnvironment(options.tls);
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(15);
   std::string server = flags.server;
-  for (int hop = 0;; ++hop) {
+  int redirects = 0;  // followed in a row; retries after a failover do not count
+  for (;;) {
     Result<api::Reply> reply = CallOnce(server, options, CopyOf(*request), timeout);
     const bool redirected_here = server != flags.server;
     bool again = false;
     server = flags.server;
     if (!reply) {
       const Error& error = reply.error();
-      if (error.code() == Errc::kNotOwner && !error.redirect().empty() && hop < 8) {
+      if (error.code() == Errc::kNotOwner && !error.redirect().empty() && redirects < 8) {
+        ++redirects;
         server = error.redirect();
         continue;
       }
+      redirects = 0;
       // A failover is under way: no owner yet, or the owner we were sent to is gone (ask the
       // first server again; it learns the new owner).
       again = (error.code() == Errc::kUnavailable && error.message().starts_with("cluster:")) ||
