@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "reckon/contract/call_overrides.h"
 
@@ -53,7 +54,26 @@ struct FailWorkflow {
   std::string message;
 };
 
-using Command =
-    std::variant<ScheduleCall, StartTimer, RecordMarker, CompleteWorkflow, FailWorkflow>;
+// The kind of the marker ctx.Patched records the first time a run passes a patch: its step id
+// is "patch:<change id>", its value the change id as a JSON string.
+inline constexpr std::string_view kPatchMarker = "patch";
+
+// A signal the run received and its code had not consumed when it continued as new: the next
+// run receives it first.
+struct CarriedSignal {
+  std::string name;
+  std::string payload_json;
+  std::string sent_by;
+};
+
+// End the run and start the next run of its workflow id with `input_json` (canonical JSON), in
+// one transaction (ctx.ContinueAsNew).
+struct ContinueAsNew {
+  std::string input_json;
+  std::vector<CarriedSignal> signals;
+};
+
+using Command = std::variant<ScheduleCall, StartTimer, RecordMarker, CompleteWorkflow,
+                             FailWorkflow, ContinueAsNew>;
 
 }  // namespace reckon

@@ -118,7 +118,8 @@ Result<void> Decider::Start(const std::string& workflow_type, const json::value&
     return Err(Errc::kAlreadyExists, "run '" + state_.ref().workflow_id + "' already started");
   }
   RECKON_TRY(std::string canonical, CanonicalizeJson(input));
-  return Emit(WorkflowStarted{workflow_type, std::move(canonical), definition_hash, started_by});
+  return Emit(WorkflowStarted{workflow_type, std::move(canonical), definition_hash, started_by,
+                              kRunScopedIds, options_.id_namespace, ""});
 }
 
 Result<void> Decider::ApplyCommands(std::vector<Command> commands) {
@@ -143,6 +144,8 @@ Result<void> Decider::ApplyCommands(std::vector<Command> commands) {
             return Emit(MarkerRecorded{c.step_id, c.kind, c.value_json});
           } else if constexpr (std::is_same_v<T, CompleteWorkflow>) {
             return Emit(WorkflowCompleted{c.result_json});
+          } else if constexpr (std::is_same_v<T, ContinueAsNew>) {
+            return Continue(std::move(c));
           } else {
             return Emit(WorkflowFailed{c.code, c.message});
           }
@@ -153,13 +156,62 @@ Result<void> Decider::ApplyCommands(std::vector<Command> commands) {
   return Ok();
 }
 
+// The code checked its own calls (WorkflowContext::ContinueAsNew); this checks the journal's
+// operations too, since a new run must never forget an effect that may be happening.
+Result<void> Decider::Continue(ContinueAsNew command) {
+  std::string open;
+  for (const auto& [id, op] : state_.operations()) {
+    if (IsTerminal(op.state)) continue;
+    open += (open.empty() ? "" : ", ") + id + " (step '" + op.step_id + "', " +
+            std::string(OperationStateName(op.state)) + ")";
+  }
+  if (!open.empty()) {
+    return Emit(WorkflowFailed{
+        "continue_as_new_refused",
+        "the run cannot continue as new while operations are not terminal: " + open +
+            "; await their results before ctx.ContinueAsNew"});
+  }
+  auto parsed = ParseStrictJson(command.input_json);
+  if (!parsed) {
+    return Emit(WorkflowFailed{"invalid_input", "the input of ctx.ContinueAsNew is not JSON: " +
+                                                    parsed.error().message()});
+  }
+  // A run id of its own: the time of the batch and a digest of the run it continues, so that
+  // no two runs of a chain share one even when the clock stands still (a test's clock).
+  const RunRef& ref = state_.ref();
+  const std::string next_id =
+      "r" + std::to_string(ToMicros(now_)) + "-" + ToHex(Sha256(ref.run_id)).substr(0, 8);
+  const std::int64_t now_us = ToMicros(now_);
+  NextRun next{RunRef{ref.workflow_id, next_id}, state_.workflow_type(), {}};
+  std::int64_t seq = 1;
+  next.events.push_back(Event{seq++, now_us,
+                              WorkflowStarted{state_.workflow_type(), command.input_json,
+                                              state_.definition_hash(), state_.started_by(),
+                                              kRunScopedIds, options_.id_namespace,
+                                              ref.run_id}});
+  for (CarriedSignal& signal : command.signals) {
+    next.events.push_back(Event{seq++, now_us,
+                                SignalReceived{std::move(signal.name),
+                                               std::move(signal.payload_json),
+                                               std::move(signal.sent_by)}});
+  }
+  // The timers the run leaves behind will never fire for it.
+  for (const auto& [timer_id, fire_at] : state_.pending_timers()) {
+    timers_set_.erase(timer_id);
+    timers_cleared_.insert(timer_id);
+  }
+  RECKON_TRY(Emit(WorkflowContinuedAsNew{next_id, command.input_json}));
+  next_run_ = std::move(next);
+  return Ok();
+}
+
 Result<void> Decider::ScheduleNewCall(ScheduleCall call) {
   if (state_.FindOperationByStep(call.step_id) != nullptr) {
     return Err(Errc::kNondeterminism, "step '" + call.step_id + "' of run '" +
                                           state_.ref().workflow_id +
                                           "' was issued twice; step ids must be unique");
   }
-  const std::string operation_id = OperationIdFor(state_.ref().workflow_id, call.step_id);
+  const std::string operation_id = OperationIdFor(state_.id_scope(), call.step_id);
   const RegisteredContract* contract = contracts_.FindRegistered(call.tool);
   if (contract == nullptr) {
     RECKON_TRY(Emit(OperationPrepared{call.step_id, operation_id, call.tool, "", "",
@@ -667,8 +719,17 @@ AppendRequest Decider::BuildAppend() const {
     auto value = DecodePublishMarker(marker->value_json);  // checked when it was emitted
     if (!value) continue;
     request.outbox.push_back(storage::OutboxMessage{
-        MessageIdFor(state_.ref().workflow_id, marker->step_id), marker->step_id,
+        MessageIdFor(state_.id_scope(), marker->step_id), marker->step_id,
         std::move(value.value().subject), std::move(value.value().payload)});
+  }
+  if (next_run_) {
+    AppendRequest start;
+    start.run = next_run_->ref;
+    start.expected_next_seq = 1;
+    start.now_us = request.now_us;
+    start.workflow_type = next_run_->workflow_type;
+    for (const Event& event : next_run_->events) start.events.push_back(event.body);
+    request.chained.push_back(std::move(start));
   }
   return request;
 }

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <variant>
@@ -85,6 +86,18 @@ struct ApprovalDecision {
 
 struct DeciderOptions {
   std::string worker_name = "local";
+  // Part of every operation and message id of the runs this decider starts
+  // (engine/operation_id.h): set it per journal or per deployment, so that a workflow id
+  // reused elsewhere never sends a provider an idempotency key it saw before.
+  std::string id_namespace = "default";
+};
+
+// The run a ContinueAsNew starts: its first events, appended in the transaction that closes
+// the run before it (storage::AppendRequest::chained).
+struct NextRun {
+  storage::RunRef ref;
+  std::string workflow_type;
+  std::vector<storage::Event> events;  // WorkflowStarted, then the signals carried over
 };
 
 class Decider {
@@ -127,13 +140,17 @@ class Decider {
   const std::vector<Action>& actions() const { return actions_; }
   // Events from index `from` on that workflow code must see (results, timers, signals).
   bool HasWorkflowNews(std::size_t from) const;
-  // The append that makes this batch durable (events plus the derived rows they cause).
+  // The append that makes this batch durable (events plus the derived rows they cause), with
+  // the next run's start chained to it when the run continued as new.
   storage::AppendRequest BuildAppend() const;
+  // The run this batch's ContinueAsNew starts, if any.
+  const std::optional<NextRun>& next_run() const { return next_run_; }
 
  private:
   Result<void> Emit(storage::EventBody body);
   Result<void> ScheduleNewCall(ScheduleCall call);
   Result<void> ReplayCall(ScheduleCall call);
+  Result<void> Continue(ContinueAsNew command);
   Result<void> StartNextAttempt(OperationRecord& op);
   Result<void> HandleFailure(OperationRecord& op, FailureKind reported, const std::string& code,
                              const std::string& message);
@@ -158,6 +175,7 @@ class Decider {
   std::set<std::string> touched_operations_;
   std::set<std::string> timers_set_, timers_cleared_;
   storage::RunStatus status_before_;
+  std::optional<NextRun> next_run_;
 };
 
 }  // namespace reckon

@@ -120,14 +120,18 @@ asio::awaitable<Result<RunRef>> Engine::Start(std::string workflow_id, std::stri
   if (failed_) co_return Err(Errc::kUnavailable, "engine stopped: " + failure_);
   RECKON_CO_TRY(CheckStart(workflow_id, workflow_type, input, options.definition_hash, contracts_));
   RECKON_CO_TRY(std::string input_json, CanonicalizeJson(input));
-  auto same_start = [&](const std::string& type, const std::string& json) -> Result<void> {
-    if (type == workflow_type && json == input_json) return Ok();
+  // A run that continued as new answers for its chain: the input it holds is the latest run's,
+  // so only the type can be compared.
+  auto same_start = [&](const std::string& type, const std::string& json,
+                        bool continued) -> Result<void> {
+    if (type == workflow_type && (json == input_json || continued)) return Ok();
     return Err(Errc::kAlreadyExists,
                "workflow '" + workflow_id + "' was already started as '" + type +
                    "' with a different input; use a new workflow id");
   };
   if (Slot* existing = FindSlot(workflow_id)) {
-    RECKON_CO_TRY(same_start(existing->start_type, existing->start_input_json));
+    RECKON_CO_TRY(same_start(existing->start_type, existing->start_input_json,
+                             !existing->state.previous_run_id().empty()));
     co_return existing->state.ref();
   }
   // A run that finished before this process started is only in the journal.
@@ -136,7 +140,8 @@ asio::awaitable<Result<RunRef>> Engine::Start(std::string workflow_id, std::stri
     RECKON_CO_TRY(auto events, Read(journal_.ReadEvents(latest->ref, 1)));
     if (!events.empty()) {
       if (auto* started = std::get_if<WorkflowStarted>(&events.front().body)) {
-        RECKON_CO_TRY(same_start(started->workflow_type, started->input_json));
+        RECKON_CO_TRY(same_start(started->workflow_type, started->input_json,
+                                 !started->previous_run_id.empty()));
       }
     }
     co_return latest->ref;
@@ -316,6 +321,7 @@ Result<void> Engine::ApplyInput(Decider& decider, Slot& slot, Input& input) {
         } else if constexpr (std::is_same_v<T, LookupDone>) {
           return decider.ReconcileFinished(in.operation_id, in.round, in.outcome);
         } else if constexpr (std::is_same_v<T, TimerInput>) {
+          if (in.run_id != slot.state.ref().run_id) return Ok();  // an earlier run's timer
           return decider.WorkflowTimerFired(in.timer_id);
         } else if constexpr (std::is_same_v<T, SignalInput>) {
           return decider.Signal(in.name, in.payload_json, in.sent_by);
@@ -438,10 +444,26 @@ asio::awaitable<void> Engine::Drive(Slot* slot) {
     Perform(*slot, decider.actions());
     for (Reply& reply : replies) std::move(reply)(Ok());
     if (slot->state.terminal()) host_.Evict(slot->state.ref());
+    if (decider.next_run()) BeginNextRun(*slot, *decider.next_run());
   }
   if (!*alive) co_return;
   slot->busy = false;
   WakeIdleWaiters();
+}
+
+void Engine::BeginNextRun(Slot& slot, const NextRun& next) {
+  RunState state(next.ref);
+  if (auto folded = state.ApplyAll(next.events); !folded) {
+    Stop(slot, folded.error());
+    return;
+  }
+  slot.state = std::move(state);
+  slot.attempts.clear();
+  slot.needs_full_history = true;
+  slot.replay_history = next.events;
+  sinks_.OnCommitted(slot.state, next.events);
+  // Runs the new run's code from its first event, as a restart would.
+  Submit(slot, RecoverInput{});
 }
 
 // --- acting on durable decisions --------------------------------------------------------------
@@ -468,7 +490,9 @@ void Engine::Perform(Slot& slot, const std::vector<Action>& actions) {
           } else {
             Slot* s = &slot;
             std::string timer = a.timer_id;
-            timers_.Arm(a.fire_at_us, [this, s, timer] { Submit(*s, TimerInput{timer}); });
+            std::string run = slot.state.ref().run_id;
+            timers_.Arm(a.fire_at_us,
+                        [this, s, timer, run] { Submit(*s, TimerInput{timer, run}); });
           }
         },
         action);

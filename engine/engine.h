@@ -214,7 +214,9 @@ class Engine {
   struct AttemptDone { std::string operation_id; std::uint32_t attempt; AttemptOutcome outcome; };
   struct DueInput { std::string operation_id; };
   struct LookupDone { std::string operation_id; std::uint32_t round; ReconcileOutcome outcome; };
-  struct TimerInput { std::string timer_id; };
+  // A workflow timer of run `run_id` fired (a run that continued as new leaves its timers
+  // armed; they must not fire in the next run, whose step ids start over).
+  struct TimerInput { std::string timer_id; std::string run_id; };
   struct SignalInput { std::string name; std::string payload_json; std::string sent_by; };
   struct RecoverInput {};
   struct CancelInput { std::string reason; std::string requested_by; };
@@ -232,6 +234,8 @@ class Engine {
   boost::asio::awaitable<Result<void>> Activate(Slot& slot, Decider& decider,
                                                 std::size_t& shown);
   void Perform(Slot& slot, const std::vector<Action>& actions);
+  // The run continued as new and `next` is durable: the slot drives `next` from now on.
+  void BeginNextRun(Slot& slot, const NextRun& next);
   void StartAttempt(Slot& slot, const StartAttemptAction& action);
   void StartLookup(Slot& slot, const StartReconcileAction& action);
   void Stop(Slot& slot, const Error& error);

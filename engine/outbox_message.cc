@@ -10,8 +10,8 @@
 namespace reckon {
 namespace json = boost::json;
 
-std::string MessageIdFor(std::string_view workflow_id, std::string_view step_id) {
-  return "msg_" + StepDigest("reckon.outbox:", workflow_id, step_id);
+std::string MessageIdFor(const IdScope& scope, std::string_view step_id) {
+  return "msg_" + StepDigest("reckon.outbox:", scope, step_id);
 }
 
 Result<std::string> EncodePublishMarker(std::string_view subject, std::string_view payload) {

@@ -8,8 +8,8 @@
 // with the step's events or not at all. A marker travels the wire like any other, so server
 // mode needs nothing of its own.
 //
-// Message ids are derived, never drawn: the same (workflow id, step id) always gives the same
-// id, so replay never makes a second message, and the broker (Nats-Msg-Id) and consumers
+// Message ids are derived, never drawn: the same run and step (engine/operation_id.h, IdScope)
+// always give the same id, so replay never makes a second message, and the broker (Nats-Msg-Id) and consumers
 // deduplicate a redelivery by it. Pure functions; thread-safe.
 #pragma once
 
@@ -19,6 +19,7 @@
 
 #include "reckon/base/error.h"
 #include "reckon/base/subject.h"
+#include "reckon/engine/operation_id.h"
 
 namespace reckon {
 
@@ -27,9 +28,9 @@ inline constexpr std::string_view kPublishMarker = "publish";
 // the journal and in memory until acknowledged). Subjects: base/subject.h.
 inline constexpr std::size_t kMaxPayloadBytes = 256 * 1024;
 
-// "msg_" followed by 32 hex characters of SHA-256 over a domain tag, the workflow id and the
-// step id, length-prefixed (so it never equals the operation id of the same step).
-std::string MessageIdFor(std::string_view workflow_id, std::string_view step_id);
+// "msg_" followed by 32 hex characters of StepDigest over a domain tag of its own, the run's
+// scope and the step id (so it never equals the operation id of the same step).
+std::string MessageIdFor(const IdScope& scope, std::string_view step_id);
 
 struct PublishValue {
   std::string subject;

@@ -9,17 +9,23 @@
 namespace reckon {
 namespace {
 
-TEST(MessageId, IsDerivedFromTheWorkflowAndTheStep) {
-  const std::string id = MessageIdFor("order-1", "publish#3");
-  EXPECT_EQ(id, MessageIdFor("order-1", "publish#3"));
+IdScope RunScope(std::string workflow_id, std::string run_id = "r1") {
+  return IdScope{kRunScopedIds, "default", std::move(workflow_id), std::move(run_id)};
+}
+
+TEST(MessageId, IsDerivedFromTheRunAndTheStep) {
+  const std::string id = MessageIdFor(RunScope("order-1"), "publish#3");
+  EXPECT_EQ(id, MessageIdFor(RunScope("order-1"), "publish#3"));
   EXPECT_EQ(id.size(), 4u + 32u);
   EXPECT_EQ(id.substr(0, 4), "msg_");
-  EXPECT_NE(id, MessageIdFor("order-1", "publish#4"));
-  EXPECT_NE(id, MessageIdFor("order-2", "publish#3"));
-  // Length-prefixed: moving a byte between the two parts changes the id.
-  EXPECT_NE(MessageIdFor("a", "bc"), MessageIdFor("ab", "c"));
+  EXPECT_NE(id, MessageIdFor(RunScope("order-1"), "publish#4"));
+  EXPECT_NE(id, MessageIdFor(RunScope("order-2"), "publish#3"));
+  // The next run of the same workflow (ctx.ContinueAsNew) publishes under new ids.
+  EXPECT_NE(id, MessageIdFor(RunScope("order-1", "r2"), "publish#3"));
+  // Length-prefixed: moving a byte between the parts changes the id.
+  EXPECT_NE(MessageIdFor(RunScope("a"), "bc"), MessageIdFor(RunScope("ab"), "c"));
   // Never the operation id of the same step.
-  EXPECT_NE(id.substr(4), OperationIdFor("order-1", "publish#3").substr(3));
+  EXPECT_NE(id.substr(4), OperationIdFor(RunScope("order-1"), "publish#3").substr(3));
 }
 
 TEST(Subject, FollowsTheNatsRuleForPublishers) {
@@ -66,7 +72,8 @@ TEST(PublishMarker, BecomesAnOutboxRowOfTheSameAppend) {
   ASSERT_TRUE(decider.ApplyCommands(std::move(commands)));
   storage::AppendRequest append = decider.BuildAppend();
   ASSERT_EQ(append.outbox.size(), 1u);
-  EXPECT_EQ(append.outbox[0].message_id, MessageIdFor("order-1", "publish#1"));
+  EXPECT_EQ(append.outbox[0].message_id, MessageIdFor(state.id_scope(), "publish#1"));
+  EXPECT_EQ(state.id_scope().run_id, "r1");
   EXPECT_EQ(append.outbox[0].step_id, "publish#1");
   EXPECT_EQ(append.outbox[0].subject, "orders.created");
   EXPECT_EQ(append.outbox[0].payload, "{\"id\":7}");

@@ -26,6 +26,14 @@ struct RunState::Fold {
     run.workflow_type_ = e.workflow_type;
     run.input_json_ = e.input_json;
     run.started_by_ = e.started_by;
+    run.definition_hash_ = e.definition_hash;
+    run.id_scope_ = IdScope{e.id_version, e.id_namespace, run.ref_.workflow_id, run.ref_.run_id};
+    run.previous_run_id_ = e.previous_run_id;
+    return Ok();
+  }
+  Result<void> operator()(const WorkflowContinuedAsNew& e) {
+    run.status_ = RunStatus::kContinuedAsNew;
+    run.next_run_id_ = e.next_run_id;
     return Ok();
   }
   Result<void> operator()(const WorkflowCompleted& e) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "reckon/base/error.h"
+#include "reckon/engine/operation_id.h"
 #include "reckon/engine/operation_state.h"
 #include "reckon/storage/event.h"
 #include "reckon/storage/rows.h"
@@ -77,6 +78,14 @@ class RunState {
   const std::string& input_json() const { return input_json_; }
   // Who started the run (server mode: the principal); empty when embedded or before 0.2.
   const std::string& started_by() const { return started_by_; }
+  const std::string& definition_hash() const { return definition_hash_; }
+  // How the run derives operation and message ids (engine/operation_id.h), from its
+  // WorkflowStarted.
+  const IdScope& id_scope() const { return id_scope_; }
+  // The run this one continues, and the run that continues it (ctx.ContinueAsNew); empty if
+  // none.
+  const std::string& previous_run_id() const { return previous_run_id_; }
+  const std::string& next_run_id() const { return next_run_id_; }
   storage::RunStatus status() const { return status_; }
   std::int64_t next_seq() const { return next_seq_; }
   bool started() const { return next_seq_ > 1; }
@@ -104,6 +113,9 @@ class RunState {
   std::string workflow_type_;
   std::string input_json_;
   std::string started_by_;
+  std::string definition_hash_;
+  IdScope id_scope_;
+  std::string previous_run_id_, next_run_id_;
   storage::RunStatus status_ = storage::RunStatus::kRunning;
   std::string result_json_;
   std::int64_t next_seq_ = 1;

@@ -2,8 +2,9 @@
 //
 // An Event is one entry of a run's append-only history. Its body is encoded with Cap'n Proto
 // (storage/events.capnp; format and compatibility rules in docs/JOURNAL_FORMAT.md). The
-// variant's alternative index is the union ordinal of events.capnp, so the order here never
-// changes: new types are appended at the end.
+// variant's alternative index is the union ordinal of events.capnp (but for ordinal 26, the
+// sealed wrapper, which is not an event of its own), so the order here never changes: new
+// types are appended at the end.
 //
 // JSON-valued fields hold canonical JSON text with the contract's secret fields removed; times
 // are microseconds since the Unix epoch. Fields from a closed vocabulary are enums; the codec
@@ -55,6 +56,11 @@ struct WorkflowStarted {
   std::string input_json;
   std::string definition_hash;
   std::string started_by;  // the principal (server mode); empty when embedded
+  // How the run derives operation and message ids (engine/operation_id.h, IdScope): 0 for
+  // runs journaled before run-scoped ids (workflow id and step id only), 2 for run-scoped.
+  std::uint32_t id_version = 0;
+  std::string id_namespace;
+  std::string previous_run_id;  // the run this one continues (ctx.ContinueAsNew)
 };
 struct WorkflowCompleted { std::string result_json; };
 struct WorkflowFailed { std::string code; std::string message; };
@@ -164,13 +170,20 @@ struct RetryScheduled {
   RetryReason reason = RetryReason::kUnknownOutcome;
 };
 
+// The run ended by starting the next run of its workflow id (ctx.ContinueAsNew); that run's
+// WorkflowStarted is committed in the same transaction.
+struct WorkflowContinuedAsNew {
+  std::string next_run_id;
+  std::string input_json;
+};
+
 using EventBody = std::variant<
     WorkflowStarted, WorkflowCompleted, WorkflowFailed, WorkflowCancelRequested,
     WorkflowCancelled, WorkflowTaskScheduled, WorkflowTaskStarted, WorkflowTaskCompleted,
     OperationPrepared, ApprovalRequested, ApprovalGranted, ApprovalDenied, AttemptStarted,
     OperationCommitted, OperationRejected, AttemptFailedRetryable, OutcomeUnknown,
     ReconciliationStarted, ReconciliationResult, NeedsHuman, HumanResolved, TimerStarted,
-    TimerFired, SignalReceived, MarkerRecorded, RetryScheduled>;
+    TimerFired, SignalReceived, MarkerRecorded, RetryScheduled, WorkflowContinuedAsNew>;
 
 struct Event {
   std::int64_t seq = 0;             // 1-based position in the run's history
@@ -178,8 +191,12 @@ struct Event {
   EventBody body;
 };
 
-// The stable type number stored beside each event (union ordinal + 1).
-inline int EventTypeNumber(const EventBody& body) { return static_cast<int>(body.index()) + 1; }
+// The stable type number stored beside each event (union ordinal + 1). Union ordinal 26 is the
+// sealed wrapper, which has no alternative here, so later alternatives sit one ordinal up.
+inline int EventTypeNumber(const EventBody& body) {
+  const int index = static_cast<int>(body.index());
+  return index < 26 ? index + 1 : index + 2;
+}
 
 // "OperationCommitted": the event type's name as used in history listings and traces.
 std::string_view EventTypeName(const EventBody& body);

@@ -30,6 +30,14 @@ void Encode(EventPayload::Builder p, const WorkflowStarted& e) {
   b.setInputJson(T(e.input_json));
   b.setDefinitionHash(T(e.definition_hash));
   b.setStartedBy(T(e.started_by));
+  b.setIdVersion(e.id_version);
+  b.setIdNamespace(T(e.id_namespace));
+  b.setPreviousRunId(T(e.previous_run_id));
+}
+void Encode(EventPayload::Builder p, const WorkflowContinuedAsNew& e) {
+  auto b = p.initWorkflowContinuedAsNew();
+  b.setNextRunId(T(e.next_run_id));
+  b.setInputJson(T(e.input_json));
 }
 void Encode(EventPayload::Builder p, const WorkflowCompleted& e) {
   p.initWorkflowCompleted().setResultJson(T(e.result_json));
@@ -189,7 +197,8 @@ Result<EventBody> DecodeUnion(EventPayload::Reader p) {
     case EventPayload::WORKFLOW_STARTED: {
       auto r = p.getWorkflowStarted();
       return WorkflowStarted{S(r.getWorkflowType()), S(r.getInputJson()),
-                             S(r.getDefinitionHash()), S(r.getStartedBy())};
+                             S(r.getDefinitionHash()), S(r.getStartedBy()), r.getIdVersion(),
+                             S(r.getIdNamespace()), S(r.getPreviousRunId())};
     }
     case EventPayload::WORKFLOW_COMPLETED:
       return WorkflowCompleted{S(p.getWorkflowCompleted().getResultJson())};
@@ -296,6 +305,10 @@ Result<EventBody> DecodeUnion(EventPayload::Reader p) {
                  FromStored(ParseRetryReason(V(r.getReason())), "RetryScheduled.reason"));
       return RetryScheduled{S(r.getOperationId()), r.getNextAttempt(), r.getRetryAtUs(),
                             reason};
+    }
+    case EventPayload::WORKFLOW_CONTINUED_AS_NEW: {
+      auto r = p.getWorkflowContinuedAsNew();
+      return WorkflowContinuedAsNew{S(r.getNextRunId()), S(r.getInputJson())};
     }
     case EventPayload::SEALED:  // handled by EventDecoder before it gets here
       return Err(Errc::kCorruption, "a sealed event holds another sealed event");
@@ -412,7 +425,7 @@ std::string_view EventTypeName(const EventBody& body) {
       "AttemptFailedRetryable", "OutcomeUnknown",        "ReconciliationStarted",
       "ReconciliationResult",   "NeedsHuman",            "HumanResolved",
       "TimerStarted",           "TimerFired",            "SignalReceived",
-      "MarkerRecorded",         "RetryScheduled"};
+      "MarkerRecorded",         "RetryScheduled",        "WorkflowContinuedAsNew"};
   static_assert(std::size(kNames) == std::variant_size_v<EventBody>);
   return kNames[body.index()];
 }

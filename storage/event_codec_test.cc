@@ -16,7 +16,7 @@ std::span<const std::byte> Bytes(const std::string& s) {
 
 TEST(EventCodecTest, RoundTripsEveryEventType) {
   std::vector<EventBody> bodies = {
-      WorkflowStarted{"refund", R"({"n":1})", "abc"},
+      WorkflowStarted{"refund", R"({"n":1})", "abc", "alice", 2, "default", "r0"},
       WorkflowCompleted{R"({"ok":true})"},
       WorkflowFailed{"rejected", "card declined"},
       WorkflowCancelRequested{"user asked"},
@@ -43,6 +43,7 @@ TEST(EventCodecTest, RoundTripsEveryEventType) {
       SignalReceived{"go", "{}"},
       MarkerRecorded{"m1", "now", "17"},
       RetryScheduled{"op-1", 2, 1234, RetryReason::kReconciledNotFound},
+      WorkflowContinuedAsNew{"r2", R"({"round":2})"},
   };
   ASSERT_EQ(bodies.size(), std::variant_size_v<EventBody>);
   EventDecoder decoder;

@@ -44,6 +44,8 @@ struct EventPayload {
     # An event whose payload fields are encrypted (docs/JOURNAL_FORMAT.md, "Sealed payloads").
     # Never nested; never on the wire, only in the journal.
     sealed @26 :SealedEvent;
+    # The run closed and the next run of the same workflow id started, in one transaction.
+    workflowContinuedAsNew @27 :WorkflowContinuedAsNew;
   }
 }
 
@@ -66,6 +68,18 @@ struct WorkflowStarted {
   # Hash of what defines the run besides the input (e.g. a compiled plan); empty if none.
   definitionHash @2 :Text;
   startedBy @3 :Text;        # the principal that started it (server mode); empty embedded
+  # How the run's operation and message ids are derived (engine/operation_id.h): 0 (runs
+  # started before version 2 existed) from the workflow id and step id alone; 2 from the
+  # namespace, workflow id, run id and step id.
+  idVersion @4 :UInt32;
+  idNamespace @5 :Text;
+  # The run this one continues (ctx.ContinueAsNew); empty for a first run.
+  previousRunId @6 :Text;
+}
+
+struct WorkflowContinuedAsNew {
+  nextRunId @0 :Text;
+  inputJson @1 :Text;        # the next run's input
 }
 
 struct WorkflowCompleted {

@@ -61,6 +61,10 @@ struct AppendRequest {
   std::vector<std::string> timers_cleared;   // timer ids of this run
   std::vector<ApprovalRow> approvals;        // upserted by approval_id
   std::vector<OutboxMessage> outbox;         // inserted; a message id already there is a conflict
+  // Requests applied right after this one, in the same transaction, all or nothing with it:
+  // ctx.ContinueAsNew closes a run and creates the next run of its workflow id this way. They
+  // have no chained requests of their own; the ack is this request's.
+  std::vector<AppendRequest> chained;
 };
 
 struct AppendAck {

@@ -19,6 +19,7 @@
 //   HumanResolved            note          (free text from a person)
 //   SignalReceived           payload_json
 //   MarkerRecorded           value_json    (now, random, a model reply, a signal name)
+//   WorkflowContinuedAsNew   input_json    (the next run's input)
 //
 // A sealed event's plaintext is its payload fields in the order of its kMembers array, each as
 // a 4-byte little-endian length followed by its bytes. Its authenticated context is the
@@ -59,6 +60,7 @@ RECKON_PAYLOAD_MEMBER(AttemptFailedRetryable, message);
 RECKON_PAYLOAD_MEMBER(HumanResolved, note);
 RECKON_PAYLOAD_MEMBER(SignalReceived, payload_json);
 RECKON_PAYLOAD_MEMBER(MarkerRecorded, value_json);
+RECKON_PAYLOAD_MEMBER(WorkflowContinuedAsNew, input_json);
 #undef RECKON_PAYLOAD_MEMBER
 
 // Where an event lives in the journal. A sealed payload is bound to it: its box opens only at

@@ -7,8 +7,8 @@
 namespace reckon::storage {
 namespace {
 
-constexpr std::array<std::string_view, 4> kRunStatuses = {"running", "completed", "failed",
-                                                           "cancelled"};
+constexpr std::array<std::string_view, 5> kRunStatuses = {"running", "completed", "failed",
+                                                           "cancelled", "continued_as_new"};
 constexpr std::array<std::string_view, 3> kApprovalStates = {"requested", "granted", "denied"};
 
 }  // namespace

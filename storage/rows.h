@@ -16,8 +16,10 @@
 
 namespace reckon::storage {
 
-enum class RunStatus { kRunning, kCompleted, kFailed, kCancelled };
-// "running", "completed", "failed", "cancelled".
+// kContinuedAsNew: the run ended by starting the next run of its workflow id
+// (ctx.ContinueAsNew); the workflow goes on in that run.
+enum class RunStatus { kRunning, kCompleted, kFailed, kCancelled, kContinuedAsNew };
+// "running", "completed", "failed", "cancelled", "continued_as_new".
 std::string_view RunStatusName(RunStatus status);
 Result<RunStatus> ParseRunStatus(std::string_view name);
 inline bool IsTerminal(RunStatus status) { return status != RunStatus::kRunning; }

@@ -73,6 +73,17 @@ Result<std::int64_t> CompletedRun(SqliteDb& journal, const std::string& workflow
   return row ? q.ColumnInt(0) : 0;
 }
 
+// What the workflow's message ids derive from: its newest run, in the default namespace the
+// crash test's processes use (engine/operation_id.h).
+Result<IdScope> ScopeOf(SqliteDb& journal, const std::string& workflow_id) {
+  RECKON_TRY(Statement q, journal.Prepare("SELECT run_id FROM runs WHERE workflow_id = ?1 "
+                                          "ORDER BY run_pk DESC LIMIT 1"));
+  q.Bind(1, workflow_id);
+  RECKON_TRY(bool row, q.Step());
+  if (!row) return Err(Errc::kNotFound, "no run of " + workflow_id);
+  return IdScope{kRunScopedIds, "default", workflow_id, std::string(q.ColumnText(0))};
+}
+
 }  // namespace
 
 std::string OutboxFigures::ToString() const {
@@ -119,8 +130,13 @@ Result<OutboxAudit> AuditOutbox(const std::string& journal_path, const std::stri
     } else {
       violation(workflow + " has " + std::to_string(completed) + " completed runs, not 1");
     }
+    auto scope = ScopeOf(journal, workflow);
+    if (!scope) {
+      violation(workflow + " has no run");
+      continue;
+    }
     for (const std::string& step : publish_steps) {
-      const std::string id = MessageIdFor(workflow, step);
+      const std::string id = MessageIdFor(scope.value(), step);
       expected.insert(id);
       auto it = outbox.find(id);
       if (it == outbox.end()) {

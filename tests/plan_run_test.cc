@@ -15,6 +15,7 @@
 #include "reckon/storage/sqlite/sqlite_journal.h"
 #include "reckon/storage/sqlite/sqlite_outbox_store.h"
 #include "reckon/storage/journal.h"
+#include "reckon/worker/testing/journal_view.h"
 #include "tests/refund_crash_audit.h"
 #include "tests/support/crash_support.h"
 #include "tests/support/role_tokens.h"
@@ -103,7 +104,7 @@ TEST(PlanRunTest, EmbeddedPublishStepPutsOneMessageInTheOutbox) {
     EXPECT_NE(out.find("plan refund-pay-6-notify: completed"), std::string::npos) << out;
     EXPECT_NE(out.find("publish refunds.sent"), std::string::npos) << out;
     if (run == 0) {
-      EXPECT_NE(out.find("notify: published to refunds.sent (msg_"), std::string::npos) << out;
+      EXPECT_NE(out.find("notify: published to refunds.sent (in the outbox)"), std::string::npos) << out;
     }
   }
   ExpectOneRefundPerRefundStep(provider.value().port, "", 1);
@@ -118,7 +119,13 @@ TEST(PlanRunTest, EmbeddedPublishStepPutsOneMessageInTheOutbox) {
   auto rows = store.value()->ListDue(std::numeric_limits<std::int64_t>::max(), 10);
   ASSERT_TRUE(rows);
   ASSERT_EQ(rows.value().size(), 1u);
-  EXPECT_EQ(rows.value()[0].message_id, MessageIdFor("refund-pay-6-notify", "notify"));
+  {
+    auto journal = storage::OpenSqliteJournal(dir.File("plans.db"));
+    ASSERT_TRUE(journal) << journal.error().ToString();
+    auto scope = LatestIdScope(*journal.value(), "refund-pay-6-notify");
+    ASSERT_TRUE(scope) << scope.error().ToString();
+    EXPECT_EQ(rows.value()[0].message_id, MessageIdFor(scope.value(), "notify"));
+  }
   EXPECT_NE(rows.value()[0].payload.find("\"refund_id\":\"" + ledger.value()[0].refund_id + "\""),
             std::string::npos)
       << rows.value()[0].payload;

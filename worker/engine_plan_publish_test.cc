@@ -14,6 +14,7 @@
 #include "reckon/storage/backend/open_backend.h"
 #include "reckon/worker/plan_workflow.h"
 #include "reckon/worker/testing/engine_harness.h"
+#include "reckon/worker/testing/journal_view.h"
 #include "reckon/worker/testing/expect_ok.h"
 #include "reckon/worker/testing/fake_provider.h"
 #include "reckon/worker/testing/fast_contracts.h"
@@ -53,6 +54,12 @@ class PlanPublishTest : public ::testing::Test {
     auto started = h_.Start(plan.value().plan_id, kPlanWorkflow, PlanToJson(plan.value()));
     ASSERT_TRUE(started) << started.error().ToString();
   }
+  // What the run's message ids derive from (after Shutdown: the journal is free to read).
+  IdScope Scope(const std::string& workflow_id) {
+    auto scope = testing::LatestIdScope(h_.journal(), workflow_id);
+    EXPECT_TRUE(scope) << scope.error().ToString();
+    return scope ? scope.value() : IdScope{};
+  }
   std::vector<OutboxRow> Outbox() {
     auto store = OpenOutboxStore(h_.journal_name(), nullptr);
     EXPECT_TRUE(store) << store.error().ToString();
@@ -78,7 +85,7 @@ TEST_F(PlanPublishTest, TheMessageCommitsAtThePlansStepIdWithItsReferencesResolv
   h_.Shutdown();
   const auto rows = Outbox();
   ASSERT_EQ(rows.size(), 1u);
-  const std::string message_id = MessageIdFor("pub-1", "notify");
+  const std::string message_id = MessageIdFor(Scope("pub-1"), "notify");
   EXPECT_EQ(rows[0].message_id, message_id);
   EXPECT_EQ(rows[0].step_id, "notify");
   EXPECT_EQ(rows[0].subject, "reservations.made");
@@ -112,7 +119,7 @@ TEST_F(PlanPublishTest, ACrashAfterThePublishMakesNoSecondMessage) {
   h_.Shutdown();
   const auto rows = Outbox();
   ASSERT_EQ(rows.size(), 1u);
-  EXPECT_EQ(rows[0].message_id, MessageIdFor("pub-2", "notify"));
+  EXPECT_EQ(rows[0].message_id, MessageIdFor(Scope("pub-2"), "notify"));
   int markers = 0;
   for (const Event& event : h_.Events("pub-2")) {
     if (const auto* m = std::get_if<MarkerRecorded>(&event.body)) markers += m->kind == kPublishMarker;

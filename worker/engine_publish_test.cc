@@ -9,6 +9,7 @@
 #include "reckon/engine/outbox_message.h"
 #include "reckon/storage/backend/open_backend.h"
 #include "reckon/worker/testing/engine_harness.h"
+#include "reckon/worker/testing/journal_view.h"
 #include "reckon/worker/testing/expect_ok.h"
 #include "reckon/worker/testing/fake_provider.h"
 #include "reckon/worker/testing/fast_contracts.h"
@@ -79,7 +80,9 @@ TEST_F(PublishTest, TheMessageCommitsWithItsStepUnderTheDerivedId) {
   h_.Shutdown();
   const auto rows = Outbox();
   ASSERT_EQ(rows.size(), 1u);
-  EXPECT_EQ(rows[0].message_id, MessageIdFor(kOrder, "publish#1"));
+  auto scope = testing::LatestIdScope(h_.journal(), kOrder);
+  ASSERT_TRUE(scope) << scope.error().ToString();
+  EXPECT_EQ(rows[0].message_id, MessageIdFor(scope.value(), "publish#1"));
   EXPECT_EQ(rows[0].step_id, "publish#1");
   EXPECT_EQ(rows[0].subject, "orders.created");
   EXPECT_EQ(rows[0].payload, "{\"order\":\"a\"}");

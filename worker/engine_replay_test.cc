@@ -174,7 +174,7 @@ Task<WorkflowOutcome> CallAtHold(WorkflowContext& ctx, std::string tool, std::in
   co_return json::object{{"go", payload}};
 }
 
-// A compatible next version: the same step "hold", then a new step "extra" before the wait.
+// An incompatible next version: the same step "hold", then a new step "extra" before the wait.
 Task<WorkflowOutcome> HoldThenCharge(WorkflowContext& ctx, json::value) {
   auto hold = ctx.Call("reserve", FastInput("acct-1", 100), CallOptions{"hold"});
   CallResult held = co_await hold;
@@ -184,6 +184,19 @@ Task<WorkflowOutcome> HoldThenCharge(WorkflowContext& ctx, json::value) {
   if (!charged) co_return charged.error();
   auto go = ctx.WaitSignal("go");
   std::string payload = co_await go;
+  co_return json::object{{"go", payload}};
+}
+
+// A compatible next version: the same steps, then a new step "extra" after the wait.
+Task<WorkflowOutcome> HoldWaitThenCharge(WorkflowContext& ctx, json::value) {
+  auto hold = ctx.Call("reserve", FastInput("acct-1", 100), CallOptions{"hold"});
+  CallResult held = co_await hold;
+  if (!held) co_return held.error();
+  auto go = ctx.WaitSignal("go");
+  std::string payload = co_await go;
+  auto extra = ctx.Call("charge", FastInput("acct-1", 300), CallOptions{"extra"});
+  CallResult charged = co_await extra;
+  if (!charged) co_return charged.error();
   co_return json::object{{"go", payload}};
 }
 
@@ -252,7 +265,9 @@ TEST_F(NondeterminismTest, UnchangedCodeRecoversAndContinues) {
 // A step that the new code issues past the end of the history is a new call: its first
 // attempt runs normally, and is not taken for one that was in flight before the restart.
 TEST_F(NondeterminismTest, AStepAddedAfterTheHistoryRunsAsANewCall) {
-  RecoverWith(Version("reserve", 100), HoldThenCharge);
+  RecoverWith(Version("reserve", 100), HoldWaitThenCharge);
+  auto signalled = h_.Await(h_.engine().Signal(kOrder, "go", "\"yes\""));
+  ASSERT_TRUE(signalled && *signalled);
   ASSERT_TRUE(h_.RunUntilState(kOrder, "extra", OperationState::kCommitted));
   h_.Shutdown();
   const auto events = h_.Events(kOrder);
@@ -261,6 +276,17 @@ TEST_F(NondeterminismTest, AStepAddedAfterTheHistoryRunsAsANewCall) {
   EXPECT_EQ(BodiesOf<OperationCommitted>(events, extra).at(0).source, CommitSource::kAttempt);
   EXPECT_EQ(provider_.calls_to("charge").size(), 1u);
   EXPECT_EQ(provider_.calls_to("reserve").size(), 1u);
+}
+
+// A step inserted before one the history records (here the wait for "go") changes the path
+// the run took: without ctx.Patched it stops the run (engine_versioning_test.cc).
+TEST_F(NondeterminismTest, AStepInsertedBeforeARecordedWaitStopsTheRun) {
+  RecoverWith(Version("reserve", 100), HoldThenCharge);
+  ASSERT_TRUE(
+      h_.RunUntil([this] { return !h_.Describe(kOrder)->stuck_reason.empty(); }, 1s));
+  const std::string reason = h_.Describe(kOrder)->stuck_reason;
+  EXPECT_NE(reason.find("'signal:go#1'"), std::string::npos) << reason;
+  EXPECT_EQ(provider_.calls_to("charge").size(), 0u);
 }
 
 TEST_F(NondeterminismTest, ADifferentToolAtASettledStepStopsTheRun) {

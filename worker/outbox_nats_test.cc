@@ -14,10 +14,12 @@
 
 #include "reckon/engine/outbox_message.h"
 #include "reckon/outbox/dispatcher.h"
+#include "reckon/storage/sqlite/sqlite_journal.h"
 #include "reckon/storage/sqlite/sqlite_outbox_store.h"
 #include "reckon/worker/embedded_host.h"
 #include "reckon/worker/testing/engine_harness.h"
 #include "reckon/worker/testing/expect_ok.h"
+#include "reckon/worker/testing/journal_view.h"
 
 #include "tests/support/nats_server.h"
 #include "tests/support/temp_dir.h"
@@ -112,7 +114,9 @@ TEST(NatsOutbox, AWorkflowsMessageReachesAJetStreamConsumerOnceWithItsId) {
   RECKON_ASSERT_OK(h.Start("order-1", "order", json::object{}));
   ASSERT_TRUE(h.RunUntilSettled("order-1"));
   h.Shutdown();
-  const std::string id = MessageIdFor("order-1", "publish#1");
+  auto scope = reckon::testing::LatestIdScope(h.journal(), "order-1");
+  ASSERT_TRUE(scope) << scope.error().ToString();
+  const std::string id = MessageIdFor(scope.value(), "publish#1");
 
   auto store = storage::SqliteOutboxStore::Open(h.journal_path(), nullptr);
   ASSERT_TRUE(store) << store.error().ToString();
@@ -156,7 +160,9 @@ TEST(NatsOutbox, AnUnrecordedAckIsRepublishedAndAbsorbedByTheBroker) {
   RECKON_ASSERT_OK(h.Start("order-1", "order", json::object{}));
   ASSERT_TRUE(h.RunUntilSettled("order-1"));
   h.Shutdown();
-  const std::string id = MessageIdFor("order-1", "publish#1");
+  auto scope = reckon::testing::LatestIdScope(h.journal(), "order-1");
+  ASSERT_TRUE(scope) << scope.error().ToString();
+  const std::string id = MessageIdFor(scope.value(), "publish#1");
   NatsPublisher first_life(NatsPublisherOptions{.url = broker.url()});
   ASSERT_TRUE(first_life.Publish("orders.created", id, R"({"order":"o-1","cents":4200})"));
 
@@ -244,8 +250,13 @@ TEST(NatsOutbox, AnEmbeddedHostWithANatsUrlDeliversOnItsOwn) {
   ASSERT_EQ(ran.value(), 0);
   auto received = ReadOne(broker.js());  // waits up to 10 s for the dispatcher's thread
   ASSERT_TRUE(received);
-  EXPECT_EQ(received->msg_id, MessageIdFor("order-2", "publish#1"));
   host.value().reset();
+  auto journal = storage::OpenSqliteJournal(dir.File("journal.db"));
+  ASSERT_TRUE(journal) << journal.error().ToString();
+  auto scope = reckon::testing::LatestIdScope(*journal.value(), "order-2");
+  ASSERT_TRUE(scope) << scope.error().ToString();
+  EXPECT_EQ(received->msg_id, MessageIdFor(scope.value(), "publish#1"));
+  journal.value().reset();
   auto rows = storage::SqliteOutboxStore::Open(dir.File("journal.db"), nullptr).value()->List(true, 10);
   ASSERT_TRUE(rows);
   EXPECT_TRUE(rows.value().empty());  // its ack is recorded

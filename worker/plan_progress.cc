@@ -77,8 +77,7 @@ std::optional<std::string> PlanProgress::Line(const storage::Event& event) {
           auto message = DecodePublishMarker(e.value_json);
           published_.insert(e.step_id);
           return e.step_id + ": published to " +
-                 (message ? message.value().subject : std::string("?")) + " (" +
-                 MessageIdFor(workflow_id_, e.step_id) + ") in the outbox";
+                 (message ? message.value().subject : std::string("?")) + " (in the outbox)";
         } else if constexpr (std::is_same_v<T, WorkflowCompleted>) {
           finished_ = true;
           status_ = RunStatus::kCompleted;

@@ -11,11 +11,47 @@ namespace reckon {
 using namespace storage;
 namespace json = boost::json;
 
+namespace {
+
+// What a history's marker is, in a message.
+std::string DescribeMarker(const MarkerRecorded& e) {
+  if (e.kind == kWaitSignalMarker) return "a wait for signal " + e.value_json;
+  if (e.kind == kPatchMarker) return "patch " + e.value_json;
+  if (e.kind == kPublishMarker) return "a publish";
+  if (e.kind == "now") return "a ctx.NowMicros() reading";
+  if (e.kind == "random") return "a ctx.Random() draw";
+  return "a marker of kind '" + e.kind + "'";
+}
+
+constexpr std::string_view kPatchAdvice =
+    "; the workflow code changed incompatibly for runs in flight: put the change behind "
+    "ctx.Patched(\"<change-id>\") so that they keep the old code path (docs/VERSIONING.md)";
+
+}  // namespace
+
 WorkflowContext::WorkflowContext(std::string workflow_id, std::string run_id)
-    : workflow_id_(std::move(workflow_id)), run_id_(std::move(run_id)) {}
+    : workflow_id_(std::move(workflow_id)), run_id_(std::move(run_id)) {
+  id_scope_ = IdScope{kRunScopedIds, "", workflow_id_, run_id_};
+}
 
 std::string WorkflowContext::NextStepId(std::string_view kind) {
   return std::string(kind) + "#" + std::to_string(++counter_);
+}
+
+void WorkflowContext::Diverge(std::string message) {
+  if (divergence_.empty()) divergence_ = std::move(message);
+}
+
+void WorkflowContext::Issue(const std::string& step_id, std::string_view what) {
+  if (continuation_) {
+    Diverge("step '" + step_id + "' (" + std::string(what) +
+            ") was issued after ctx.ContinueAsNew; return ContinueAsNew's result at once");
+  }
+  if (issued_.count(step_id)) {
+    Diverge("step '" + step_id + "' was issued twice; step ids must be unique");
+  }
+  issued_.insert(step_id);
+  pending_history_.erase(step_id);
 }
 
 WorkflowContext::CallAwaiter WorkflowContext::Call(std::string tool, json::value input) {
@@ -27,26 +63,22 @@ WorkflowContext::CallAwaiter WorkflowContext::Call(std::string tool, json::value
   if (options.step_id.too_long()) return RefusedCall(tool);
   std::string step_id = options.step_id.empty() ? NextStepId(tool) : options.step_id.str();
   if (!options.step_id.empty()) ++counter_;  // keep numbering stable whichever form is used
-  step_of_op_[OperationIdFor(workflow_id_, step_id)] = step_id;
+  step_of_op_[OperationIdFor(id_scope_, step_id)] = step_id;
   steps_[step_id];
-  if (issued_.count(step_id) && divergence_.empty()) {
-    divergence_ = "step '" + step_id + "' was issued twice; step ids must be unique";
-  }
+  call_steps_[step_id] = tool;
   auto recorded = history_calls_.find(step_id);
-  if (recorded != history_calls_.end() && !issued_.count(step_id)) --unmatched_history_calls_;
-  issued_.insert(step_id);
-  if (recorded != history_calls_.end()) {
-    if (recorded->second != tool && divergence_.empty()) {
-      divergence_ = "step '" + step_id + "' calls '" + tool +
-                    "', but the history records a call to '" + recorded->second +
-                    "'; the workflow code changed incompatibly";
-    }
-    commands_.push_back(
-        ScheduleCall{step_id, std::move(tool), std::move(input), true, options.overrides});
-  } else {
-    commands_.push_back(
-        ScheduleCall{step_id, std::move(tool), std::move(input), false, options.overrides});
+  const bool replayed = recorded != history_calls_.end();
+  if (!replayed && pending_history_.count(step_id)) {
+    Diverge("step '" + step_id + "': the history records " + pending_history_[step_id].what +
+            " there, but the code now calls '" + tool + "'" + std::string(kPatchAdvice));
   }
+  Issue(step_id, "a call to '" + tool + "'");
+  if (replayed && recorded->second != tool) {
+    Diverge("step '" + step_id + "': the history records a call to '" + recorded->second +
+            "', but the code now calls '" + tool + "'" + std::string(kPatchAdvice));
+  }
+  commands_.push_back(
+      ScheduleCall{step_id, std::move(tool), std::move(input), replayed, options.overrides});
   return CallAwaiter(this, std::move(step_id));
 }
 
@@ -63,10 +95,13 @@ WorkflowContext::CallAwaiter WorkflowContext::RefusedCall(const std::string& too
 WorkflowContext::TimerAwaiter WorkflowContext::Sleep(std::chrono::milliseconds duration) {
   std::string step_id = NextStepId("sleep");
   steps_[step_id];
-  issued_.insert(step_id);
-  if (!history_timers_.count(step_id)) {
-    commands_.push_back(StartTimer{step_id, now_us_ + duration.count() * 1000});
+  const bool replayed = history_timers_.count(step_id) > 0;
+  if (!replayed && pending_history_.count(step_id)) {
+    Diverge("step '" + step_id + "': the history records " + pending_history_[step_id].what +
+            " there, but the code now sleeps" + std::string(kPatchAdvice));
   }
+  Issue(step_id, "a timer");
+  if (!replayed) commands_.push_back(StartTimer{step_id, now_us_ + duration.count() * 1000});
   return TimerAwaiter(this, std::move(step_id));
 }
 
@@ -74,20 +109,95 @@ WorkflowContext::SignalAwaiter WorkflowContext::WaitSignal(std::string name) {
   // Journaled, so that what the run waits on is known without its code; a count of its own
   // per name keeps every other step id as it was before waits were recorded.
   std::string step_id = "signal:" + name + "#" + std::to_string(++signal_waits_[name]);
-  if (!history_markers_.count(step_id)) {
-    std::string value = json::serialize(json::string(name));
+  std::string value = json::serialize(json::string(name));
+  if (auto it = history_markers_.find(step_id); it == history_markers_.end()) {
     history_markers_[step_id] = value;
-    commands_.push_back(RecordMarker{std::move(step_id), std::string(kWaitSignalMarker), value});
+    commands_.push_back(RecordMarker{step_id, std::string(kWaitSignalMarker), value});
   }
+  Issue(step_id, "a wait for signal " + value);
   return SignalAwaiter(this, std::move(name));
+}
+
+bool WorkflowContext::Patched(std::string_view change_id) {
+  const std::string step_id = "patch:" + std::string(change_id);
+  if (auto it = patches_.find(step_id); it != patches_.end()) return it->second;
+  bool taken = false;
+  if (history_markers_.count(step_id)) {
+    taken = true;  // the run passed here on the new code before
+    Issue(step_id, "patch");
+  } else if (AtFrontier()) {
+    // First execution of this point: the new branch, for good.
+    taken = true;
+    std::string value = json::serialize(json::string(std::string(change_id)));
+    history_markers_[step_id] = value;
+    Issue(step_id, "patch");
+    commands_.push_back(RecordMarker{step_id, std::string(kPatchMarker), std::move(value)});
+  }
+  // Otherwise the history went past this point without the marker: the run started on the
+  // old code, and replays the old branch.
+  patches_[step_id] = taken;
+  return taken;
+}
+
+void WorkflowContext::DeprecatePatch(std::string_view change_id) {
+  const std::string step_id = "patch:" + std::string(change_id);
+  if (patches_.count(step_id)) return;
+  patches_[step_id] = true;
+  if (history_markers_.count(step_id)) Issue(step_id, "patch");
+  // Without a marker: a run started after the marker stopped being recorded. A run that took
+  // the old branch shows as the steps that differ from its history.
+}
+
+WorkflowOutcome WorkflowContext::ContinueAsNew(json::value input) {
+  if (continuation_) {
+    Diverge("ctx.ContinueAsNew was called twice; return its result at once");
+    return WorkflowOutcome(CallFailure{"continue_as_new_refused",
+                                       "ctx.ContinueAsNew was called twice in one run"});
+  }
+  std::string open;
+  for (const auto& [step_id, tool] : call_steps_) {
+    if (steps_[step_id].result) continue;
+    open += (open.empty() ? "" : ", ") + std::string("'") + step_id + "' (" + tool + ")";
+  }
+  if (!open.empty()) {
+    return WorkflowOutcome(CallFailure{
+        "continue_as_new_refused",
+        "run '" + workflow_id_ + "' cannot continue as new while operations it started are "
+        "not terminal: steps " + open + " have no result yet; await them first"});
+  }
+  auto canonical = CanonicalizeJson(input);
+  if (!canonical) {
+    return WorkflowOutcome(CallFailure{
+        "invalid_input", "the input of ctx.ContinueAsNew is not valid JSON for a run: " +
+                             canonical.error().message()});
+  }
+  continuation_ = reckon::ContinueAsNew{std::move(canonical).value(), {}};
+  return WorkflowOutcome(json::value(nullptr));
+}
+
+std::optional<reckon::ContinueAsNew> WorkflowContext::TakeContinuation() {
+  if (!continuation_) return std::nullopt;
+  reckon::ContinueAsNew next = std::move(*continuation_);
+  // The signals received and not consumed go to the next run, by name.
+  for (auto& [name, queue] : signals_) {
+    for (BufferedSignal& signal : queue) {
+      next.signals.push_back(
+          CarriedSignal{name, std::move(signal.payload_json), std::move(signal.sent_by)});
+    }
+    queue.clear();
+  }
+  return next;
 }
 
 std::int64_t WorkflowContext::NowMicros() {
   std::string step_id = NextStepId("now");
-  issued_.insert(step_id);
-  if (auto it = history_markers_.find(step_id); it != history_markers_.end()) {
-    return std::stoll(it->second);
+  const bool replayed = history_markers_.count(step_id) > 0;
+  if (!replayed && pending_history_.count(step_id)) {
+    Diverge("step '" + step_id + "': the history records " + pending_history_[step_id].what +
+            " there, but the code now reads the time" + std::string(kPatchAdvice));
   }
+  Issue(step_id, "a ctx.NowMicros() reading");
+  if (replayed) return std::stoll(history_markers_[step_id]);
   std::string value = std::to_string(now_us_);
   history_markers_[step_id] = value;
   commands_.push_back(RecordMarker{step_id, "now", value});
@@ -96,10 +206,13 @@ std::int64_t WorkflowContext::NowMicros() {
 
 std::uint64_t WorkflowContext::Random() {
   std::string step_id = NextStepId("random");
-  issued_.insert(step_id);
-  if (auto it = history_markers_.find(step_id); it != history_markers_.end()) {
-    return std::stoull(it->second);
+  const bool replayed = history_markers_.count(step_id) > 0;
+  if (!replayed && pending_history_.count(step_id)) {
+    Diverge("step '" + step_id + "': the history records " + pending_history_[step_id].what +
+            " there, but the code now draws a random value" + std::string(kPatchAdvice));
   }
+  Issue(step_id, "a ctx.Random() draw");
+  if (replayed) return std::stoull(history_markers_[step_id]);
   // splitmix64 over the seed the host supplied.
   std::uint64_t z = (random_state_ += 0x9e3779b97f4a7c15ULL);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -127,27 +240,33 @@ Result<std::string> WorkflowContext::Publish(std::string_view subject, std::stri
       options.step_id.empty() ? NextStepId(kPublishMarker) : options.step_id.str();
   if (!options.step_id.empty()) ++counter_;  // keep numbering stable whichever form is used
   if (issued_.count(step_id)) {
-    if (divergence_.empty()) {
-      divergence_ = "step '" + step_id + "' was issued twice; step ids must be unique";
-    }
-    return Err(Errc::kNondeterminism, "run '" + workflow_id_ + "': " + divergence_);
+    Diverge("step '" + step_id + "' was issued twice; step ids must be unique");
+    return Err(Errc::kNondeterminism, RunName() + ": " + divergence_);
   }
-  issued_.insert(step_id);
+  const bool replayed = history_markers_.count(step_id) > 0;
+  if (!replayed && pending_history_.count(step_id)) {
+    Diverge("step '" + step_id + "': the history records " + pending_history_[step_id].what +
+            " there, but the code now publishes to '" + std::string(subject) + "'" +
+            std::string(kPatchAdvice));
+  }
+  Issue(step_id, "a publish");
   RECKON_TRY(std::string value, EncodePublishMarker(subject, payload));
-  if (auto it = history_markers_.find(step_id); it != history_markers_.end()) {
-    if (it->second != value) {
-      if (divergence_.empty()) {
-        divergence_ = "step '" + step_id + "' publishes to '" + std::string(subject) +
-                      "' a message that differs from the one journaled at that step; the "
-                      "workflow code changed incompatibly";
-      }
-      return Err(Errc::kNondeterminism, "run '" + workflow_id_ + "': " + divergence_);
+  if (replayed) {
+    if (history_markers_[step_id] != value) {
+      Diverge("step '" + step_id + "': the history records a publish, but the code now "
+              "publishes to '" + std::string(subject) + "' a message that differs from it" +
+              std::string(kPatchAdvice));
+      return Err(Errc::kNondeterminism, RunName() + ": " + divergence_);
     }
   } else {
     history_markers_[step_id] = value;
     commands_.push_back(RecordMarker{step_id, std::string(kPublishMarker), std::move(value)});
   }
-  return MessageIdFor(workflow_id_, step_id);
+  return MessageIdFor(id_scope_, step_id);
+}
+
+std::string WorkflowContext::RunName() const {
+  return "run '" + workflow_id_ + "' (run id " + run_id_ + ")";
 }
 
 void WorkflowContext::BeginActivation(std::int64_t now_us, std::uint64_t random_seed) {
@@ -161,9 +280,13 @@ Result<void> WorkflowContext::Observe(const Event& event) {
   std::visit(
       [&](const auto& e) {
         using T = std::decay_t<decltype(e)>;
-        if constexpr (std::is_same_v<T, OperationPrepared>) {
-          if (history_calls_.emplace(e.step_id, e.tool).second && !issued_.count(e.step_id)) {
-            ++unmatched_history_calls_;
+        if constexpr (std::is_same_v<T, WorkflowStarted>) {
+          id_scope_ = IdScope{e.id_version, e.id_namespace, workflow_id_, run_id_};
+          previous_run_id_ = e.previous_run_id;
+        } else if constexpr (std::is_same_v<T, OperationPrepared>) {
+          history_calls_.emplace(e.step_id, e.tool);
+          if (!issued_.count(e.step_id)) {
+            pending_history_[e.step_id] = {event.seq, "a call to '" + e.tool + "'"};
           }
           step_of_op_[e.operation_id] = e.step_id;
         } else if constexpr (std::is_same_v<T, OperationCommitted>) {
@@ -187,14 +310,19 @@ Result<void> WorkflowContext::Observe(const Event& event) {
           Ready(it->second);
         } else if constexpr (std::is_same_v<T, TimerStarted>) {
           history_timers_.insert(e.timer_id);
+          if (!issued_.count(e.timer_id)) {
+            pending_history_[e.timer_id] = {event.seq, "a timer (ctx.Sleep)"};
+          }
         } else if constexpr (std::is_same_v<T, TimerFired>) {
           steps_[e.timer_id].fired = true;
           Ready(e.timer_id);
         } else if constexpr (std::is_same_v<T, SignalReceived>) {
-          signals_[e.name].push_back(e.payload_json);
+          signals_[e.name].push_back(BufferedSignal{e.payload_json, e.sent_by});
         } else if constexpr (std::is_same_v<T, MarkerRecorded>) {
           history_markers_[e.step_id] = e.value_json;
-          if (e.kind == kPublishMarker) history_publishes_.insert(e.step_id);
+          if (!issued_.count(e.step_id)) {
+            pending_history_[e.step_id] = {event.seq, DescribeMarker(e)};
+          }
         }
       },
       event.body);
@@ -226,29 +354,20 @@ void WorkflowContext::RunReady() {
 }
 
 Result<void> WorkflowContext::CheckDeterminism(bool finished) const {
-  if (!divergence_.empty()) {
-    return Err(Errc::kNondeterminism, "run '" + workflow_id_ + "': " + divergence_);
+  if (!divergence_.empty()) return Err(Errc::kNondeterminism, RunName() + ": " + divergence_);
+  if (pending_history_.empty()) return Ok();
+  // The code blocked (or finished) without issuing a step its history records: it no longer
+  // takes the path the run took. The earliest such step in the history names it.
+  auto first = pending_history_.begin();
+  for (auto it = first; it != pending_history_.end(); ++it) {
+    if (it->second.seq < first->second.seq) first = it;
   }
-  for (const std::string& step_id : history_publishes_) {
-    if (!issued_.count(step_id)) {
-      return Err(Errc::kNondeterminism,
-                 "run '" + workflow_id_ + "': the history has publish step '" + step_id +
-                     "' that the code no longer issues" +
-                     (finished ? " before finishing" : " before blocking") +
-                     "; the workflow code changed incompatibly");
-    }
-  }
-  if (unmatched_history_calls_ == 0) return Ok();
-  for (const auto& [step_id, tool] : history_calls_) {
-    if (!issued_.count(step_id)) {
-      return Err(Errc::kNondeterminism,
-                 "run '" + workflow_id_ + "': the history has step '" + step_id + "' (" + tool +
-                     ") that the code no longer issues" +
-                     (finished ? " before finishing" : " before blocking") +
-                     "; the workflow code changed incompatibly");
-    }
-  }
-  return Ok();
+  const std::string& step_id = first->first;
+  const std::string& what = first->second.what;
+  return Err(Errc::kNondeterminism,
+             RunName() + ": the history records " + what + " at step '" + step_id +
+                 "', but the code " + (finished ? "finished" : "blocked") +
+                 " without issuing it" + std::string(kPatchAdvice));
 }
 
 }  // namespace reckon

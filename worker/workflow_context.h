@@ -9,7 +9,23 @@
 //
 // Step ids: each command gets the next number of a per-run counter, "<tool>#<n>" for calls
 // ("send_refund#2"), "sleep#<n>", "now#<n>", "random#<n>"; a call may name its step instead
-// (CallOptions::step_id, used by agent plans). Operation ids derive from (workflow id, step id).
+// (CallOptions::step_id, used by agent plans). Operation ids derive from the run and the step
+// id (engine/operation_id.h).
+//
+// Changing the code of runs in flight (docs/VERSIONING.md): replay checks that the code issues
+// the same steps the history records (calls and their tools, timers, now/random markers,
+// signal waits, publishes, patches); the first difference stops the run with
+// Errc::kNondeterminism, naming the run, the step, what the history says and what the code
+// did. A change is made safe with a patch:
+//
+//     if (ctx.Patched("refund-v2-notify")) { ...new code... } else { ...old code... }
+//
+// Patched returns true for a run that reaches it for the first time (and journals a marker
+// "patch:<id>", so every later replay of that run takes the new branch too), and false for a
+// run whose history had already gone past that point without it: such a run started on the
+// old code and replays the old branch. Once no run without the marker is left, the old branch
+// goes and Patched becomes DeprecatePatch, which accepts histories with or without the
+// marker and records nothing; once no run with the marker is left either, it goes too.
 // WaitSignal records a marker "signal:<name>#<k>" (the k-th wait on that name, counted apart
 // so the other ids do not move), so the journal says which signal a run waits for
 // (engine/run_wait.h); histories without it replay as before, and gain it on replay.
@@ -61,6 +77,7 @@
 
 #include "reckon/base/error.h"
 #include "reckon/engine/command.h"
+#include "reckon/engine/operation_id.h"
 #include "reckon/storage/event.h"
 #include "reckon/worker/step_id.h"
 #include "reckon/worker/task.h"
@@ -109,6 +126,28 @@ class WorkflowContext {
   CallAwaiter Call(std::string tool, boost::json::value input, CallOptions options);
   TimerAwaiter Sleep(std::chrono::milliseconds duration);
   SignalAwaiter WaitSignal(std::string name);
+  // Versioning (see the top of this file): true when this run takes the new branch of change
+  // `change_id`. The first call for a change id decides, and its answer holds for the rest of
+  // the run. `change_id`: a short name, unique in the workflow, never reused.
+  bool Patched(std::string_view change_id);
+  // The new branch of `change_id` is the only one left: accepts a history with the patch's
+  // marker (it is matched) or without it (the run started after the marker stopped being
+  // recorded), and records nothing. A run whose history went past this point on the old
+  // branch (it never met the patch) stops with a nondeterminism error: keep Patched while such
+  // runs are in flight.
+  void DeprecatePatch(std::string_view change_id);
+  // Ends this run and starts the next run of the same workflow id with `input`, in one
+  // transaction; the next run begins with a history of its own (its WorkflowStarted, then the
+  // signals this run received and its code had not consumed). Use it to bound the history of
+  // a long-lived workflow (an agent loop every N rounds):
+  //
+  //     co_return ctx.ContinueAsNew(std::move(next_input));
+  //
+  // Return its result at once: a command issued after it is a nondeterminism error. Refused
+  // while a call the run issued has no result yet (its operation is not terminal, and a new
+  // run must not forget an effect that may be happening): the result is then a CallFailure
+  // "continue_as_new_refused" whose message names each such step; returning it fails the run.
+  WorkflowOutcome ContinueAsNew(boost::json::value input);
   // Microseconds since the epoch, recorded on first execution and replayed afterwards.
   std::int64_t NowMicros();
   // A random 64-bit value, recorded on first execution and replayed afterwards.
@@ -130,6 +169,8 @@ class WorkflowContext {
 
   const std::string& workflow_id() const { return workflow_id_; }
   const std::string& run_id() const { return run_id_; }
+  // The run this one continues (ContinueAsNew), or empty.
+  const std::string& previous_run_id() const { return previous_run_id_; }
 
   // --- for WorkflowInstance only ---
   struct Step {
@@ -145,14 +186,28 @@ class WorkflowContext {
   void AddCommand(Command command) { commands_.push_back(std::move(command)); }
   // kNondeterminism if the code diverged from the history.
   Result<void> CheckDeterminism(bool finished) const;
+  // The command that ends the run when the code returns success: ContinueAsNew if the code
+  // asked for it, else none.
+  std::optional<reckon::ContinueAsNew> TakeContinuation();
 
  private:
   std::string NextStepId(std::string_view kind);
+  // Notes that the code issued `step_id` (`what` names it for messages): it matches the
+  // history's step of that id, if any; a step issued after ContinueAsNew is a divergence.
+  void Issue(const std::string& step_id, std::string_view what);
+  // Records the first divergence seen (later ones follow from it).
+  void Diverge(std::string message);
+  // True when every step the history records has been issued again by the code: the code is
+  // past the end of the history, executing for the first time.
+  bool AtFrontier() const { return pending_history_.empty(); }
+  // "run '<workflow id>' (run id <run id>)", for messages.
+  std::string RunName() const;
   // A call whose step id is too long: it fails at once, nothing is scheduled.
   CallAwaiter RefusedCall(const std::string& tool);
   void Ready(const std::string& step_id);
 
-  std::string workflow_id_, run_id_;
+  std::string workflow_id_, run_id_, previous_run_id_;
+  IdScope id_scope_;
   std::int64_t now_us_ = 0;
   std::uint64_t random_state_ = 0;
   int counter_ = 0;
@@ -162,11 +217,23 @@ class WorkflowContext {
   std::map<std::string, std::string> history_calls_;   // step id -> tool, from the history
   std::set<std::string> history_timers_;
   std::map<std::string, std::string> history_markers_;  // step id -> value json
-  std::set<std::string> history_publishes_;             // publish steps in the history
   std::set<std::string> issued_;                        // steps the code issued this life
-  int unmatched_history_calls_ = 0;  // history calls the code has not issued (yet)
+  // Steps the history records (calls, timers, markers) that the code has not issued yet this
+  // life, with what the history says of each, for messages.
+  struct HistoryStep {
+    std::int64_t seq = 0;  // of the event that records it
+    std::string what;
+  };
+  std::map<std::string, HistoryStep> pending_history_;
+  std::optional<reckon::ContinueAsNew> continuation_;  // ContinueAsNew accepted
+  std::map<std::string, std::string> call_steps_;      // call step id -> tool, issued this life
+  std::map<std::string, bool> patches_;                 // patch step id -> branch taken
   std::deque<std::string> ready_;                       // steps whose results just arrived
-  std::map<std::string, std::deque<std::string>> signals_;  // buffered payloads by name
+  struct BufferedSignal {
+    std::string payload_json;
+    std::string sent_by;
+  };
+  std::map<std::string, std::deque<BufferedSignal>> signals_;  // received, not consumed, by name
   std::map<std::string, std::deque<std::coroutine_handle<>>> signal_waiters_;
   std::vector<Command> commands_;
   std::string divergence_;  // first nondeterminism seen
@@ -205,7 +272,7 @@ class WorkflowContext::SignalAwaiter {
   // The signal's payload as JSON text.
   std::string await_resume() {
     auto& queue = ctx_->signals_[name_];
-    std::string payload = std::move(queue.front());
+    std::string payload = std::move(queue.front().payload_json);
     queue.pop_front();
     return payload;
   }

@@ -55,7 +55,10 @@ void WorkflowInstance::Finish() {
   finished_ = true;
   try {
     WorkflowOutcome outcome = task_.Take();
-    if (outcome) {
+    std::optional<reckon::ContinueAsNew> next = context_->TakeContinuation();
+    if (outcome && next) {
+      context_->AddCommand(std::move(*next));
+    } else if (outcome) {
       auto canonical = CanonicalizeJson(outcome.value());
       if (canonical) {
         context_->AddCommand(CompleteWorkflow{std::move(canonical).value()});

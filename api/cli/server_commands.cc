@@ -1,5 +1,7 @@
 #include "reckon/api/cli/server_commands.h"
 
+#include <cctype>
+
 #include <boost/json.hpp>
 
 #include <fstream>
@@ -209,6 +211,22 @@ void AddServerCommands(CLI::App& app, CommandEnv& env) {
     c->add_flag("--insecure-dev", args->config.insecure_dev,
                 "Development only, loopback only: requests without a token act as the "
                 "principal 'dev' with every permission");
+    c->add_option("--namespace", args->config.id_namespace,
+                  "Part of every operation id (the providers' idempotency key) and message id "
+                  "of the runs this server starts; give each journal that shares providers its "
+                  "own (docs/VERSIONING.md)")
+        ->check([](const std::string& value) -> std::string {
+          if (value.empty() || value.size() > 64) return "1 to 64 characters";
+          for (char c : value) {
+            if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' &&
+                c != '.') {
+              return "letters, digits, '-', '_' and '.' only";
+            }
+          }
+          return "";
+        })
+        ->type_name("NAME")
+        ->capture_default_str();
     c->add_flag("--cluster", args->config.cluster.enabled,
                 "Be one of several servers on one PostgreSQL journal, owning the shards it "
                 "holds leases on (docs/DEPLOYMENT.md, \"Several nodes\")");

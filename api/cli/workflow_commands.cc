@@ -153,12 +153,31 @@ Result<void> RunShow(CommandEnv& env, const IdArgs& args) {
       ops.push_back(std::move(op));
     }
     out["operations"] = std::move(ops);
+    json::array runs;
+    for (auto r : detail.getRuns()) {
+      runs.push_back(json::object{{"run_id", Str(r.getRunId())},
+                                  {"status", Str(r.getStatus())},
+                                  {"created_at_us", r.getCreatedAtUs()},
+                                  {"updated_at_us", r.getUpdatedAtUs()}});
+    }
+    out["runs"] = std::move(runs);
+    out["earlier_runs"] = detail.getEarlierRuns();
     return WriteJson(env, out);
   }
   std::string text;
   text += "workflow  " + Str(s.getWorkflowId()) + " (run " + Str(s.getRunId()) + ")\n";
   text += "type      " + Str(s.getWorkflowType()) + "\n";
   text += "status    " + Str(s.getStatus()) + "\n";
+  if (detail.getRuns().size() > 1) {
+    // Runs that continued as new, oldest first: the chain that led to this run.
+    std::string chain = detail.getEarlierRuns() > 0
+                            ? "(" + std::to_string(detail.getEarlierRuns()) + " earlier) -> "
+                            : "";
+    for (auto r : detail.getRuns()) {
+      if (r.getRunId() != s.getRunId()) chain += Str(r.getRunId()) + " " + Str(r.getStatus()) + " -> ";
+    }
+    text += "runs      " + chain + Str(s.getRunId()) + " (this run)\n";
+  }
   if (s.getStuckReason().size() > 0) text += "stuck     " + Str(s.getStuckReason()) + "\n";
   text += "waits on  " + WaitText(s) + "\n";
   text += "started   " + FormatTimeUs(s.getCreatedAtUs()) + " UTC" +
@@ -303,7 +322,7 @@ void AddWorkflowCommands(CLI::App& app, CommandEnv& env) {
     auto args = std::make_shared<ListArgs>();
     CLI::App* c = app.add_subcommand("list", "List workflows");
     c->add_option("--status", args->status, "running | completed | failed | cancelled")
-        ->check(CLI::IsMember({"running", "completed", "failed", "cancelled"}));
+        ->check(CLI::IsMember({"running", "completed", "failed", "cancelled", "continued_as_new"}));
     c->add_option("--tool", args->tool, "Only workflows that called this tool");
     c->add_flag("--needs-human", args->needs_human,
                 "Only workflows waiting for a person (approval or resolution)");

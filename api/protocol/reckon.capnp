@@ -173,6 +173,18 @@ struct WorkflowDetail {
   resultJson @2 :Text;
   operations @3 :List(OperationInfo);
   startedBy @4 :Text;      # the principal that started the run (empty before 0.2)
+  # The runs of the workflow id, oldest first, the described (newest) one last: more than one
+  # when runs continued as new (ctx.ContinueAsNew). At most the newest 50; `earlierRuns` counts
+  # those left out.
+  runs @5 :List(RunLink);
+  earlierRuns @6 :UInt32;
+}
+
+struct RunLink {
+  runId @0 :Text;
+  status @1 :Text;
+  createdAtUs @2 :Int64;
+  updatedAtUs @3 :Int64;
 }
 
 struct HistoryEvent {
@@ -278,7 +290,21 @@ struct Command {
     recordMarker @2 :RecordMarker;
     completeWorkflow @3 :Text;       # result JSON
     failWorkflow @4 :Error;
+    continueAsNew @5 :ContinueAsNew;
   }
+}
+
+# ctx.ContinueAsNew: end the run and start the next one with this input, carrying the signals
+# the code had not consumed.
+struct ContinueAsNew {
+  inputJson @0 :Text;
+  signals @1 :List(CarriedSignal);
+}
+
+struct CarriedSignal {
+  name @0 :Text;
+  payloadJson @1 :Text;
+  sentBy @2 :Text;
 }
 
 struct CompleteWorkflowTask {

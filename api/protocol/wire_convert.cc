@@ -81,6 +81,16 @@ void CommandsToWire(const std::vector<Command>& commands,
             s.setValueJson(Text(c.value_json));
           } else if constexpr (std::is_same_v<T, CompleteWorkflow>) {
             b.setCompleteWorkflow(Text(c.result_json));
+          } else if constexpr (std::is_same_v<T, ContinueAsNew>) {
+            auto s = b.initContinueAsNew();
+            s.setInputJson(Text(c.input_json));
+            auto signals = s.initSignals(static_cast<unsigned>(c.signals.size()));
+            for (std::size_t k = 0; k < c.signals.size(); ++k) {
+              auto signal = signals[static_cast<unsigned>(k)];
+              signal.setName(Text(c.signals[k].name));
+              signal.setPayloadJson(Text(c.signals[k].payload_json));
+              signal.setSentBy(Text(c.signals[k].sent_by));
+            }
           } else {
             auto s = b.initFailWorkflow();
             s.setCode(Text(c.code));
@@ -118,6 +128,17 @@ Result<std::vector<Command>> CommandsFromWire(capnp::List<wire::Command>::Reader
       case wire::Command::COMPLETE_WORKFLOW:
         commands.push_back(CompleteWorkflow{Str(c.getCompleteWorkflow())});
         break;
+      case wire::Command::CONTINUE_AS_NEW: {
+        auto s = c.getContinueAsNew();
+        ContinueAsNew next{Str(s.getInputJson()), {}};
+        for (auto signal : s.getSignals()) {
+          next.signals.push_back(CarriedSignal{Str(signal.getName()),
+                                               Str(signal.getPayloadJson()),
+                                               Str(signal.getSentBy())});
+        }
+        commands.push_back(std::move(next));
+        break;
+      }
       case wire::Command::FAIL_WORKFLOW:
         commands.push_back(FailWorkflow{Str(c.getFailWorkflow().getCode()),
                                         Str(c.getFailWorkflow().getMessage())});

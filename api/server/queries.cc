@@ -73,6 +73,42 @@ Result<Queries::Loaded> Queries::Load(const std::string& workflow_id) {
   return Loaded{std::move(*row), std::move(events), std::move(state)};
 }
 
+// The runs of the workflow id, newest first by keyset pages of the id-prefix index; ids that
+// only share the prefix are skipped. At most 20 pages are read, so `earlierRuns` is a lower
+// bound for a workflow id that prefixes thousands of others.
+Result<void> Queries::FillChain(const std::string& workflow_id,
+                                wire::WorkflowDetail::Builder detail) {
+  constexpr std::size_t kShown = 50;
+  std::vector<storage::RunRow> chain;
+  std::uint32_t earlier = 0;
+  storage::RunQuery query;
+  query.id_prefix = workflow_id;
+  query.limit = 200;
+  for (int pages = 0; pages < 20; ++pages) {
+    RECKON_TRY(auto page, journal_.QueryRuns(query));
+    for (auto& row : page) {
+      if (row.ref.workflow_id != workflow_id) continue;
+      if (chain.size() < kShown) {
+        chain.push_back(std::move(row));
+      } else {
+        ++earlier;
+      }
+    }
+    if (page.size() < query.limit) break;
+    query.before_run_pk = page.back().run_pk;
+  }
+  auto list = detail.initRuns(static_cast<unsigned>(chain.size()));
+  for (unsigned i = 0; i < chain.size(); ++i) {
+    const storage::RunRow& row = chain[chain.size() - 1 - i];
+    list[i].setRunId(Text(row.ref.run_id));
+    list[i].setStatus(Name(storage::RunStatusName(row.status)));
+    list[i].setCreatedAtUs(row.created_at_us);
+    list[i].setUpdatedAtUs(row.updated_at_us);
+  }
+  detail.setEarlierRuns(earlier);
+  return Ok();
+}
+
 Result<void> Queries::Describe(const std::string& workflow_id, wire::Response::Builder out) {
   RECKON_TRY(Loaded run, Load(workflow_id));
   RECKON_TRY(auto ops, journal_.ListOperations(run.row.run_pk));
@@ -82,6 +118,7 @@ Result<void> Queries::Describe(const std::string& workflow_id, wire::Response::B
   detail.setInputJson(Text(run.state.input_json()));
   detail.setResultJson(Text(run.state.result_json()));
   detail.setStartedBy(Text(run.state.started_by()));
+  RECKON_TRY(FillChain(workflow_id, detail));
   // Journal order of the steps (the map is by operation id).
   std::vector<const OperationRecord*> views;
   for (const auto& [id, op] : run.state.operations()) views.push_back(&op);

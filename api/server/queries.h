@@ -32,6 +32,8 @@ class Queries {
   Result<void> Page(wire::ListWorkflows::Reader filter, wire::Response::Builder out);
   struct Loaded;
   Result<Loaded> Load(const std::string& workflow_id);
+  // The chain of runs of the workflow id (continue-as-new) into `detail`.
+  Result<void> FillChain(const std::string& workflow_id, wire::WorkflowDetail::Builder detail);
   Result<RunWait> WaitOf(const storage::RunRow& row, const std::string& stuck);
 
   storage::Journal& journal_;

@@ -27,6 +27,9 @@ struct ServerConfig {
   // --tls-cert, --tls-key, --client-ca (docs/SECURITY.md, "Transport"): empty serves
   // plaintext, which a non-loopback --listen warns about.
   TlsServerFiles tls;
+  // --namespace: part of every operation and message id of the runs this server starts
+  // (engine/operation_id.h, docs/VERSIONING.md); one per journal that shares providers.
+  std::string id_namespace = "default";
   std::string payload_key_file;  // --payload-key: seal payloads at rest (docs/SECURITY.md)
   // --nats-url: deliver the transactional outbox to NATS JetStream (worker/outbox_dispatch.h);
   // empty: published messages wait in the outbox.

@@ -247,6 +247,7 @@ ServerHost::ServerHost(const ServerConfig& config, std::unique_ptr<storage::Jour
                                         std::move(durable));
   EngineOptions engine_options;
   engine_options.decider.worker_name = "server";
+  engine_options.decider.id_namespace = config_.id_namespace;
   if (config_.metrics) {
     metrics_sink_ = std::make_unique<MetricsSink>(metrics_);
     engine_options.on_commit = [sink = metrics_sink_.get()](std::size_t size,

@@ -39,10 +39,40 @@ Task<WorkflowOutcome> AgentLoopWorkflow(WorkflowContext& ctx, json::value input)
   if (const json::value* m = in->if_contains("max_rounds"); m != nullptr && m->is_int64()) {
     max_rounds = std::clamp<std::int64_t>(m->as_int64(), 1, 100);
   }
+  std::int64_t rounds_per_run = kRoundsPerRun;
+  if (const json::value* m = in->if_contains("rounds_per_run"); m != nullptr && m->is_int64()) {
+    rounds_per_run = std::clamp<std::int64_t>(m->as_int64(), 1, 100);
+  }
   json::array messages{Message("system", SystemPrompt()),
                        Message("user", std::string(goal->as_string()))};
   json::object results;
-  for (std::int64_t round = 1; round <= max_rounds; ++round) {
+  std::int64_t first_round = 1;
+  // A run that continues an earlier one picks the conversation up where that one left it.
+  if (const json::value* carry = in->if_contains("carry"); carry != nullptr) {
+    const json::object* c = carry->if_object();
+    const json::value* round = c != nullptr ? c->if_contains("round") : nullptr;
+    const json::value* carried_messages = c != nullptr ? c->if_contains("messages") : nullptr;
+    const json::value* carried_results = c != nullptr ? c->if_contains("results") : nullptr;
+    if (round == nullptr || !round->is_int64() || carried_messages == nullptr ||
+        !carried_messages->is_array() || carried_results == nullptr ||
+        !carried_results->is_object()) {
+      co_return CallFailure{"invalid_input",
+                            "the agent loop's \"carry\" needs {\"round\": int, \"messages\": "
+                            "[...], \"results\": {...}}"};
+    }
+    first_round = round->as_int64() + 1;
+    messages = carried_messages->as_array();
+    results = carried_results->as_object();
+  }
+  for (std::int64_t round = first_round; round <= max_rounds; ++round) {
+    if (round > first_round && (round - 1) % rounds_per_run == 0) {
+      // Every rounds_per_run rounds the run hands over to a new one, so that no history grows
+      // without bound; the conversation so far is the next run's input.
+      json::object next = *in;
+      next["carry"] = json::object{
+          {"round", round - 1}, {"messages", messages}, {"results", results}};
+      co_return ctx.ContinueAsNew(std::move(next));
+    }
     const std::string prefix = "r" + std::to_string(round);
     CallOptions options;
     options.step_id = prefix + "-model";

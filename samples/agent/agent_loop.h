@@ -9,6 +9,11 @@
 //            not a valid fragment is answered with what is wrong, and the model tries again.
 //   result {"summary", "rounds", "results": {"r<r>": {<step>: {status, output?, ...}}}}
 //
+// Every "rounds_per_run" rounds (default kRoundsPerRun) the run continues as new
+// (ctx.ContinueAsNew): the next run of the same workflow id gets the input back with
+// "carry": {"round", "messages", "results"}, the conversation so far, and goes on from the
+// next round. A loop that works for weeks keeps a history of a few rounds, not of all of them.
+//
 // Durable by construction: the model's replies and the tools' results are journaled, so after
 // a crash the loop replays to where it was without asking the model or calling a tool again.
 // What a fragment may do is bounded by the tools' contracts, which the engine enforces on
@@ -17,6 +22,7 @@
 
 #include <boost/json/value.hpp>
 
+#include <cstdint>
 #include <string>
 
 #include "reckon/worker/task.h"
@@ -25,6 +31,7 @@
 namespace reckon::agent {
 
 inline constexpr char kAgentLoopWorkflow[] = "agent_loop";
+inline constexpr std::int64_t kRoundsPerRun = 4;
 
 // The system prompt: the reply format and the tools the model may use.
 std::string SystemPrompt();

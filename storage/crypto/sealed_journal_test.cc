@@ -60,6 +60,7 @@ std::vector<EventBody> EveryEventType() {
       SignalReceived{"go", R"("secret-11")"},
       MarkerRecorded{"now#1", "now", "secret-12"},
       RetryScheduled{"op-1", 2, 1234, RetryReason::kReconciledNotFound},
+      WorkflowContinuedAsNew{"r2", R"({"c":"secret-13"})"},
   };
 }
 

@@ -250,10 +250,27 @@ std::vector<Result<AppendAck>> PostgresJournal::AppendGroup(
   return results;
 }
 
+Result<AppendAck> PostgresJournal::ApplyOne(const AppendRequest& request, bool savepoint) {
+  if (request.chained.empty()) return ApplyRun(request, savepoint, savepoint);
+  RECKON_TRY(AppendAck ack, ApplyRun(request, savepoint, false));
+  for (const AppendRequest& next : request.chained) {
+    if (next.events.empty()) {
+      return Err(Errc::kInvalidArgument, "a chained append to run '" + next.run.workflow_id +
+                                             "/" + next.run.run_id + "' has no events");
+    }
+    RECKON_TRY(ApplyRun(next, false, false));
+  }
+  if (savepoint) {
+    RECKON_TRY(conn_.Exec("RELEASE append"));
+  }
+  return ack;
+}
+
 // Two round trips for a run that exists (three for a new one): the run's row is locked (after
 // the savepoint is set), then everything else of the request goes in one pipeline that ends
 // with the savepoint's release.
-Result<AppendAck> PostgresJournal::ApplyOne(const AppendRequest& request, bool savepoint) {
+Result<AppendAck> PostgresJournal::ApplyRun(const AppendRequest& request, bool savepoint,
+                                            bool release) {
   const RunRef& run = request.run;
   const std::string name = "run '" + run.workflow_id + "/" + run.run_id + "'";
   PgBatch head;
@@ -310,7 +327,7 @@ Result<AppendAck> PostgresJournal::ApplyOne(const AppendRequest& request, bool s
   update.Add(request.now_us);
   tail.Prepared(pg::kUpdateRun, std::move(update));
   RECKON_TRY(AddDerived(request, run_pk, tail));
-  if (savepoint) tail.Sql("RELEASE append");
+  if (release) tail.Sql("RELEASE append");
   RECKON_TRY(conn_.RunBatch(tail));
   return AppendAck{run_pk, first_seq, next_seq};
 }

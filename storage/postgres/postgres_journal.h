@@ -123,7 +123,10 @@ class PostgresJournal final : public Journal {
   Result<std::vector<Result<void>>> CheckFence(std::span<const AppendRequest* const> requests);
   // Applies one request; with `savepoint`, inside a savepoint that it releases on success and
   // leaves for the caller to roll back on failure.
+  // One request and its chained ones, in the savepoint `append` when `savepoint`.
   Result<AppendAck> ApplyOne(const AppendRequest& request, bool savepoint);
+  // One run's part: opens the savepoint when `savepoint`, releases it when `release`.
+  Result<AppendAck> ApplyRun(const AppendRequest& request, bool savepoint, bool release);
   // Adds the statements of the request's derived rows to `batch`.
   Result<void> AddDerived(const AppendRequest& request, std::int64_t run_pk, PgBatch& batch);
   // The error for a write on a poisoned journal, or for a write that lost the connection.

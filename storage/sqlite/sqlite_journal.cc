@@ -178,6 +178,10 @@ std::vector<Result<AppendAck>> SqliteJournal::AppendGroup(
       continue;
     }
     auto applied = ApplyOne(*request);
+    for (const AppendRequest& next : request->chained) {
+      if (!applied) break;
+      if (auto chained = ApplyOne(next); !chained) applied = chained.error();
+    }
     if (applied) {
       (void)stmts_->release.Run();
       any_applied = true;

@@ -60,4 +60,16 @@ std::vector<std::string> JournalEntriesHolding(storage::Journal& journal,
   return holding;
 }
 
+Result<IdScope> LatestIdScope(storage::Journal& journal, const std::string& workflow_id) {
+  RECKON_TRY(auto run, journal.FindLatestRun(workflow_id));
+  if (!run) return Err(Errc::kNotFound, "no run of workflow '" + workflow_id + "' in the journal");
+  RECKON_TRY(auto events, journal.ReadEvents(run->ref, 1));
+  const auto* started =
+      events.empty() ? nullptr : std::get_if<storage::WorkflowStarted>(&events.front().body);
+  if (started == nullptr) {
+    return Err(Errc::kCorruption, "run '" + workflow_id + "' does not begin with WorkflowStarted");
+  }
+  return IdScope{started->id_version, started->id_namespace, workflow_id, run->ref.run_id};
+}
+
 }  // namespace reckon::testing

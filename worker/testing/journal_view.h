@@ -6,6 +6,7 @@
 #include <variant>
 #include <vector>
 
+#include "reckon/engine/operation_id.h"
 #include "reckon/storage/event.h"
 #include "reckon/storage/journal.h"
 
@@ -18,6 +19,10 @@ std::string OperationOf(const storage::Event& event);
 // those about `operation_id` when it is given.
 std::string EventNames(const std::vector<storage::Event>& events,
                        const std::string& operation_id = "");
+
+// The id scope (engine/operation_id.h) of the newest run of `workflow_id`, read from its
+// WorkflowStarted: what the run's operation and message ids derive from. Errors: kNotFound.
+Result<IdScope> LatestIdScope(storage::Journal& journal, const std::string& workflow_id);
 
 // The operation id a step was prepared with (OperationPrepared); empty if none.
 std::string OperationIdOfStep(const std::vector<storage::Event>& events,

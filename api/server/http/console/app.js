@@ -506,7 +506,7 @@
 
   // --- runs ----------------------------------------------------------------------------------
 
-  const RUN_STATUSES = ['running', 'completed', 'failed', 'cancelled'];
+  const RUN_STATUSES = ['running', 'completed', 'failed', 'cancelled', 'continued_as_new'];
 
   function runsView(main, view, params) {
     const filters = {
@@ -733,6 +733,7 @@
               running: 'Not finished yet.',
               failed: 'No result: the run failed; the timeline says why.',
               cancelled: 'No result: the run was cancelled.',
+              continued_as_new: 'No result: the run continued as new; the workflow goes on in the next run.',
             }[s.status] || 'No result.')
           : h('pre', { class: 'json', id: 'run-result', test: 'run-result' },
               prettyJson(detail.result))));
@@ -946,6 +947,10 @@
                  text: ['Cancel requested', by(f('requestedBy')), f('reason') ? ': ' : '', quoted(f('reason'))] };
       case 'workflowcancelled':
         return { kind: 'bad', label: 'cancelled', text: ['Run cancelled'] };
+      case 'workflowcontinuedasnew':
+        return { kind: 'good', label: 'continued',
+                 text: ['Run continued as new in ', code(f('nextRunId')), ' with ',
+                        code(compactJson(f('inputJson')))] };
       case 'workflowtaskscheduled':
       case 'workflowtaskcompleted':
         return null;
