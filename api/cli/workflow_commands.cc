@@ -334,13 +334,16 @@ void AddWorkflowCommands(CLI::App& app, CommandEnv& env) {
     c->add_option("workflow_id", args->export_args.workflow_id, "Workflow id")->required();
     CLI::Option* export_file = c->add_option(
         "--export", args->export_args.file,
-        "Write the history file FILE (docs/HISTORY_FORMAT.md) instead of printing");
+        "Write the history file FILE (docs/HISTORY_FORMAT.md) instead of printing")
+        ->type_name("FILE");
     CLI::Option* journal = c->add_option(
         "--journal", args->export_args.journal,
-        "With --export: read a SQLite journal file (read-only) instead of asking a server");
+        "With --export: read a SQLite journal file (read-only) instead of asking a server")
+        ->type_name("PATH");
     journal->needs(export_file);
     c->add_option("--payload-key", args->export_args.payload_key,
                   "With --journal: the journal's payload key file, to open sealed payloads")
+        ->type_name("FILE")
         ->needs(journal);
     AddRemoteFlags(c, args->remote);
     Bind(c, env, args, "history", RunHistory);
