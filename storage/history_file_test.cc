@@ -10,6 +10,7 @@
 
 #include "reckon/base/base64.h"
 #include "reckon/storage/event_codec.h"
+#include "reckon/storage/payload_codec.h"
 #include "tests/support/temp_dir.h"
 
 namespace reckon::storage {
@@ -220,6 +221,38 @@ TEST(HistoryFileTest, RefusesARunThatDoesNotBeginWithItsStart) {
   EXPECT_NE(text.error().message().find("the first event is OperationPrepared, not "
                                         "WorkflowStarted"),
             std::string::npos);
+}
+
+// A codec that "seals" by copying: enough to build the journal's sealed form of an event.
+class CopyCodec final : public PayloadCodec {
+ public:
+  Result<SealedPayload> Seal(std::string_view plaintext, std::string_view) const override {
+    return SealedPayload{id_, std::string(plaintext)};
+  }
+  Result<std::string> Open(std::string_view, std::string_view box,
+                           std::string_view) const override {
+    return std::string(box);
+  }
+  const std::string& sealing_key_id() const override { return id_; }
+
+ private:
+  std::string id_ = "k1";
+};
+
+TEST(HistoryFileTest, RefusesASealedPayload) {
+  const CopyCodec codec;
+  const HistoryFile history = SampleHistory();
+  auto sealed = EncodeStoredEvent(history.events[3].body,
+                                  EventPlace{history.workflow_id, history.run_id, 4}, &codec);
+  ASSERT_TRUE(sealed) << sealed.error().message();
+  ASSERT_NE(sealed.value(), EncodeEventBody(history.events[3].body));
+  json::object doc = SampleDocument();
+  EventAt(doc, 3)["payload"] = EncodeBase64(sealed.value());
+  const std::string message = ParseError(doc);
+  EXPECT_NE(message.find("events[3] (seq 4): \"payload\" is not an EventPayload"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("sealed event (payload key 'k1')"), std::string::npos) << message;
 }
 
 }  // namespace

@@ -100,6 +100,19 @@ Result<void> CheckNothingNew(const HistoryFile& history, std::int64_t last_seq,
   return Ok();
 }
 
+// What blocked code waits for, as far as its commands tell: a signal wait it just recorded
+// names the signal; anything else was asked for earlier and is still unanswered.
+std::string WaitText(const std::vector<Command>& commands) {
+  for (auto it = commands.rbegin(); it != commands.rend(); ++it) {
+    if (const auto* marker = std::get_if<RecordMarker>(&*it);
+        marker && marker->kind == kWaitSignalMarker) {
+      return "signal " + marker->value_json + " (step '" + marker->step_id +
+             "'), which the history never gave it";
+    }
+  }
+  return "something the history never gave it";
+}
+
 // The code's ending against the history's.
 Result<void> CheckEnding(const HistoryFile& history, std::int64_t last_seq, const Ending& ending,
                          const std::vector<Command>& commands) {
@@ -113,7 +126,7 @@ Result<void> CheckEnding(const HistoryFile& history, std::int64_t last_seq, cons
   const std::string now = completed ? "now completes the run"
                           : failed  ? "now fails the run (" + failed->code + ": " +
                                          failed->message + ")"
-                                    : "now waits for something the history never gave it";
+                                    : "now waits for " + WaitText(commands);
   switch (ending.status) {
     case RunStatus::kCompleted:
       if (completed) return Ok();

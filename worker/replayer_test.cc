@@ -187,7 +187,7 @@ TEST_F(ReplayerTest, ANewTimerBeforeWhereTheRunWaitsIsNamed) {
 TEST_F(ReplayerTest, ARunTheHistoryCompletedThatNowWaitsIsCaught) {
   const HistoryFile history = Record(Until::kCompleted);
   ExpectDiverged(history, Change{.wait_again_at_end = true},
-                 {"now waits for something the history never gave it",
+                 {"now waits for signal \"done\" (step 'signal:done#1')",
                   "completed it at seq " + std::to_string(history.events.size())});
   // A run still in flight at that point goes on waiting: that is no divergence.
   auto mid_run =
