@@ -131,7 +131,8 @@ Result<void> CheckEnding(const HistoryFile& history, std::int64_t last_seq, cons
     case RunStatus::kCompleted:
       if (completed) return Ok();
       return Diverged(history, last_seq,
-                      now + ", where the history completed it at seq " + std::to_string(ending.seq));
+                      now + ", where the history completed it at seq " +
+                          std::to_string(ending.seq));
     case RunStatus::kFailed:
       if (failed) return Ok();
       return Diverged(history, last_seq,
@@ -142,7 +143,8 @@ Result<void> CheckEnding(const HistoryFile& history, std::int64_t last_seq, cons
       if (!finished) return Ok();
       return Diverged(history, last_seq,
                       now + ", where the history has it still " +
-                          (ending.status == RunStatus::kRunning ? "running" : "waiting when it was cancelled"));
+                          (ending.status == RunStatus::kRunning ? "running"
+                                                                : "waiting when it was cancelled"));
   }
   return Ok();
 }

@@ -73,7 +73,8 @@ class ReplayerTest : public ::testing::Test {
     for (auto [name, side_effect] : {std::pair{"reserve", SideEffect::kIdempotentWrite},
                                      std::pair{"charge", SideEffect::kNonRepeatableWrite},
                                      std::pair{"notify", SideEffect::kIdempotentWrite}}) {
-      RECKON_ASSERT_OK(h_.tools().Register(ProviderTool(FastContract(name, side_effect), provider_)));
+      auto tool = ProviderTool(FastContract(name, side_effect), provider_);
+      RECKON_ASSERT_OK(h_.tools().Register(std::move(tool)));
     }
     RECKON_ASSERT_OK(h_.workflows().Register("order", Version({})));
   }

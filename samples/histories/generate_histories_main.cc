@@ -73,7 +73,8 @@ Result<void> RegisterStandInTools(ToolRegistry& tools) {
   auto reconcile = [](json::value, ToolCallContext) -> asio::awaitable<ReconcileOutcome> {
     co_return ReconcileOutcome{ReconcileVerdict::kNotFound, nullptr, "", ""};
   };
-  return tools.Register(Tool{refund::SendRefundContract(), std::move(refund), std::move(reconcile)});
+  return tools.Register(
+      Tool{refund::SendRefundContract(), std::move(refund), std::move(reconcile)});
 }
 
 struct Recording {
@@ -116,9 +117,11 @@ std::vector<Recording> Recordings() {
       {"goal", "Customer pay-big was charged for an order that never arrived: refund it."},
       {"max_rounds", 8}};
   std::vector<std::string> big_script = {
-      R"({"steps": [{"id": "lookup", "tool": "lookup_payment", "input": {"payment_id": "pay-big"}}]})",
+      R"({"steps": [{"id": "lookup", "tool": "lookup_payment",
+                     "input": {"payment_id": "pay-big"}}]})",
       R"({"steps": [{"id": "refund", "tool": "send_refund",
-                     "input": {"payment_id": "pay-big", "amount_cents": 25000, "reason": "order never arrived"}}]})",
+                     "input": {"payment_id": "pay-big", "amount_cents": 25000,
+                               "reason": "order never arrived"}}]})",
       R"({"done": true, "summary": "Refunded 250.00 on pay-big."})"};
   return {
       {"refund-completed", "refund-pay-7", refund::kRefundWorkflow, refund_input, {}},
