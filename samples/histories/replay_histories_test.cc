@@ -113,8 +113,8 @@ TEST_F(SampleHistoriesTest, ARewordedAgentGoalIsCaughtNamingTheModelStep) {
   ASSERT_FALSE(replayed);
   EXPECT_EQ(replayed.error().code(), Errc::kNondeterminism);
   const std::string& message = replayed.error().message();
-  EXPECT_NE(message.find("step 'r1-model' of run 'agent-2'"), std::string::npos) << message;
-  EXPECT_NE(message.find("different input"), std::string::npos) << message;
+  EXPECT_NE(message.find("'agent-2'"), std::string::npos) << message;
+  EXPECT_NE(message.find("'r1-model'"), std::string::npos) << message;
 }
 
 }  // namespace
