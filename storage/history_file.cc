@@ -206,4 +206,11 @@ Result<HistoryFile> ReadHistoryFile(const std::string& path) {
   return history;
 }
 
+Result<HistoryFile> ReadLatestHistory(Journal& journal, const std::string& workflow_id) {
+  RECKON_TRY(std::optional<RunRow> row, journal.FindLatestRun(workflow_id));
+  if (!row) return Err(Errc::kNotFound, "no workflow '" + workflow_id + "' in the journal");
+  RECKON_TRY(std::vector<Event> events, journal.ReadEvents(row->ref));
+  return HistoryFile{workflow_id, row->ref.run_id, row->workflow_type, std::move(events)};
+}
+
 }  // namespace reckon::storage

@@ -24,6 +24,7 @@
 
 #include "reckon/base/error.h"
 #include "reckon/storage/event.h"
+#include "reckon/storage/journal.h"
 
 namespace reckon::storage {
 
@@ -52,5 +53,11 @@ Result<HistoryFile> ParseHistory(std::string_view text);
 Result<void> WriteHistoryFile(const std::string& path, const HistoryFile& history);
 // Reads and parses `path`; every error names the file. kNotFound if it does not exist.
 Result<HistoryFile> ReadHistoryFile(const std::string& path);
+
+// The newest run of `workflow_id` as `journal` holds it now, for an embedded program that saves
+// its own histories (the journal's reads and their threading rules apply: on an EmbeddedHost,
+// call it on the host's thread between batches). kNotFound if the journal has no such run;
+// the journal's errors otherwise (a sealed payload without its key: kFailedPrecondition).
+Result<HistoryFile> ReadLatestHistory(Journal& journal, const std::string& workflow_id);
 
 }  // namespace reckon::storage

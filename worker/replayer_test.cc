@@ -98,7 +98,12 @@ class ReplayerTest : public ::testing::Test {
       EXPECT_TRUE(cancelled && *cancelled);
     }
     h_.Shutdown();
-    return HistoryFile{id, started ? started.value().run_id : "", "order", h_.Events(id)};
+    auto history = storage::ReadLatestHistory(h_.journal(), id);
+    EXPECT_TRUE(history) << history.error().message();
+    if (!history) return {};
+    EXPECT_EQ(history.value().run_id, started.value().run_id);
+    EXPECT_EQ(history.value().events.size(), h_.Events(id).size());
+    return std::move(history).value();
   }
 
   Result<ReplayReport> Replay(const HistoryFile& history, Change change) {
@@ -205,6 +210,7 @@ TEST_F(ReplayerTest, AnUnregisteredTypeIsNotFound) {
   ASSERT_FALSE(replayed);
   EXPECT_EQ(replayed.error().code(), Errc::kNotFound);
   EXPECT_NE(replayed.error().message().find("workflow type 'order'"), std::string::npos);
+  EXPECT_EQ(storage::ReadLatestHistory(h_.journal(), "absent").error().code(), Errc::kNotFound);
 }
 
 TEST_F(ReplayerTest, AHistoryThatDoesNotFoldIntoARunIsRefused) {

@@ -65,21 +65,13 @@ Result<storage::HistoryFile> ReadJournalHistory(const std::string& journal,
   options.mode = storage::SqliteJournalOptions::Mode::kReadOnly;
   options.payload_codec = codec.get();
   RECKON_TRY(auto opened, storage::OpenSqliteJournal(journal, options));
-  RECKON_TRY(auto row, opened->FindLatestRun(workflow_id));
-  if (!row) {
-    return Err(Errc::kNotFound, "no workflow '" + workflow_id + "' in the journal '" + journal +
-                                    "'");
+  auto history = storage::ReadLatestHistory(*opened, workflow_id);
+  if (!history && history.error().code() == Errc::kFailedPrecondition && payload_key.empty()) {
+    return history.error().WithContext(
+        "the journal's payloads are sealed; pass its key file with --payload-key");
   }
-  auto events = opened->ReadEvents(row->ref);
-  if (!events) {
-    if (events.error().code() == Errc::kFailedPrecondition && payload_key.empty()) {
-      return events.error().WithContext(
-          "the journal's payloads are sealed; pass its key file with --payload-key");
-    }
-    return events.error();
-  }
-  return storage::HistoryFile{workflow_id, row->ref.run_id, row->workflow_type,
-                              std::move(events).value()};
+  if (!history) return history.error().WithContext("journal '" + journal + "'");
+  return history;
 }
 
 Result<void> ExportHistory(CommandEnv& env, const RemoteFlags& remote,

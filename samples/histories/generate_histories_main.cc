@@ -91,8 +91,7 @@ asio::awaitable<Result<storage::HistoryFile>> Drive(EmbeddedHost& host, const Re
   RECKON_CO_TRY(storage::RunRef ref, co_await std::move(start));
   auto settle = host.UntilSettled(r.workflow_id);
   RECKON_CO_TRY(co_await std::move(settle));
-  RECKON_CO_TRY(auto events, host.journal().ReadEvents(ref));
-  co_return storage::HistoryFile{ref.workflow_id, ref.run_id, r.type, std::move(events)};
+  co_return storage::ReadLatestHistory(host.journal(), ref.workflow_id);
 }
 
 // One run on a host and journal of its own, so each agent loop has its own script.
