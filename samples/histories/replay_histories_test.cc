@@ -6,6 +6,10 @@
 
 #include <boost/json.hpp>
 
+#include <set>
+#include <string>
+#include <utility>
+
 #include "reckon/worker/replayer.h"
 #include "samples/agent/agent_loop.h"
 #include "samples/agent/propose_tool.h"
