@@ -6,6 +6,7 @@
 #include <memory>
 #include <sstream>
 
+#include "reckon/api/cli/history_export.h"
 #include "reckon/api/cli/remote.h"
 #include "reckon/api/protocol/wire_convert.h"
 #include "reckon/api/protocol/wire_json.h"
@@ -218,8 +219,17 @@ Result<void> RunShow(CommandEnv& env, const IdArgs& args) {
 
 // --- history ----------------------------------------------------------------------------------
 
-Result<void> RunHistory(CommandEnv& env, const IdArgs& args) {
-  RECKON_TRY(ValidateId(IdKind::kWorkflowId, args.workflow_id));
+struct HistoryArgs {
+  RemoteFlags remote;
+  HistoryExportArgs export_args;  // its workflow_id is the command's
+};
+
+Result<void> RunHistory(CommandEnv& env, const HistoryArgs& history_args) {
+  RECKON_TRY(ValidateId(IdKind::kWorkflowId, history_args.export_args.workflow_id));
+  if (!history_args.export_args.file.empty()) {
+    return ExportHistory(env, history_args.remote, history_args.export_args);
+  }
+  const IdArgs args{history_args.remote, history_args.export_args.workflow_id};
   auto request = NewRequest();
   request->getRoot<wire::Request>().initMethod().initGetHistory().setWorkflowId(args.workflow_id);
   RECKON_TRY(api::Reply reply, CallServer(args.remote, std::move(request)));
@@ -337,9 +347,23 @@ void AddWorkflowCommands(CLI::App& app, CommandEnv& env) {
     Bind(c, env, args, "show", RunShow);
   }
   {
-    auto args = std::make_shared<IdArgs>();
-    CLI::App* c = app.add_subcommand("history", "Print a workflow's journaled events");
-    c->add_option("workflow_id", args->workflow_id, "Workflow id")->required();
+    auto args = std::make_shared<HistoryArgs>();
+    CLI::App* c = app.add_subcommand(
+        "history", "Print a workflow's journaled events, or save them for the replayer (--export)");
+    c->add_option("workflow_id", args->export_args.workflow_id, "Workflow id")->required();
+    CLI::Option* export_file = c->add_option(
+        "--export", args->export_args.file,
+        "Write the history file FILE (docs/HISTORY_FORMAT.md) instead of printing")
+        ->type_name("FILE");
+    CLI::Option* journal = c->add_option(
+        "--journal", args->export_args.journal,
+        "With --export: read a SQLite journal file (read-only) instead of asking a server")
+        ->type_name("PATH");
+    journal->needs(export_file);
+    c->add_option("--payload-key", args->export_args.payload_key,
+                  "With --journal: the journal's payload key file, to open sealed payloads")
+        ->type_name("FILE")
+        ->needs(journal);
     AddRemoteFlags(c, args->remote);
     Bind(c, env, args, "history", RunHistory);
   }
