@@ -36,6 +36,10 @@ struct StartTimer {
 // its own, so the step ids of calls, timers and other markers are what they were before waits
 // were recorded). RunState folds these into the signals a run still waits for.
 inline constexpr std::string_view kWaitSignalMarker = "wait_signal";
+// A wait with a timeout (ctx.WaitSignal(name, timeout)) that timed out: the k-th wait on that
+// name no longer waits. Its step id is "signal:<name>#<k>:timeout", its value the name as a
+// JSON string; RunState counts it against the waits.
+inline constexpr std::string_view kWaitSignalEndMarker = "wait_signal_end";
 
 // A value the code drew from the world (now, random) that replay must see again, or a fact
 // about the code worth keeping (kWaitSignalMarker).

@@ -60,14 +60,19 @@ struct RunState::Fold {
   }
   // now/random markers matter only to replay; a wait_signal marker says what the code awaits.
   Result<void> operator()(const MarkerRecorded& e) {
-    if (e.kind != kWaitSignalMarker) return Ok();
+    if (e.kind != kWaitSignalMarker && e.kind != kWaitSignalEndMarker) return Ok();
     auto name = ParseStrictJson(e.value_json);
     if (!name || !name.value().is_string()) {
       return Err(Errc::kInternal, "run '" + run.ref_.workflow_id + "': wait_signal marker '" +
                                       e.step_id + "' holds " + e.value_json +
                                       ", not a signal name; the history is corrupt");
     }
-    ++run.signals_[std::string(name.value().as_string())].waits;
+    SignalTally& tally = run.signals_[std::string(name.value().as_string())];
+    if (e.kind == kWaitSignalMarker) {
+      ++tally.waits;
+    } else {
+      ++tally.timed_out;
+    }
     return Ok();
   }
 
@@ -202,7 +207,7 @@ struct RunState::Fold {
 std::vector<std::string> RunState::OutstandingSignalWaits() const {
   std::vector<std::string> names;
   for (const auto& [name, tally] : signals_) {
-    if (tally.waits > tally.received) names.push_back(name);
+    if (tally.waits > tally.received + tally.timed_out) names.push_back(name);
   }
   return names;
 }

@@ -100,8 +100,9 @@ class RunState {
   const std::map<std::string, std::int64_t>& pending_timers() const { return pending_timers_; }
   // The signal names the code waits for and has not received, in name order: per name, the
   // waits it recorded (MarkerRecorded of kind "wait_signal", engine/command.h) minus the
-  // SignalReceived events of that name. Histories written before waits were recorded have
-  // no such markers: their waits show only once the code records them (at the next replay).
+  // SignalReceived events of that name and the waits that timed out (kWaitSignalEndMarker).
+  // Histories written before waits were recorded have no such markers: their waits show only
+  // once the code records them (at the next replay).
   std::vector<std::string> OutstandingSignalWaits() const;
 
  private:
@@ -126,6 +127,7 @@ class RunState {
   struct SignalTally {
     std::int64_t waits = 0;     // wait_signal markers
     std::int64_t received = 0;  // SignalReceived events
+    std::int64_t timed_out = 0;  // wait_signal_end markers: waits that gave up
   };
   std::map<std::string, SignalTally> signals_;  // by signal name
 };

@@ -2,6 +2,8 @@
 
 #include <boost/json/serialize.hpp>
 
+#include <algorithm>
+
 #include "reckon/base/jcs.h"
 #include "reckon/engine/operation_id.h"
 #include "reckon/engine/outbox_message.h"
@@ -189,6 +191,68 @@ std::optional<reckon::ContinueAsNew> WorkflowContext::TakeContinuation() {
   return next;
 }
 
+Task<std::optional<std::string>> WorkflowContext::WaitSignal(std::string name,
+                                                            std::chrono::milliseconds timeout) {
+  const int k = signal_waits_[name] + 1;  // the number WaitSignal gives this wait
+  auto signal = WaitSignal(name);
+  auto timer = Sleep(timeout);
+  const std::size_t first = co_await WhenAny(signal, timer);
+  if (first == 0) co_return co_await signal;
+  EndWait(name, k);
+  co_return std::nullopt;
+}
+
+void WorkflowContext::EndWait(const std::string& name, int k) {
+  const std::string step_id = "signal:" + name + "#" + std::to_string(k) + ":timeout";
+  std::string value = json::serialize(json::string(name));
+  if (!history_markers_.count(step_id)) {
+    history_markers_[step_id] = value;
+    commands_.push_back(RecordMarker{step_id, std::string(kWaitSignalEndMarker), value});
+  }
+  Issue(step_id, "the end of a timed wait for signal " + value);
+}
+
+int WorkflowContext::Winner(const std::vector<WaitRef>& waits) const {
+  int winner = -1;
+  std::int64_t best = 0;
+  for (std::size_t i = 0; i < waits.size(); ++i) {
+    std::int64_t seq = -1;
+    if (waits[i].signal) {
+      auto it = signals_.find(waits[i].key);
+      if (it != signals_.end() && !it->second.empty()) seq = it->second.front().seq;
+    } else if (auto it = steps_.find(waits[i].key); it != steps_.end()) {
+      if (it->second.result || it->second.fired) seq = it->second.seq;
+    }
+    if (seq < 0) continue;
+    if (winner < 0 || seq < best) {
+      winner = static_cast<int>(i);
+      best = seq;
+    }
+  }
+  return winner;
+}
+
+void WorkflowContext::Register(const std::vector<WaitRef>& waits, std::coroutine_handle<> h) {
+  for (const WaitRef& wait : waits) {
+    if (wait.signal) {
+      signal_waiters_[wait.key].push_back(h);
+    } else {
+      steps_[wait.key].waiter = h;
+    }
+  }
+}
+
+void WorkflowContext::Unregister(const std::vector<WaitRef>& waits, std::coroutine_handle<> h) {
+  for (const WaitRef& wait : waits) {
+    if (wait.signal) {
+      auto& queue = signal_waiters_[wait.key];
+      queue.erase(std::remove(queue.begin(), queue.end(), h), queue.end());
+    } else if (auto it = steps_.find(wait.key); it != steps_.end() && it->second.waiter == h) {
+      it->second.waiter = {};
+    }
+  }
+}
+
 std::int64_t WorkflowContext::NowMicros() {
   std::string step_id = NextStepId("now");
   const bool replayed = history_markers_.count(step_id) > 0;
@@ -296,17 +360,20 @@ Result<void> WorkflowContext::Observe(const Event& event) {
           steps_[it->second].result =
               CallResult(ToolOutput{parsed ? std::move(parsed).value() : json::value(),
                                     e.provider_ref});
+          steps_[it->second].seq = event.seq;
           Ready(it->second);
         } else if constexpr (std::is_same_v<T, OperationRejected>) {
           auto it = step_of_op_.find(e.operation_id);
           if (it == step_of_op_.end()) return;
           steps_[it->second].result = CallResult(CallFailure{e.code, e.message});
+          steps_[it->second].seq = event.seq;
           Ready(it->second);
         } else if constexpr (std::is_same_v<T, ApprovalDenied>) {
           auto it = step_of_op_.find(e.operation_id);
           if (it == step_of_op_.end()) return;
           steps_[it->second].result =
               CallResult(CallFailure{"approval_denied", "denied by " + e.denied_by + ": " + e.reason});
+          steps_[it->second].seq = event.seq;
           Ready(it->second);
         } else if constexpr (std::is_same_v<T, TimerStarted>) {
           history_timers_.insert(e.timer_id);
@@ -315,9 +382,10 @@ Result<void> WorkflowContext::Observe(const Event& event) {
           }
         } else if constexpr (std::is_same_v<T, TimerFired>) {
           steps_[e.timer_id].fired = true;
+          steps_[e.timer_id].seq = event.seq;
           Ready(e.timer_id);
         } else if constexpr (std::is_same_v<T, SignalReceived>) {
-          signals_[e.name].push_back(BufferedSignal{e.payload_json, e.sent_by});
+          signals_[e.name].push_back(BufferedSignal{e.payload_json, e.sent_by, event.seq});
         } else if constexpr (std::is_same_v<T, MarkerRecorded>) {
           history_markers_[e.step_id] = e.value_json;
           if (!issued_.count(e.step_id)) {

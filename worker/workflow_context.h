@@ -120,12 +120,37 @@ class WorkflowContext {
   class CallAwaiter;
   class TimerAwaiter;
   class SignalAwaiter;
+  class AnyAwaiter;
+  // What one awaiter waits on (CallAwaiter/TimerAwaiter/SignalAwaiter::ref()), for WhenAny.
+  struct WaitRef {
+    bool signal = false;  // a signal name, else a step id
+    std::string key;
+  };
 
   // Two overloads, not a default argument: see "Safe forms on GCC 12" above.
   CallAwaiter Call(std::string tool, boost::json::value input);
   CallAwaiter Call(std::string tool, boost::json::value input, CallOptions options);
   TimerAwaiter Sleep(std::chrono::milliseconds duration);
   SignalAwaiter WaitSignal(std::string name);
+  // Waits for signal `name` for at most `timeout`: its payload (JSON text), or nullopt when the
+  // timeout passed first. The timeout is a durable timer (step "sleep#<n>"), so "wait for the
+  // person or give up after 3 days" survives restarts; which came first is what the history
+  // says, so a replay decides the same. A wait that timed out journals a marker (kind
+  // wait_signal_end), so the run no longer shows as waiting for the signal; a signal that
+  // arrives later is kept for the next wait on that name. The timer of a wait the signal won
+  // stays armed and fires without effect.
+  Task<std::optional<std::string>> WaitSignal(std::string name,
+                                              std::chrono::milliseconds timeout);
+  // Completes when the first of `awaiters` (calls, timers, signal waits of this context,
+  // created before) is ready, and returns its index: the one whose result came first in the
+  // history. It consumes nothing: await the winner itself for its value (at once), and keep
+  // or drop the others. One waiter per signal name at a time.
+  //
+  //     auto reply = ctx.Call("ask_person", q);
+  //     auto later = ctx.Sleep(std::chrono::hours(72));
+  //     if (co_await ctx.WhenAny(reply, later) == 0) { CallResult r = co_await reply; ... }
+  template <class... Awaiters>
+  AnyAwaiter WhenAny(const Awaiters&... awaiters);
   // Versioning (see the top of this file): true when this run takes the new branch of change
   // `change_id`. The first call for a change id decides, and its answer holds for the rest of
   // the run. `change_id`: a short name, unique in the workflow, never reused.
@@ -176,6 +201,7 @@ class WorkflowContext {
   struct Step {
     std::optional<CallResult> result;   // calls
     bool fired = false;                 // timers
+    std::int64_t seq = 0;               // of the event that completed it (WhenAny's order)
     std::coroutine_handle<> waiter;
   };
   void BeginActivation(std::int64_t now_us, std::uint64_t random_seed);
@@ -202,6 +228,12 @@ class WorkflowContext {
   bool AtFrontier() const { return pending_history_.empty(); }
   // "run '<workflow id>' (run id <run id>)", for messages.
   std::string RunName() const;
+  // WhenAny: the index of the ready wait that completed first (lowest seq), or -1.
+  int Winner(const std::vector<WaitRef>& waits) const;
+  void Register(const std::vector<WaitRef>& waits, std::coroutine_handle<> h);
+  void Unregister(const std::vector<WaitRef>& waits, std::coroutine_handle<> h);
+  // Journals that the k-th wait on `name` timed out.
+  void EndWait(const std::string& name, int k);
   // A call whose step id is too long: it fails at once, nothing is scheduled.
   CallAwaiter RefusedCall(const std::string& tool);
   void Ready(const std::string& step_id);
@@ -232,6 +264,7 @@ class WorkflowContext {
   struct BufferedSignal {
     std::string payload_json;
     std::string sent_by;
+    std::int64_t seq = 0;
   };
   std::map<std::string, std::deque<BufferedSignal>> signals_;  // received, not consumed, by name
   std::map<std::string, std::deque<std::coroutine_handle<>>> signal_waiters_;
@@ -243,6 +276,7 @@ class WorkflowContext::CallAwaiter {
  public:
   CallAwaiter(WorkflowContext* ctx, std::string step_id) : ctx_(ctx), step_id_(std::move(step_id)) {}
   const std::string& step_id() const { return step_id_; }
+  WaitRef ref() const { return WaitRef{false, step_id_}; }
   bool await_ready() const { return ctx_->steps_[step_id_].result.has_value(); }
   void await_suspend(std::coroutine_handle<> h) { ctx_->steps_[step_id_].waiter = h; }
   CallResult await_resume() { return *ctx_->steps_[step_id_].result; }
@@ -255,6 +289,7 @@ class WorkflowContext::CallAwaiter {
 class WorkflowContext::TimerAwaiter {
  public:
   TimerAwaiter(WorkflowContext* ctx, std::string step_id) : ctx_(ctx), step_id_(std::move(step_id)) {}
+  WaitRef ref() const { return WaitRef{false, step_id_}; }
   bool await_ready() const { return ctx_->steps_[step_id_].fired; }
   void await_suspend(std::coroutine_handle<> h) { ctx_->steps_[step_id_].waiter = h; }
   void await_resume() {}
@@ -267,6 +302,7 @@ class WorkflowContext::TimerAwaiter {
 class WorkflowContext::SignalAwaiter {
  public:
   SignalAwaiter(WorkflowContext* ctx, std::string name) : ctx_(ctx), name_(std::move(name)) {}
+  WaitRef ref() const { return WaitRef{true, name_}; }
   bool await_ready() const { return !ctx_->signals_[name_].empty(); }
   void await_suspend(std::coroutine_handle<> h) { ctx_->signal_waiters_[name_].push_back(h); }
   // The signal's payload as JSON text.
@@ -281,5 +317,33 @@ class WorkflowContext::SignalAwaiter {
   WorkflowContext* ctx_;
   std::string name_;
 };
+
+class WorkflowContext::AnyAwaiter {
+ public:
+  AnyAwaiter(WorkflowContext* ctx, std::vector<WaitRef> waits)
+      : ctx_(ctx), waits_(std::move(waits)) {}
+  bool await_ready() const { return ctx_->Winner(waits_) >= 0; }
+  void await_suspend(std::coroutine_handle<> h) {
+    waiter_ = h;
+    ctx_->Register(waits_, h);
+  }
+  std::size_t await_resume() {
+    if (waiter_) ctx_->Unregister(waits_, waiter_);
+    return static_cast<std::size_t>(ctx_->Winner(waits_));
+  }
+
+ private:
+  WorkflowContext* ctx_;
+  std::vector<WaitRef> waits_;
+  std::coroutine_handle<> waiter_;
+};
+
+template <class... Awaiters>
+WorkflowContext::AnyAwaiter WorkflowContext::WhenAny(const Awaiters&... awaiters) {
+  static_assert(sizeof...(Awaiters) > 0, "WhenAny needs something to wait on");
+  std::vector<WaitRef> waits;
+  (waits.push_back(awaiters.ref()), ...);
+  return AnyAwaiter(this, std::move(waits));
+}
 
 }  // namespace reckon
