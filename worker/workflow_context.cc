@@ -53,7 +53,10 @@ void WorkflowContext::Issue(const std::string& step_id, std::string_view what) {
     Diverge("step '" + step_id + "' was issued twice; step ids must be unique");
   }
   issued_.insert(step_id);
-  pending_history_.erase(step_id);
+  if (pending_history_.erase(step_id) == 0 && !AtFrontier() && first_new_step_.empty()) {
+    // A step the history does not have, while steps it does have are still to come.
+    first_new_step_ = "'" + step_id + "' (" + std::string(what) + ")";
+  }
 }
 
 WorkflowContext::CallAwaiter WorkflowContext::Call(std::string tool, json::value input) {
@@ -435,7 +438,10 @@ Result<void> WorkflowContext::CheckDeterminism(bool finished) const {
   return Err(Errc::kNondeterminism,
              RunName() + ": the history records " + what + " at step '" + step_id +
                  "', but the code " + (finished ? "finished" : "blocked") +
-                 " without issuing it" + std::string(kPatchAdvice));
+                 " without issuing it" +
+                 (first_new_step_.empty() ? std::string()
+                                          : " (it issued " + first_new_step_ + " instead)") +
+                 std::string(kPatchAdvice));
 }
 
 }  // namespace reckon

@@ -258,6 +258,7 @@ class WorkflowContext {
   };
   std::map<std::string, HistoryStep> pending_history_;
   std::optional<reckon::ContinueAsNew> continuation_;  // ContinueAsNew accepted
+  std::string first_new_step_;  // the first step issued that the history lacks, mid-history
   std::map<std::string, std::string> call_steps_;      // call step id -> tool, issued this life
   std::map<std::string, bool> patches_;                 // patch step id -> branch taken
   std::deque<std::string> ready_;                       // steps whose results just arrived
