@@ -46,6 +46,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -64,6 +65,15 @@
 
 namespace reckon {
 
+// How long a run's history may grow (EngineOptions::history; docs/OPERATIONS.md, "History size
+// limits"). The defaults leave a busy agent loop weeks of rounds, and stop a run whose code
+// forgot to continue as new before its history slows every replay of it.
+struct HistoryLimits {
+  std::int64_t warn_events = 10'000;
+  std::int64_t max_events = 50'000;
+};
+inline constexpr std::string_view kHistoryTooLarge = "history_too_large";
+
 struct EngineOptions {
   DeciderOptions decider;
   // How long one reconciliation lookup may take before it counts as still_unknown.
@@ -78,6 +88,12 @@ struct EngineOptions {
   // Told of each group commit (storage/group_commit.h), on the commit executor: metrics of
   // commit latency and group size. Empty: nothing is measured.
   storage::GroupCommitter::CommitObserver on_commit;
+  // History size limits, in events per run (its journal's next_seq - 1); 0 turns one off.
+  // At the soft limit the engine logs a warning once per run (and once more after each
+  // restart); past the hard limit it fails the run with code `history_too_large` and a
+  // message recommending continue-as-new, in the batch that crossed it. The limit is checked
+  // after the workflow code reacted, so a run's history ends at most one batch past it.
+  HistoryLimits history;
 };
 
 // What a caller can see of a run.
@@ -167,10 +183,19 @@ class Engine {
   void ReportLateAttempt(const std::string& workflow_id, std::string operation_id,
                          std::uint32_t attempt, AttemptOutcome outcome);
 
-  // Runs the engine knows in memory (active ones and those finished since start; in cluster
-  // mode, of the shards it holds).
+  // Runs the engine holds in memory: the active ones (running, or stopped by a bug), in
+  // cluster mode of the shards it holds. A finished run is let go once its last batch is
+  // durable, its attempts and lookups have reported and its waiters were answered (the engine
+  // keeps no memory per finished run): the journal lists finished runs.
   std::vector<RunSummary> Runs() const;
-  std::optional<RunSummary> Describe(const std::string& workflow_id) const;
+  // One run: from memory while the engine holds it, else, if it finished, from the journal
+  // (one read of its history). nullopt for a run neither held nor finished in the journal
+  // (never started, not recovered yet, or in cluster mode another server's running run), and
+  // when the journal cannot be read (logged; a damaged journal stops the engine).
+  std::optional<RunSummary> Describe(const std::string& workflow_id);
+  // Why the engine stopped driving a run it holds (RunSummary::stuck_reason); empty when it
+  // drives the run or does not hold it. Reads nothing: for listings of many runs.
+  std::string StuckReason(const std::string& workflow_id) const;
   // Active runs that still have work the engine can do by itself: each run that is not
   // settled (run_wait.h: it works or sleeps; not waiting on a signal, an approval or a person,
   // not stopped, not finished). A run whose batch is still being committed counts as busy, so
@@ -247,6 +272,13 @@ class Engine {
   // Hands `input` to the run's slot and completes when its batch is durable (or refused).
   boost::asio::awaitable<Result<void>> SubmitToRun(std::string workflow_id, Input input);
   Slot* FindSlot(const std::string& workflow_id) const;
+  // The slot `serial` names, if the engine still holds it: completions and timers that
+  // outlive a slot (its run finished and was let go, or moved) find nothing and drop.
+  Slot* FindLive(const std::string& workflow_id, std::uint64_t serial) const;
+  // Lets go of a finished run with nothing left to report (Runs()).
+  void DropIfFinished(Slot& slot);
+  // Warns at the soft history limit; past the hard one, fails the run (EngineOptions::history).
+  Result<void> CheckHistoryLimit(Slot& slot, Decider& decider);
   // Completes the UntilIdle() waiters if the engine is idle (or failed), and the
   // UntilSettled() waiters whose run is settled.
   void WakeIdleWaiters();
@@ -270,6 +302,7 @@ class Engine {
   EngineOptions options_;
   TimerQueue timers_;
   std::map<std::string, std::unique_ptr<Slot>> slots_;  // by workflow id
+  std::uint64_t next_serial_ = 1;  // Slot::serial; 0 names no slot
   // Runs let go to another server (Release): kept so that pointers to them stay valid; they
   // refuse every input.
   std::vector<std::unique_ptr<Slot>> retired_;

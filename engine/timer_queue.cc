@@ -12,9 +12,16 @@ TimerQueue::~TimerQueue() {
   timer_.cancel();
 }
 
-void TimerQueue::Arm(std::int64_t due_us, std::function<void()> callback) {
-  entries_.emplace(due_us, std::move(callback));
+void TimerQueue::Arm(std::int64_t due_us, std::uint64_t owner, std::function<void()> callback) {
+  entries_.emplace(due_us, Entry{owner, std::move(callback)});
   if (armed_for_ == 0 || due_us < armed_for_) Rearm();
+}
+
+void TimerQueue::Forget(std::uint64_t owner) {
+  if (owner == 0) return;
+  std::erase_if(entries_, [owner](const auto& entry) { return entry.second.owner == owner; });
+  // The Asio timer may still wait for a dropped entry: it then fires, finds nothing due and
+  // re-arms for what is left.
 }
 
 void TimerQueue::Clear() {
@@ -43,7 +50,7 @@ void TimerQueue::FireDue() {
   armed_for_ = 0;
   const std::int64_t now = clock_.NowMicros();
   while (!entries_.empty() && entries_.begin()->first <= now) {
-    auto callback = std::move(entries_.begin()->second);
+    auto callback = std::move(entries_.begin()->second.callback);
     entries_.erase(entries_.begin());
     callback();
   }
