@@ -35,11 +35,11 @@ struct Engine::Slot {
     std::shared_ptr<asio::cancellation_signal> cancel;
   };
   std::map<std::string, RunningAttempt> attempts;  // by operation id
-  // Work that may still report on the run after it finished: a finished run is let go only
-  // when all three are 0 and `attempts` is empty (DropIfFinished).
-  int lookups = 0;      // reconciliation lookups in flight
-  int dues_armed = 0;   // ArmDueAction timers not fired yet
-  int timers_armed = 0; // workflow timers armed (their fire on a finished run changes nothing)
+  // Work that may still report on the run after it finished (DropIfFinished): attempts and
+  // lookups in flight, and due times armed while an operation is not terminal.
+  int lookups = 0;       // reconciliation lookups in flight
+  int dues_armed = 0;    // ArmDueAction timers not fired yet
+  int timers_armed = 0;  // workflow timers not fired yet (on a finished run they change nothing)
   bool warned_history = false;  // the soft history limit was logged
 };
 
@@ -473,12 +473,17 @@ void Engine::DropIfFinished(Slot& slot) {
       slot.released || failed_) {
     return;
   }
-  if (!slot.attempts.empty() || slot.lookups > 0 || slot.dues_armed > 0) return;
+  if (!slot.attempts.empty() || slot.lookups > 0) return;
+  // A due time (a retry, a deadline, a lookup) can still move an operation that is not
+  // terminal; once every operation is, what is armed for the run can change nothing.
+  bool open = false;
+  for (const auto& [id, op] : slot.state.operations()) open = open || !IsTerminal(op.state);
+  if (open && slot.dues_armed > 0) return;
   auto it = slots_.find(slot.state.ref().workflow_id);
   if (it == slots_.end() || it->second.get() != &slot) return;
   // Its waiters were answered by WakeIdleWaiters (a finished run is settled); anyone asking
   // later reads the journal (Describe, UntilSettled, Start).
-  if (slot.timers_armed > 0) timers_.Forget(slot.serial);
+  if (slot.timers_armed > 0 || slot.dues_armed > 0) timers_.Forget(slot.serial);
   slots_.erase(it);  // the host let go of its code when the run finished (Drive)
 }
 

@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <unordered_map>
+#include <vector>
 
 #include "reckon/engine/clock.h"
 
@@ -26,7 +28,7 @@ class TimerQueue {
     Arm(due_us, 0, std::move(callback));
   }
   void Arm(std::int64_t due_us, std::uint64_t owner, std::function<void()> callback);
-  // Drops every entry armed with `owner` (non-zero). Costs a pass over all entries.
+  // Drops every entry armed with `owner` (non-zero); costs as many steps as it has entries.
   void Forget(std::uint64_t owner);
   std::size_t size() const { return entries_.size(); }
   void Clear();
@@ -41,7 +43,12 @@ class TimerQueue {
     std::uint64_t owner = 0;
     std::function<void()> callback;
   };
-  std::multimap<std::int64_t, Entry> entries_;
+  using Entries = std::multimap<std::int64_t, Entry>;
+  Entries entries_;
+  // The entries of each owner (non-zero), for Forget. An iterator stays valid until its
+  // entry is erased, and every erasure updates this index.
+  std::unordered_map<std::uint64_t, std::vector<Entries::iterator>> by_owner_;
+  void Unindex(Entries::iterator entry);
   std::int64_t armed_for_ = 0;  // due time the Asio timer is waiting for; 0 when idle
   std::shared_ptr<bool> alive_;  // lets a completion that outlives us see that we are gone
 };
