@@ -224,6 +224,10 @@ class Engine {
   // should then exit: recovery from the journal is the way back.
   void OnFailed(std::function<void(const Error&)> callback) { on_failed_ = std::move(callback); }
 
+  // The group committer that owns the journal's writes: a party that must write besides the
+  // engine (the server's retention pass) goes through GroupCommitter::AsyncExclusive.
+  storage::GroupCommitter& committer() { return committer_; }
+
   bool failed() const { return failed_; }
   const std::string& failure() const { return failure_; }
 
