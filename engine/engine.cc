@@ -142,7 +142,7 @@ asio::awaitable<Result<RunRef>> Engine::Start(std::string workflow_id, std::stri
     RECKON_CO_TRY(same_start(existing->start_type, existing->start_input_json));
     co_return existing->state.ref();
   }
-  // A run that finished before this process started is only in the journal.
+  // A finished run is only in the journal (the engine lets go of it: DropIfFinished).
   RECKON_CO_TRY(auto latest, Read(journal_.FindLatestRun(workflow_id)));
   if (latest) {
     RECKON_CO_TRY(auto events, Read(journal_.ReadEvents(latest->ref, 1)));

@@ -135,8 +135,9 @@ class Engine {
   // Cluster mode: stops driving every run for which `leaving(workflow_id)` holds (its shard
   // goes to another server, or was taken over): its queued requests are answered with
   // Errc::kNotOwner, its timers and the reports of its attempts still running are dropped,
-  // and it disappears from Runs() and Describe(). Attempts on workers are left to finish: the
-  // new owner learns their fate from the journal and the provider, never from here. A batch of
+  // and it disappears from Runs() and Describe() (which reads only finished runs from the
+  // journal). Attempts on workers are left to finish: the new owner learns their fate from
+  // the journal and the provider, never from here. A batch of
   // the run being committed finishes first, and acts on nothing. Completes when no batch of
   // these runs is in flight any more, or after `patience` (a batch may wait on a workflow task
   // no worker takes; the caller's fence refuses what it would write); returns how many runs it
@@ -211,8 +212,8 @@ class Engine {
   // Completes once run `workflow_id` is settled (engine/run_wait.h): finished, stopped, or
   // waiting on something outside the engine (a signal, an approval, a person), with what it
   // waits on durable; returns its summary, whose `wait` says which. A run that works or sleeps
-  // keeps it waiting. Completes at once when the run is settled already. A run that finished
-  // in an earlier life of the process is read from the journal. Errors: Errc::kNotFound for a
+  // keeps it waiting. Completes at once when the run is settled already. A finished run (the
+  // engine lets go of it; see Runs()) is read from the journal. Errors: Errc::kNotFound for a
   // run neither held nor finished in the journal (never started, or not recovered yet),
   // Errc::kUnavailable when the engine fails (or has failed).
   boost::asio::awaitable<Result<RunSummary>> UntilSettled(std::string workflow_id);
@@ -270,7 +271,7 @@ class Engine {
   void Fail(const Error& error);
   RunSummary Summarize(const Slot& slot) const;
   static RunSummary SummaryOf(const RunState& state, const std::string& stuck, bool busy);
-  // A run that finished in an earlier life of the process (no slot): from the journal.
+  // A finished run the engine let go of, or one of an earlier life (no slot): from the journal.
   Result<RunSummary> SummarizeFinished(const std::string& workflow_id);
   boost::asio::awaitable<Result<void>> Await(Slot& slot, Input input);
   // Hands `input` to the run's slot and completes when its batch is durable (or refused).

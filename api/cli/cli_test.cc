@@ -340,5 +340,15 @@ TEST_F(CliTest, AdminArchiveMovesOldFinishedRunsAndListsThem) {
   EXPECT_EQ(runs.value()[0].ref.workflow_id, "still-running");
 }
 
+
+// `reckon server --retention` takes an age, and refuses anything else before opening anything.
+TEST_F(CliTest, ServerRetentionTakesAnAge) {
+  const std::string journal = (dir_ / "never.db").string();
+  const Outcome run = Reckon({"server", "--journal", journal, "--retention", "3 days"});
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(run.err.find("--retention '3 days' is not an age"), std::string::npos) << run.err;
+  EXPECT_FALSE(std::filesystem::exists(journal));
+}
+
 }  // namespace
 }  // namespace reckon
