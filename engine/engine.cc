@@ -279,10 +279,14 @@ asio::awaitable<Result<void>> Engine::SubmitToRun(std::string workflow_id, Input
     // A finished run is let go (DropIfFinished): the journal says it finished.
     RECKON_CO_TRY(auto latest, Read(journal_.FindLatestRun(workflow_id)));
     if (latest && storage::IsTerminal(latest->status)) {
+      // The decider's words for a finished run it still holds (Decider::Cancel, ::Signal).
+      const std::string status(RunStatusName(latest->status));
       co_return Err(Errc::kFailedPrecondition,
-                    "run '" + workflow_id + "' is " +
-                        std::string(RunStatusName(latest->status)) +
-                        "; it takes no more signals, decisions or cancellations");
+                    std::holds_alternative<CancelInput>(input)
+                        ? "run '" + workflow_id + "' is already " + status +
+                              "; there is nothing to cancel"
+                        : "run '" + workflow_id + "' is " + status +
+                              "; it takes no more signals, decisions or resolutions");
     }
     co_return Err(Errc::kNotFound, "no active workflow '" + workflow_id +
                                        "' in this engine; check the id (finished runs take "
