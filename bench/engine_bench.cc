@@ -1,7 +1,9 @@
 // engine_bench: the embedded engine's workloads, each next to the fsync floor of the same run.
 //
 //   W1  one workflow of 10 sequential no-op tool calls, run serially: p50/p99 latency
-//   W3  the same workflow at concurrency 32: workflows/s, steps/s, CPU ms per workflow
+//   W3  the same workflow at concurrency 32: workflows/s, steps/s, CPU ms per workflow, and
+//       the process's RSS after each quarter of the window against its RSS before the load
+//       (the floor): flat once the engine lets go of finished runs (issue 15, retention)
 //   W5  replay of a ~10,000-event history (events/s), and the cost of one more step at history
 //       length 100 vs 10,000
 //
@@ -121,6 +123,19 @@ double Percentile(std::vector<double> v, double p) {
   return v[std::min(v.size() - 1, static_cast<std::size_t>(p * v.size()))];
 }
 
+// This process's resident set, from /proc/self/status (0 if it cannot be read).
+double RssMiB() {
+  std::FILE* status = std::fopen("/proc/self/status", "r");
+  if (status == nullptr) return 0;
+  char line[256];
+  long kib = 0;
+  while (std::fgets(line, sizeof line, status) != nullptr) {
+    if (std::sscanf(line, "VmRSS: %ld kB", &kib) == 1) break;
+  }
+  std::fclose(status);
+  return kib / 1024.0;
+}
+
 double CpuSeconds() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
@@ -181,9 +196,27 @@ void W3(const std::string& dir, double seconds, int concurrency, const bench::Fs
       if (SteadyClock::now() <= end) ++*completed;  // only what finished inside the window
     }
   };
+  // RSS after each quarter of the window, next to the runs finished and the runs the engine
+  // still holds.
+  auto probe = [](Harness& h, SteadyClock::time_point start, double seconds,
+                  const int* completed, double floor_mib) -> asio::awaitable<void> {
+    asio::steady_timer timer(h.io);
+    for (int quarter = 1; quarter <= 4; ++quarter) {
+      timer.expires_at(start + std::chrono::duration_cast<SteadyClock::duration>(
+                                   std::chrono::duration<double>(seconds * quarter / 4 - 0.05)));
+      co_await timer.async_wait(asio::use_awaitable);
+      const double rss = RssMiB();
+      std::printf("W3  at %3d%%: %6d runs finished, %4zu held by the engine, RSS %.1f MiB "
+                  "(floor %.1f MiB: +%.1f MiB)\n",
+                  quarter * 25, *completed, h.engine->Runs().size(), rss, floor_mib,
+                  rss - floor_mib);
+    }
+  };
+  const double floor_mib = RssMiB();
   const double cpu_before = CpuSeconds();
   const auto start = SteadyClock::now();
   for (int c = 0; c < concurrency; ++c) asio::co_spawn(h.io, client(h, c, end, &completed), asio::detached);
+  asio::co_spawn(h.io, probe(h, start, seconds, &completed, floor_mib), asio::detached);
   h.io.run();
   const double cpu = CpuSeconds() - cpu_before;
   const double elapsed = std::chrono::duration<double>(end - start).count();

@@ -18,8 +18,9 @@ namespace json = boost::json;
 using namespace storage;
 
 struct Engine::Slot {
-  explicit Slot(RunRef ref) : state(std::move(ref)) {}
+  Slot(RunRef ref, std::uint64_t serial) : state(std::move(ref)), serial(serial) {}
   RunState state;
+  const std::uint64_t serial;  // unique in this engine: what completions and timers name
   std::deque<Queued> inbox;
   bool busy = false;
   // The first activation replays the whole history (a new run: just WorkflowStarted).
@@ -34,6 +35,12 @@ struct Engine::Slot {
     std::shared_ptr<asio::cancellation_signal> cancel;
   };
   std::map<std::string, RunningAttempt> attempts;  // by operation id
+  // Work that may still report on the run after it finished (DropIfFinished): attempts and
+  // lookups in flight, and due times armed while an operation is not terminal.
+  int lookups = 0;       // reconciliation lookups in flight
+  int dues_armed = 0;    // ArmDueAction timers not fired yet
+  int timers_armed = 0;  // workflow timers not fired yet (on a finished run they change nothing)
+  bool warned_history = false;  // the soft history limit was logged
 };
 
 namespace {
@@ -71,6 +78,11 @@ Engine::Slot* Engine::FindSlot(const std::string& workflow_id) const {
   return it == slots_.end() ? nullptr : it->second.get();
 }
 
+Engine::Slot* Engine::FindLive(const std::string& workflow_id, std::uint64_t serial) const {
+  Slot* slot = FindSlot(workflow_id);
+  return slot != nullptr && slot->serial == serial ? slot : nullptr;
+}
+
 // --- the public face --------------------------------------------------------------------------
 
 asio::awaitable<Result<int>> Engine::Recover() {
@@ -85,7 +97,7 @@ asio::awaitable<Result<int>> Engine::Recover(std::function<bool(const std::strin
   for (RunRow& row : runs) {
     if (!owns(row.ref.workflow_id) || FindSlot(row.ref.workflow_id) != nullptr) continue;
     RECKON_CO_TRY(auto events, Read(journal_.ReadEvents(row.ref)));
-    auto slot = std::make_unique<Slot>(row.ref);
+    auto slot = std::make_unique<Slot>(row.ref, next_serial_++);
     Slot& s = *slot;
     slots_[row.ref.workflow_id] = std::move(slot);
     if (auto folded = s.state.ApplyAll(events); !folded) {
@@ -134,7 +146,7 @@ asio::awaitable<Result<RunRef>> Engine::Start(std::string workflow_id, std::stri
                              !existing->state.previous_run_id().empty()));
     co_return existing->state.ref();
   }
-  // A run that finished before this process started is only in the journal.
+  // A finished run is only in the journal (the engine lets go of it: DropIfFinished).
   RECKON_CO_TRY(auto latest, Read(journal_.FindLatestRun(workflow_id)));
   if (latest) {
     RECKON_CO_TRY(auto events, Read(journal_.ReadEvents(latest->ref, 1)));
@@ -147,7 +159,7 @@ asio::awaitable<Result<RunRef>> Engine::Start(std::string workflow_id, std::stri
     co_return latest->ref;
   }
   RunRef ref{workflow_id, "r" + std::to_string(clock_.NowMicros())};
-  auto slot = std::make_unique<Slot>(ref);
+  auto slot = std::make_unique<Slot>(ref, next_serial_++);
   Slot& s = *slot;
   s.start_type = workflow_type;
   s.start_input_json = input_json;
@@ -269,6 +281,18 @@ void Engine::ReportLateAttempt(const std::string& workflow_id, std::string opera
 asio::awaitable<Result<void>> Engine::SubmitToRun(std::string workflow_id, Input input) {
   Slot* slot = FindSlot(workflow_id);
   if (slot == nullptr) {
+    // A finished run is let go (DropIfFinished): the journal says it finished.
+    RECKON_CO_TRY(auto latest, Read(journal_.FindLatestRun(workflow_id)));
+    if (latest && storage::IsTerminal(latest->status)) {
+      // The decider's words for a finished run it still holds (Decider::Cancel, ::Signal).
+      const std::string status(RunStatusName(latest->status));
+      co_return Err(Errc::kFailedPrecondition,
+                    std::holds_alternative<CancelInput>(input)
+                        ? "run '" + workflow_id + "' is already " + status +
+                              "; there is nothing to cancel"
+                        : "run '" + workflow_id + "' is " + status +
+                              "; it takes no more signals, decisions or resolutions");
+    }
     co_return Err(Errc::kNotFound, "no active workflow '" + workflow_id +
                                        "' in this engine; check the id (finished runs take "
                                        "no signals or decisions)");
@@ -395,6 +419,9 @@ asio::awaitable<void> Engine::Drive(Slot* slot) {
       if (!*alive) co_return;
       if (!activated) broken = activated.error();
     }
+    if (!broken) {
+      if (auto limited = CheckHistoryLimit(*slot, decider); !limited) broken = limited.error();
+    }
     if (broken) {
       Stop(*slot, *broken);
       for (Reply& reply : replies) std::move(reply)(Result<void>(*broken));
@@ -449,6 +476,51 @@ asio::awaitable<void> Engine::Drive(Slot* slot) {
   if (!*alive) co_return;
   slot->busy = false;
   WakeIdleWaiters();
+  DropIfFinished(*slot);
+}
+
+void Engine::DropIfFinished(Slot& slot) {
+  if (!slot.state.terminal() || slot.busy || !slot.inbox.empty() || !slot.stuck.empty() ||
+      slot.released || failed_) {
+    return;
+  }
+  if (!slot.attempts.empty() || slot.lookups > 0) return;
+  // A due time (a retry, a deadline, a lookup) can still move an operation that is not
+  // terminal; once every operation is, what is armed for the run can change nothing.
+  bool open = false;
+  for (const auto& [id, op] : slot.state.operations()) open = open || !IsTerminal(op.state);
+  if (open && slot.dues_armed > 0) return;
+  auto it = slots_.find(slot.state.ref().workflow_id);
+  if (it == slots_.end() || it->second.get() != &slot) return;
+  // Its waiters were answered by WakeIdleWaiters (a finished run is settled); anyone asking
+  // later reads the journal (Describe, UntilSettled, Start).
+  if (slot.timers_armed > 0 || slot.dues_armed > 0) timers_.Forget(slot.serial);
+  slots_.erase(it);  // the host let go of its code when the run finished (Drive)
+}
+
+Result<void> Engine::CheckHistoryLimit(Slot& slot, Decider& decider) {
+  const HistoryLimits& limits = options_.history;
+  const std::int64_t events = slot.state.next_seq() - 1;
+  if (slot.state.terminal()) return Ok();
+  if (limits.max_events > 0 && events > limits.max_events) {
+    const std::string message =
+        "the history of run '" + slot.state.ref().workflow_id + "' has " +
+        std::to_string(events) + " events, past the limit of " +
+        std::to_string(limits.max_events) +
+        " (EngineOptions::history.max_events, server flag --history-max-events); have the "
+        "workflow call ctx.ContinueAsNew(...) every so many rounds to start a fresh history";
+    spdlog::error("run {} failed: {}", slot.state.ref().workflow_id, message);
+    std::vector<Command> fail;
+    fail.push_back(FailWorkflow{std::string(kHistoryTooLarge), message});
+    return decider.ApplyCommands(std::move(fail));
+  }
+  if (limits.warn_events > 0 && events > limits.warn_events && !slot.warned_history) {
+    slot.warned_history = true;
+    spdlog::warn("run {} has a history of {} events, past the soft limit of {}; it fails at {} "
+                 "(history_too_large): continue it as new (ctx.ContinueAsNew) before then",
+                 slot.state.ref().workflow_id, events, limits.warn_events, limits.max_events);
+  }
+  return Ok();
 }
 
 void Engine::BeginNextRun(Slot& slot, const NextRun& next) {
@@ -458,7 +530,11 @@ void Engine::BeginNextRun(Slot& slot, const NextRun& next) {
     return;
   }
   slot.state = std::move(state);
-  slot.attempts.clear();
+  // What the old run left armed can do nothing now (it had no open operation): its timers go.
+  if (slot.timers_armed > 0 || slot.dues_armed > 0) timers_.Forget(slot.serial);
+  slot.timers_armed = 0;
+  slot.dues_armed = 0;
+  slot.warned_history = false;
   slot.needs_full_history = true;
   slot.replay_history = next.events;
   sinks_.OnCommitted(slot.state, next.events);
@@ -484,15 +560,24 @@ void Engine::Perform(Slot& slot, const std::vector<Action>& actions) {
           } else if constexpr (std::is_same_v<T, StartReconcileAction>) {
             StartLookup(slot, a);
           } else if constexpr (std::is_same_v<T, ArmDueAction>) {
-            Slot* s = &slot;
-            std::string op = a.operation_id;
-            timers_.Arm(a.due_at_us, [this, s, op] { Submit(*s, DueInput{op}); });
+            ++slot.dues_armed;
+            auto due = [this, workflow_id, serial = slot.serial, op = a.operation_id] {
+              Slot* s = FindLive(workflow_id, serial);
+              if (s == nullptr) return;
+              --s->dues_armed;
+              Submit(*s, DueInput{op});
+            };
+            timers_.Arm(a.due_at_us, slot.serial, std::move(due));
           } else {
-            Slot* s = &slot;
-            std::string timer = a.timer_id;
-            std::string run = slot.state.ref().run_id;
-            timers_.Arm(a.fire_at_us,
-                        [this, s, timer, run] { Submit(*s, TimerInput{timer, run}); });
+            ++slot.timers_armed;
+            auto fire = [this, workflow_id, serial = slot.serial, timer = a.timer_id,
+                         run = slot.state.ref().run_id] {
+              Slot* s = FindLive(workflow_id, serial);
+              if (s == nullptr) return;
+              --s->timers_armed;
+              Submit(*s, TimerInput{timer, run});
+            };
+            timers_.Arm(a.fire_at_us, slot.serial, std::move(fire));
           }
         },
         action);
@@ -510,10 +595,12 @@ void Engine::StartAttempt(Slot& slot, const StartAttemptAction& action) {
                          action.attempt, action.deadline_us};
   auto cancel = std::make_shared<asio::cancellation_signal>();
   slot.attempts[action.operation_id] = Slot::RunningAttempt{action.attempt, cancel};
-  auto on_done = [this, alive = alive_, s = &slot, op_id = action.operation_id,
-                  attempt = action.attempt, cancel](std::exception_ptr thrown,
-                                                    AttemptOutcome outcome) {
+  auto on_done = [this, alive = alive_, workflow_id = slot.state.ref().workflow_id,
+                  serial = slot.serial, op_id = action.operation_id, attempt = action.attempt,
+                  cancel](std::exception_ptr thrown, AttemptOutcome outcome) {
     if (!*alive) return;
+    Slot* s = FindLive(workflow_id, serial);
+    if (s == nullptr) return;  // the run moved to another server (Release)
     if (thrown) {
       // The tool threw: it may have acted before it did, so the outcome is unknown.
       outcome = AttemptOutcome{};
@@ -536,15 +623,19 @@ void Engine::StartLookup(Slot& slot, const StartReconcileAction& action) {
                            op->input ? *op->input : json::value(), action.round,
                            ToMicros(FromMicros(clock_.NowMicros()) + options_.lookup_timeout)};
   auto cancel = std::make_shared<asio::cancellation_signal>();
+  ++slot.lookups;
   auto timer = std::make_shared<asio::steady_timer>(executor_, options_.lookup_timeout);
   timer->async_wait([cancel](const boost::system::error_code& ec) {
     if (!ec) cancel->emit(asio::cancellation_type::terminal);
   });
-  auto on_done = [this, alive = alive_, s = &slot, op_id = action.operation_id,
-                  round = action.round, timer, cancel](std::exception_ptr thrown,
-                                                       ReconcileOutcome outcome) {
+  auto on_done = [this, alive = alive_, workflow_id = slot.state.ref().workflow_id,
+                  serial = slot.serial, op_id = action.operation_id, round = action.round, timer,
+                  cancel](std::exception_ptr thrown, ReconcileOutcome outcome) {
     if (!*alive) return;
     timer->cancel();
+    Slot* s = FindLive(workflow_id, serial);
+    if (s == nullptr) return;  // the run moved to another server (Release)
+    --s->lookups;
     if (thrown) {
       outcome = ReconcileOutcome{};
       outcome.verdict = ReconcileVerdict::kStillUnknown;
@@ -622,6 +713,8 @@ void Engine::WakeRunWaiters() {
     } else if (const Slot* slot = FindSlot(waiter->workflow_id)) {
       RunSummary summary = Summarize(*slot);
       if (Settled(summary.wait)) result.emplace(std::move(summary));
+    } else {
+      result.emplace(SummarizeFinished(waiter->workflow_id));  // let go since it waited
     }
     if (!result) {
       run_waiters_.push_back(std::move(waiter));
@@ -685,10 +778,20 @@ std::vector<RunSummary> Engine::Runs() const {
   return runs;
 }
 
-std::optional<RunSummary> Engine::Describe(const std::string& workflow_id) const {
+std::optional<RunSummary> Engine::Describe(const std::string& workflow_id) {
+  if (const Slot* slot = FindSlot(workflow_id)) return Summarize(*slot);
+  auto finished = SummarizeFinished(workflow_id);
+  if (finished) return std::move(finished).value();
+  if (finished.error().code() != Errc::kNotFound) {
+    spdlog::warn("cannot describe run {} from the journal: {}", workflow_id,
+                 finished.error().ToString());
+  }
+  return std::nullopt;
+}
+
+std::string Engine::StuckReason(const std::string& workflow_id) const {
   const Slot* slot = FindSlot(workflow_id);
-  if (slot == nullptr) return std::nullopt;
-  return Summarize(*slot);
+  return slot != nullptr ? slot->stuck : std::string();
 }
 
 int Engine::BusyRuns() const {

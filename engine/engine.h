@@ -46,6 +46,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -64,6 +65,15 @@
 
 namespace reckon {
 
+// How long a run's history may grow (EngineOptions::history; docs/OPERATIONS.md, "History size
+// limits"). The defaults leave a busy agent loop weeks of rounds, and stop a run whose code
+// forgot to continue as new before its history slows every replay of it.
+struct HistoryLimits {
+  std::int64_t warn_events = 10'000;
+  std::int64_t max_events = 50'000;
+};
+inline constexpr std::string_view kHistoryTooLarge = "history_too_large";
+
 struct EngineOptions {
   DeciderOptions decider;
   // How long one reconciliation lookup may take before it counts as still_unknown.
@@ -78,6 +88,12 @@ struct EngineOptions {
   // Told of each group commit (storage/group_commit.h), on the commit executor: metrics of
   // commit latency and group size. Empty: nothing is measured.
   storage::GroupCommitter::CommitObserver on_commit;
+  // History size limits, in events per run (its journal's next_seq - 1); 0 turns one off.
+  // At the soft limit the engine logs a warning once per run (and once more after each
+  // restart); past the hard limit it fails the run with code `history_too_large` and a
+  // message recommending continue-as-new, in the batch that crossed it. The limit is checked
+  // after the workflow code reacted, so a run's history ends at most one batch past it.
+  HistoryLimits history;
 };
 
 // What a caller can see of a run.
@@ -119,8 +135,9 @@ class Engine {
   // Cluster mode: stops driving every run for which `leaving(workflow_id)` holds (its shard
   // goes to another server, or was taken over): its queued requests are answered with
   // Errc::kNotOwner, its timers and the reports of its attempts still running are dropped,
-  // and it disappears from Runs() and Describe(). Attempts on workers are left to finish: the
-  // new owner learns their fate from the journal and the provider, never from here. A batch of
+  // and it disappears from Runs() and Describe() (which reads only finished runs from the
+  // journal). Attempts on workers are left to finish: the new owner learns their fate from
+  // the journal and the provider, never from here. A batch of
   // the run being committed finishes first, and acts on nothing. Completes when no batch of
   // these runs is in flight any more, or after `patience` (a batch may wait on a workflow task
   // no worker takes; the caller's fence refuses what it would write); returns how many runs it
@@ -167,10 +184,19 @@ class Engine {
   void ReportLateAttempt(const std::string& workflow_id, std::string operation_id,
                          std::uint32_t attempt, AttemptOutcome outcome);
 
-  // Runs the engine knows in memory (active ones and those finished since start; in cluster
-  // mode, of the shards it holds).
+  // Runs the engine holds in memory: the active ones (running, or stopped by a bug), in
+  // cluster mode of the shards it holds. A finished run is let go once its last batch is
+  // durable, its attempts and lookups have reported and its waiters were answered (the engine
+  // keeps no memory per finished run): the journal lists finished runs.
   std::vector<RunSummary> Runs() const;
-  std::optional<RunSummary> Describe(const std::string& workflow_id) const;
+  // One run: from memory while the engine holds it, else, if it finished, from the journal
+  // (one read of its history). nullopt for a run neither held nor finished in the journal
+  // (never started, not recovered yet, or in cluster mode another server's running run), and
+  // when the journal cannot be read (logged; a damaged journal stops the engine).
+  std::optional<RunSummary> Describe(const std::string& workflow_id);
+  // Why the engine stopped driving a run it holds (RunSummary::stuck_reason); empty when it
+  // drives the run or does not hold it. Reads nothing: for listings of many runs.
+  std::string StuckReason(const std::string& workflow_id) const;
   // Active runs that still have work the engine can do by itself: each run that is not
   // settled (run_wait.h: it works or sleeps; not waiting on a signal, an approval or a person,
   // not stopped, not finished). A run whose batch is still being committed counts as busy, so
@@ -186,8 +212,8 @@ class Engine {
   // Completes once run `workflow_id` is settled (engine/run_wait.h): finished, stopped, or
   // waiting on something outside the engine (a signal, an approval, a person), with what it
   // waits on durable; returns its summary, whose `wait` says which. A run that works or sleeps
-  // keeps it waiting. Completes at once when the run is settled already. A run that finished
-  // in an earlier life of the process is read from the journal. Errors: Errc::kNotFound for a
+  // keeps it waiting. Completes at once when the run is settled already. A finished run (the
+  // engine lets go of it; see Runs()) is read from the journal. Errors: Errc::kNotFound for a
   // run neither held nor finished in the journal (never started, or not recovered yet),
   // Errc::kUnavailable when the engine fails (or has failed).
   boost::asio::awaitable<Result<RunSummary>> UntilSettled(std::string workflow_id);
@@ -198,6 +224,10 @@ class Engine {
   // Called once, on the engine's executor, when a failed commit stops the engine. The process
   // should then exit: recovery from the journal is the way back.
   void OnFailed(std::function<void(const Error&)> callback) { on_failed_ = std::move(callback); }
+
+  // The group committer that owns the journal's writes: a party that must write besides the
+  // engine (the server's retention pass) goes through GroupCommitter::AsyncExclusive.
+  storage::GroupCommitter& committer() { return committer_; }
 
   bool failed() const { return failed_; }
   const std::string& failure() const { return failure_; }
@@ -245,12 +275,19 @@ class Engine {
   void Fail(const Error& error);
   RunSummary Summarize(const Slot& slot) const;
   static RunSummary SummaryOf(const RunState& state, const std::string& stuck, bool busy);
-  // A run that finished in an earlier life of the process (no slot): from the journal.
+  // A finished run the engine let go of, or one of an earlier life (no slot): from the journal.
   Result<RunSummary> SummarizeFinished(const std::string& workflow_id);
   boost::asio::awaitable<Result<void>> Await(Slot& slot, Input input);
   // Hands `input` to the run's slot and completes when its batch is durable (or refused).
   boost::asio::awaitable<Result<void>> SubmitToRun(std::string workflow_id, Input input);
   Slot* FindSlot(const std::string& workflow_id) const;
+  // The slot `serial` names, if the engine still holds it: completions and timers that
+  // outlive a slot (its run finished and was let go, or moved) find nothing and drop.
+  Slot* FindLive(const std::string& workflow_id, std::uint64_t serial) const;
+  // Lets go of a finished run with nothing left to report (Runs()).
+  void DropIfFinished(Slot& slot);
+  // Warns at the soft history limit; past the hard one, fails the run (EngineOptions::history).
+  Result<void> CheckHistoryLimit(Slot& slot, Decider& decider);
   // Completes the UntilIdle() waiters if the engine is idle (or failed), and the
   // UntilSettled() waiters whose run is settled.
   void WakeIdleWaiters();
@@ -274,6 +311,7 @@ class Engine {
   EngineOptions options_;
   TimerQueue timers_;
   std::map<std::string, std::unique_ptr<Slot>> slots_;  // by workflow id
+  std::uint64_t next_serial_ = 1;  // Slot::serial; 0 names no slot
   // Runs let go to another server (Release): kept so that pointers to them stay valid; they
   // refuse every input.
   std::vector<std::unique_ptr<Slot>> retired_;

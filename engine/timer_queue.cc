@@ -12,13 +12,32 @@ TimerQueue::~TimerQueue() {
   timer_.cancel();
 }
 
-void TimerQueue::Arm(std::int64_t due_us, std::function<void()> callback) {
-  entries_.emplace(due_us, std::move(callback));
+void TimerQueue::Arm(std::int64_t due_us, std::uint64_t owner, std::function<void()> callback) {
+  auto entry = entries_.emplace(due_us, Entry{owner, std::move(callback)});
+  if (owner != 0) by_owner_[owner].push_back(entry);
   if (armed_for_ == 0 || due_us < armed_for_) Rearm();
+}
+
+void TimerQueue::Forget(std::uint64_t owner) {
+  auto it = by_owner_.find(owner);
+  if (it == by_owner_.end()) return;
+  for (Entries::iterator entry : it->second) entries_.erase(entry);
+  by_owner_.erase(it);
+  // The Asio timer may still wait for a dropped entry: it then fires, finds nothing due and
+  // re-arms for what is left.
+}
+
+void TimerQueue::Unindex(Entries::iterator entry) {
+  if (entry->second.owner == 0) return;
+  auto it = by_owner_.find(entry->second.owner);
+  if (it == by_owner_.end()) return;
+  std::erase(it->second, entry);
+  if (it->second.empty()) by_owner_.erase(it);
 }
 
 void TimerQueue::Clear() {
   entries_.clear();
+  by_owner_.clear();
   armed_for_ = 0;
   timer_.cancel();
 }
@@ -43,7 +62,8 @@ void TimerQueue::FireDue() {
   armed_for_ = 0;
   const std::int64_t now = clock_.NowMicros();
   while (!entries_.empty() && entries_.begin()->first <= now) {
-    auto callback = std::move(entries_.begin()->second);
+    auto callback = std::move(entries_.begin()->second.callback);
+    Unindex(entries_.begin());
     entries_.erase(entries_.begin());
     callback();
   }

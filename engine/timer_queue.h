@@ -2,6 +2,8 @@
 // executor; the callbacks are plain functions that must not throw. Times are microseconds
 // since the Unix epoch on the engine's Clock, converted to a steady-clock wait when armed.
 // Not thread-safe: use it on its executor only. Destroying it drops pending entries.
+// An entry may carry an owner tag (non-zero): Forget(owner) drops that owner's entries, so
+// that what is armed for a run the engine let go of costs no memory until it would have fired.
 #pragma once
 
 #include <boost/asio/any_io_executor.hpp>
@@ -10,6 +12,8 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <unordered_map>
+#include <vector>
 
 #include "reckon/engine/clock.h"
 
@@ -20,7 +24,12 @@ class TimerQueue {
   TimerQueue(boost::asio::any_io_executor executor, Clock& clock);
   ~TimerQueue();
 
-  void Arm(std::int64_t due_us, std::function<void()> callback);
+  void Arm(std::int64_t due_us, std::function<void()> callback) {
+    Arm(due_us, 0, std::move(callback));
+  }
+  void Arm(std::int64_t due_us, std::uint64_t owner, std::function<void()> callback);
+  // Drops every entry armed with `owner` (non-zero); costs as many steps as it has entries.
+  void Forget(std::uint64_t owner);
   std::size_t size() const { return entries_.size(); }
   void Clear();
 
@@ -30,7 +39,16 @@ class TimerQueue {
 
   Clock& clock_;
   boost::asio::steady_timer timer_;
-  std::multimap<std::int64_t, std::function<void()>> entries_;
+  struct Entry {
+    std::uint64_t owner = 0;
+    std::function<void()> callback;
+  };
+  using Entries = std::multimap<std::int64_t, Entry>;
+  Entries entries_;
+  // The entries of each owner (non-zero), for Forget. An iterator stays valid until its
+  // entry is erased, and every erasure updates this index.
+  std::unordered_map<std::uint64_t, std::vector<Entries::iterator>> by_owner_;
+  void Unindex(Entries::iterator entry);
   std::int64_t armed_for_ = 0;  // due time the Asio timer is waiting for; 0 when idle
   std::shared_ptr<bool> alive_;  // lets a completion that outlives us see that we are gone
 };

@@ -60,6 +60,13 @@ class CorruptionGuard final : public Journal {
     return Check(inner_.ListOperations(run_pk));
   }
   Result<std::string> IntegrityCheck() override { return Check(inner_.IntegrityCheck()); }
+  Result<std::vector<RunRow>> ListArchivable(std::int64_t updated_before_us,
+                                             std::size_t limit) override {
+    return Check(inner_.ListArchivable(updated_before_us, limit));
+  }
+  Result<void> DeleteRun(const RunRef& run, std::int64_t expected_next_seq) override {
+    return Check(inner_.DeleteRun(run, expected_next_seq));
+  }
   Result<void> PutContract(const ContractRow& row) override {
     return Check(inner_.PutContract(row));
   }

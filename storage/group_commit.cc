@@ -39,6 +39,18 @@ GroupCommitter::~GroupCommitter() {
   }
 }
 
+void GroupCommitter::RunExclusive(ExclusiveWork work, ExclusiveHandler handler) {
+  auto run = [this, work = std::move(work), handler = std::move(handler)]() mutable {
+    Result<void> result = work(journal_);
+    auto executor = boost::asio::get_associated_executor(handler, strand_.get_inner_executor());
+    auto call = [handler = std::move(handler), result = std::move(result)]() mutable {
+      std::move(handler)(std::move(result));
+    };
+    boost::asio::dispatch(executor, std::move(call));
+  };
+  boost::asio::post(strand_, std::move(run));
+}
+
 void GroupCommitter::Enqueue(AppendRequest request, Handler handler) {
   bool schedule = false;
   {

@@ -68,6 +68,21 @@ class GroupCommitter {
         token, std::move(request));
   }
 
+  // Runs `work` on the commit strand between two groups, with the journal to itself: how a
+  // party other than the appenders writes (the server's retention pass, api/server/
+  // retention.h). Appends arriving meanwhile queue up and share the next commit, so keep it
+  // short. Completes with what `work` returned, on the handler's associated executor.
+  using ExclusiveWork = std::function<Result<void>(Journal&)>;
+  using ExclusiveHandler = boost::asio::any_completion_handler<void(Result<void>)>;
+  template <typename Token>
+  auto AsyncExclusive(ExclusiveWork work, Token&& token) {
+    return boost::asio::async_initiate<Token, void(Result<void>)>(
+        [this](auto handler, ExclusiveWork work) {
+          RunExclusive(std::move(work), ExclusiveHandler(std::move(handler)));
+        },
+        token, std::move(work));
+  }
+
   // Blocks the calling thread until the request is durable. Must not be called from a thread
   // that runs the commit executor (it would wait for itself).
   Result<AppendAck> Append(AppendRequest request);
@@ -84,6 +99,7 @@ class GroupCommitter {
     Handler handler;
   };
   void Enqueue(AppendRequest request, Handler handler);
+  void RunExclusive(ExclusiveWork work, ExclusiveHandler handler);
   void Flush();
 
   Journal& journal_;

@@ -109,6 +109,21 @@ class Journal {
   // "ok", or the backend's list of problems in its stored data.
   virtual Result<std::string> IntegrityCheck() = 0;
 
+  // --- retention (storage/archive.h): finished runs leave the journal ---
+  // Finished runs (completed, failed, cancelled) last updated before `updated_before_us`
+  // and with no outbox message still waiting for delivery, in run_pk order, at most `limit`.
+  virtual Result<std::vector<RunRow>> ListArchivable(std::int64_t updated_before_us,
+                                                     std::size_t limit) = 0;
+  // Deletes one finished run in one transaction: its events, its run row and the rows derived
+  // from them (operations, timers, approvals, outbox messages and their delivery records).
+  // A write: on the commit side (the journal's owner, or the GroupCommitter's strand).
+  // Errors, with nothing deleted: kNotFound (no such run: deleted already, which a caller
+  // that retries after a crash treats as done), kConflict (its next_seq is not
+  // `expected_next_seq`: it moved since it was read), kFailedPrecondition (it is running, or
+  // an outbox message of it is not delivered yet: both named), kUnavailable (as for a commit:
+  // the outcome is unknown and the journal is poisoned).
+  virtual Result<void> DeleteRun(const RunRef& run, std::int64_t expected_next_seq) = 0;
+
   // Server mode: records a declared tool contract in its own transaction (no-op if the name
   // is already recorded; the caller compares hashes first), and lists them by name.
   virtual Result<void> PutContract(const ContractRow& row) = 0;

@@ -5,6 +5,7 @@
 #include <memory>
 #include <ostream>
 
+#include "reckon/api/cli/archive_command.h"
 #include "reckon/storage/sqlite/journal_check.h"
 
 namespace reckon::cli {
@@ -70,6 +71,7 @@ void AddAdminCommands(CLI::App& app, CommandEnv& env) {
       ReportError(env, "admin check", result.error());
     }
   });
+  AddArchiveCommand(*admin, env);
 }
 
 }  // namespace reckon::cli

@@ -8,6 +8,8 @@
 //     cannot be read; 2 for bad usage or a missing file. With --json one JSON object goes to
 //     stdout: {"journal", "schema_version", "runs", "events", "operations", "owner", "ok",
 //     "problems"} (counts are -1 when they could not be read).
+//
+//   reckon admin archive ...  (api/cli/archive_command.h): retention by hand.
 #pragma once
 
 #include <CLI/CLI.hpp>

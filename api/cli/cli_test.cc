@@ -19,6 +19,7 @@
 
 #include "reckon/base/intent_hash.h"
 #include "reckon/base/jcs.h"
+#include "reckon/storage/sqlite/sqlite_journal.h"
 
 namespace reckon {
 namespace {
@@ -279,6 +280,74 @@ TEST_F(CliTest, APlanWithASecretValueIsRefused) {
             std::string::npos) << run.err;
   EXPECT_EQ(run.err.find("tok_cli_canary_77"), std::string::npos) << run.err;
   EXPECT_EQ(run.out.find("tok_cli_canary_77"), std::string::npos) << run.out;
+}
+
+
+// `reckon admin archive` on a real journal file: old finished runs go to the archive and leave
+// the journal, a running run stays; --list reads the archive back; a bad age is refused.
+TEST_F(CliTest, AdminArchiveMovesOldFinishedRunsAndListsThem) {
+  const std::string journal = (dir_ / "j.db").string();
+  {
+    auto opened = storage::OpenSqliteJournal(journal);
+    ASSERT_TRUE(opened) << opened.error().ToString();
+    for (const char* id : {"old-1", "old-2", "still-running"}) {
+      storage::AppendRequest start;
+      start.run = {id, "r1"};
+      start.now_us = 1000;  // 1970: older than any age
+      start.workflow_type = "refund";
+      start.events = {storage::WorkflowStarted{"refund", "{}", ""}};
+      ASSERT_TRUE(opened.value()->Append(start));
+      if (std::string(id) == "still-running") continue;
+      storage::AppendRequest end;
+      end.run = start.run;
+      end.expected_next_seq = 2;
+      end.now_us = 1000;
+      end.events = {storage::WorkflowCompleted{"{}"}};
+      end.status = storage::RunStatus::kCompleted;
+      ASSERT_TRUE(opened.value()->Append(end));
+    }
+  }
+  const std::string archive = (dir_ / "a.jsonl.gz").string();
+  const Outcome bad = Reckon({"admin", "archive", journal, "--older-than", "soon", "--out", archive});
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("--older-than 'soon' is not an age"), std::string::npos) << bad.err;
+
+  const Outcome run = Reckon({"admin", "archive", journal, "--older-than", "1h", "--out", archive});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, "archived old-1 r1 completed 2 events\n"
+                     "archived old-2 r1 completed 2 events\n"
+                     "2 run(s) archived to " + archive + " and deleted from the journal\n");
+  const Outcome again = Reckon({"admin", "archive", journal, "--older-than", "1h", "--out",
+                                (dir_ / "b.jsonl.gz").string()});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find("nothing to archive"), std::string::npos) << again.out;
+
+  const Outcome list = Reckon({"admin", "archive", "--list", archive});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_NE(list.out.find("format version 1"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("old-1  r1  refund  completed  2 events"), std::string::npos) << list.out;
+  const Outcome events = Reckon({"admin", "archive", "--list", archive, "--workflow", "old-2"});
+  ASSERT_EQ(events.exit_code, 0) << events.err;
+  EXPECT_NE(events.out.find("  1  WorkflowStarted"), std::string::npos) << events.out;
+  EXPECT_NE(events.out.find("  2  WorkflowCompleted"), std::string::npos) << events.out;
+  EXPECT_EQ(events.out.find("old-1"), std::string::npos) << events.out;
+
+  auto reopened = storage::OpenSqliteJournal(journal);
+  ASSERT_TRUE(reopened);
+  auto runs = reopened.value()->ListRuns();
+  ASSERT_TRUE(runs);
+  ASSERT_EQ(runs.value().size(), 1u);
+  EXPECT_EQ(runs.value()[0].ref.workflow_id, "still-running");
+}
+
+
+// `reckon server --retention` takes an age, and refuses anything else before opening anything.
+TEST_F(CliTest, ServerRetentionTakesAnAge) {
+  const std::string journal = (dir_ / "never.db").string();
+  const Outcome run = Reckon({"server", "--journal", journal, "--retention", "3 days"});
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(run.err.find("--retention '3 days' is not an age"), std::string::npos) << run.err;
+  EXPECT_FALSE(std::filesystem::exists(journal));
 }
 
 }  // namespace

@@ -1,3 +1,4 @@
+#include "reckon/api/cli/age_flag.h"
 #include "reckon/api/cli/server_commands.h"
 
 #include <cctype>
@@ -41,6 +42,8 @@ struct ServerArgs {
   std::int64_t idle_timeout_ms = 300000;
   std::int64_t handshake_timeout_ms = 10000;
   std::int64_t unread_reply_timeout_ms = 30000;
+  std::string retention;        // --retention AGE; empty: none
+  std::string retention_every;  // --retention-every AGE; empty: a quarter of --retention
 };
 
 // A flag's value as a count of `unit`: negative values become 0 and huge ones saturate, so that
@@ -78,6 +81,21 @@ void RunServerCommand(CommandEnv& env, ServerArgs& args) {
                         std::to_string(args.lease_timeout_ms) +
                         "), or one late heartbeat loses a lease"));
     return;
+  }
+  if (!args.retention.empty()) {
+    auto age = ParseAge(args.retention, "--retention");
+    if (!age) return ReportError(env, "server", age.error());
+    args.config.retention = age.value();
+  }
+  if (!args.retention_every.empty()) {
+    auto every = ParseAge(args.retention_every, "--retention-every");
+    if (!every) return ReportError(env, "server", every.error());
+    args.config.retention_every = std::chrono::duration_cast<std::chrono::milliseconds>(every.value());
+  }
+  if (args.config.history.warn_events < 0 || args.config.history.max_events < 0) {
+    return ReportError(env, "server", Err(Errc::kInvalidArgument,
+                                          "--history-warn-events and --history-max-events "
+                                          "take a count >= 0 (0 turns the limit off)"));
   }
   args.config.tasks.lease_timeout = std::chrono::milliseconds(args.lease_timeout_ms);
   args.config.cluster.lease = std::chrono::milliseconds(args.shard_lease_ms);
@@ -186,6 +204,24 @@ void AddServerCommands(CLI::App& app, CommandEnv& env) {
     c->add_flag("--inline-commit", args->config.inline_commit,
                 "Commit on the event loop's thread, not a commit thread (lower latency alone, "
                 "lower throughput under load; see docs/PERFORMANCE.md)");
+    c->add_option("--retention", args->retention,
+                  "Archive finished runs last updated more than AGE ago (30d, 12h, 15m, 90s) "
+                  "into <journal>.archive/ (or --archive-dir) and delete them from the journal, "
+                  "in the background (docs/OPERATIONS.md, \"Retention\")")
+        ->type_name("AGE");
+    c->add_option("--archive-dir", args->config.archive_dir,
+                  "Where --retention writes its archive files (default <journal>.archive)")
+        ->type_name("DIR");
+    c->add_option("--retention-every", args->retention_every,
+                  "Between --retention passes (default a quarter of AGE, 200 ms to 10 min)")
+        ->type_name("AGE");
+    c->add_option("--history-warn-events", args->config.history.warn_events,
+                  "Log a warning when a run's history passes this many events (0: never)")
+        ->capture_default_str();
+    c->add_option("--history-max-events", args->config.history.max_events,
+                  "Fail a run whose history passes this many events with history_too_large "
+                  "(0: no limit); the workflow should continue as new before")
+        ->capture_default_str();
     c->add_option("--port-file", args->port_file, "Write the bound port to this file");
     c->add_option("--http", args->config.http_listen,
                   "Serve the web console and the JSON HTTP API on HOST:PORT (docs/HTTP_API.md; "

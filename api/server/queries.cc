@@ -44,8 +44,7 @@ void FillSummary(const storage::RunRow& row, const std::vector<storage::Operatio
 }
 
 std::string StuckReason(const Engine& engine, const std::string& workflow_id) {
-  auto live = engine.Describe(workflow_id);
-  return live ? live->stuck_reason : std::string();
+  return engine.StuckReason(workflow_id);
 }
 
 }  // namespace

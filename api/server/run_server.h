@@ -11,6 +11,7 @@
 #include "reckon/api/protocol/tls.h"
 #include "reckon/api/server/server.h"
 #include "reckon/api/server/task_queues.h"
+#include "reckon/engine/engine.h"
 #include "reckon/storage/sqlite/sqlite_journal.h"
 
 namespace reckon::api {
@@ -62,6 +63,15 @@ struct ServerConfig {
     std::string server_id;  // --server-id; empty: the advertised address
     std::chrono::milliseconds lease{3000};  // --shard-lease-ms
   } cluster;
+  // --retention AGE (docs/OPERATIONS.md, "Retention"): every `retention_every` (0: a quarter
+  // of AGE, between 200 ms and 10 min), finished runs last updated more than AGE ago move to
+  // a new archive file in `archive_dir` (empty: <journal>.archive/) and leave the journal
+  // (api/server/retention.h). 0: never. Refused with --cluster.
+  std::chrono::microseconds retention{0};
+  std::chrono::milliseconds retention_every{0};
+  std::string archive_dir;
+  // --history-warn-events, --history-max-events (engine/engine.h, HistoryLimits).
+  HistoryLimits history;
 };
 
 // Returns the process exit code: 0 after a graceful stop, 1 if it could not start or the engine

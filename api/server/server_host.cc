@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "reckon/api/server/server_host.h"
 
 #include <boost/asio/co_spawn.hpp>
@@ -98,6 +100,11 @@ Result<std::unique_ptr<ServerHost>> ServerHost::Create(const ServerConfig& given
                  "--cluster needs a PostgreSQL journal (--journal postgresql://...): the "
                  "servers of a cluster share one database, and '" + config.journal_path +
                      "' is a SQLite file");
+    }
+    if (config.retention.count() > 0) {
+      return Err(Errc::kInvalidArgument,
+                 "--retention is not available with --cluster yet: a member holds only some "
+                 "shards; archive with `reckon admin archive` while no server holds the journal");
     }
     if (config.cluster.lease < std::chrono::milliseconds(300)) {
       return Err(Errc::kInvalidArgument, "--shard-lease-ms must be at least 300");
@@ -248,6 +255,7 @@ ServerHost::ServerHost(const ServerConfig& config, std::unique_ptr<storage::Jour
   EngineOptions engine_options;
   engine_options.decider.worker_name = "server";
   engine_options.decider.id_namespace = config_.id_namespace;
+  engine_options.history = config_.history;
   if (config_.metrics) {
     metrics_sink_ = std::make_unique<MetricsSink>(metrics_);
     engine_options.on_commit = [sink = metrics_sink_.get()](std::size_t size,
@@ -285,6 +293,7 @@ ServerHost::ServerHost(const ServerConfig& config, std::unique_ptr<storage::Jour
 ServerHost::~ServerHost() {
   // The commit thread first: a commit in flight still uses the engine's group committer. Then
   // the rest in reverse of construction.
+  retention_.reset();  // its pass in flight (on the commit thread) finished with the join
   commit_thread_.join();
   outbox_metrics_.reset();  // reads the dispatcher's counts
   if (outbox_) {
@@ -310,8 +319,30 @@ void ServerHost::Stop() {
   asio::post(io_, [this] { StopServing(0); });
 }
 
+void ServerHost::StartRetention() {
+  RetentionOptions options;
+  options.age = config_.retention;
+  options.every = config_.retention_every;
+  if (options.every.count() == 0) {
+    options.every = std::clamp(
+        std::chrono::duration_cast<std::chrono::milliseconds>(config_.retention / 4),
+        std::chrono::milliseconds(200), std::chrono::milliseconds(600'000));
+  }
+  options.archive_dir =
+      config_.archive_dir.empty() ? BesideJournal(config_, ".archive") : config_.archive_dir;
+  options.now_us = [this] { return clock_.NowMicros(); };
+  spdlog::info("retention: finished runs older than {} s move to archives in {} (a pass every "
+               "{} ms)",
+               config_.retention.count() / 1'000'000, options.archive_dir,
+               options.every.count());
+  retention_ = std::make_unique<RetentionLoop>(io_.get_executor(), engine_->committer(),
+                                               std::move(options));
+  retention_->Start();
+}
+
 void ServerHost::StopServing(int exit_code) {
   if (exit_code != 0) exit_code_ = exit_code;
+  if (retention_) retention_->Stop();
   if (cluster_) cluster_->Stop();
   signals_.cancel();
   server_->Stop();
@@ -379,6 +410,7 @@ asio::awaitable<void> ServerHost::Start() {
                  server_->port(), config_.listen, config_.journal_path, contracts_.size(),
                  recovered.value());
   }
+  if (config_.retention.count() > 0) StartRetention();
   if (http_) {
     spdlog::info("console and HTTP API on {}://{}:{}/ (docs/HTTP_API.md)",
                  config_.server.tls ? "https" : "http",

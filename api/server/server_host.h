@@ -27,6 +27,7 @@
 #include <memory>
 #include <optional>
 
+#include "reckon/api/server/retention.h"
 #include "reckon/api/server/http/console_sessions.h"
 #include "reckon/api/server/authorizer.h"
 #include "reckon/api/server/cluster_member.h"
@@ -90,6 +91,7 @@ class ServerHost {
   // Gauges of the task queues and workers (metrics on).
   void RegisterQueueMetrics();
   void StopServing(int exit_code);
+  void StartRetention();
 
   const ServerConfig config_;
   std::unique_ptr<storage::PayloadCodec> payload_codec_;  // --payload-key; outlives the journals
@@ -130,6 +132,7 @@ class ServerHost {
   std::unique_ptr<HttpServer> http_;
   std::unique_ptr<OutboxDispatch> outbox_;  // --nats-url; a sink of engine_
   std::unique_ptr<OutboxMetrics> outbox_metrics_;  // metrics on; reads outbox_'s counts
+  std::unique_ptr<RetentionLoop> retention_;  // --retention; uses the engine's committer
   boost::asio::signal_set signals_{io_, SIGINT, SIGTERM};
   int exit_code_ = 0;
 };

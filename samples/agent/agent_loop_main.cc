@@ -81,20 +81,8 @@ asio::awaitable<int> Run(EmbeddedHost& host, const Options& options) {
     spdlog::error("cannot start {}: {}", options.id, started.error().ToString());
     co_return 1;
   }
-  // A loop that finished in an earlier life of this process is only in the journal (commits
-  // are inline on this thread, so reading it here is safe).
-  if (!engine.Describe(options.id)) {
-    auto row = host.journal().FindLatestRun(options.id);
-    if (!row) {
-      spdlog::error("cannot read {} from the journal: {}", options.id, row.error().ToString());
-      co_return 1;
-    }
-    if (row.value() && storage::IsTerminal(row.value()->status)) {
-      std::printf("%s %s (finished earlier; `reckon history` shows it)\n", options.id.c_str(),
-                  std::string(storage::RunStatusName(row.value()->status)).c_str());
-      co_return row.value()->status == storage::RunStatus::kCompleted ? 0 : 1;
-    }
-  }
+  // A loop that finished (in this life or an earlier one) is read from the journal by
+  // Describe below; settling it is a no-op.
   // Until every batch is durable and only a person could let the loop go on (or it ended).
   std::optional<std::string> approve_as;
   if (options.approve_all) approve_as = "agent-loop.approve-all";

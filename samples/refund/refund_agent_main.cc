@@ -26,6 +26,7 @@
 #include <cstdio>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "reckon/plan/plan.h"
@@ -87,7 +88,9 @@ asio::awaitable<int> RunAgent(EmbeddedHost& host, const Options& options) {
     co_return 1;
   }
   int done = 0, waiting = 0;
+  std::set<std::string> held;
   for (const RunSummary& run : engine.Runs()) {
+    held.insert(run.ref.workflow_id);
     if (storage::IsTerminal(run.status)) {
       ++done;
       if (!options.quiet) {
@@ -107,21 +110,18 @@ asio::awaitable<int> RunAgent(EmbeddedHost& host, const Options& options) {
     }
     if (!run.stuck_reason.empty()) std::printf("%-12s stopped    %s\n", run.ref.workflow_id.c_str(), run.stuck_reason.c_str());
   }
-  // Workflows that finished in an earlier life of the agent are only in the journal (the
-  // engine reads the journal on this same thread, so this read does not race its commits).
+  // Finished workflows are only in the journal (the engine keeps no memory of a finished
+  // run): Describe reads them there, on this same thread, so the read does not race commits.
   for (int i = 0; i < options.count; ++i) {
     const std::string id = "refund-" + std::to_string(i);
-    if (engine.Describe(id)) continue;
-    auto run = host.journal().FindLatestRun(id);
-    if (!run) {
-      spdlog::error("cannot read {} from the journal: {}", id, run.error().ToString());
-      co_return 1;
-    }
-    if (!run.value()) continue;
+    if (held.count(id) != 0) continue;
+    auto run = engine.Describe(id);
+    if (!run) continue;
     ++done;
     if (!options.quiet) {
-      std::printf("%-12s %-10s (finished before this run of the agent)\n", id.c_str(),
-                  std::string(storage::RunStatusName(run.value()->status)).c_str());
+      std::printf("%-12s %-10s %s\n", id.c_str(),
+                  std::string(storage::RunStatusName(run->status)).c_str(),
+                  run->result_json.c_str());
     }
   }
   std::printf("%d terminal, %d waiting for a person\n", done, waiting);

@@ -107,6 +107,9 @@ class PostgresJournal final : public Journal {
   // next_seq follows its last event, events are numbered 1..n without a gap, and no event,
   // operation, timer or approval belongs to a missing run. "ok", or one problem per line.
   Result<std::string> IntegrityCheck() override;
+  Result<std::vector<RunRow>> ListArchivable(std::int64_t updated_before_us,
+                                             std::size_t limit) override;
+  Result<void> DeleteRun(const RunRef& run, std::int64_t expected_next_seq) override;
 
   Result<void> PutContract(const ContractRow& row) override;
   Result<std::vector<ContractRow>> ListContracts() override;

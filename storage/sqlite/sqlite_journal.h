@@ -95,6 +95,9 @@ class SqliteJournal final : public Journal {
 
   // SQLite's PRAGMA integrity_check: "ok", or its list of problems.
   Result<std::string> IntegrityCheck() override;
+  Result<std::vector<RunRow>> ListArchivable(std::int64_t updated_before_us,
+                                             std::size_t limit) override;
+  Result<void> DeleteRun(const RunRef& run, std::int64_t expected_next_seq) override;
 
   Result<void> PutContract(const ContractRow& row) override;
   Result<std::vector<ContractRow>> ListContracts() override;

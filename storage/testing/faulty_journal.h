@@ -74,6 +74,14 @@ class FaultyJournal final : public Journal {
     return inner_.ListOperations(run_pk);
   }
   Result<std::string> IntegrityCheck() override { return inner_.IntegrityCheck(); }
+  // Retention passes through, outside the commit count.
+  Result<std::vector<RunRow>> ListArchivable(std::int64_t updated_before_us,
+                                             std::size_t limit) override {
+    return inner_.ListArchivable(updated_before_us, limit);
+  }
+  Result<void> DeleteRun(const RunRef& run, std::int64_t expected_next_seq) override {
+    return inner_.DeleteRun(run, expected_next_seq);
+  }
   // A contract is recorded in its own transaction, outside the commit count.
   Result<void> PutContract(const ContractRow& row) override { return inner_.PutContract(row); }
   Result<std::vector<ContractRow>> ListContracts() override { return inner_.ListContracts(); }

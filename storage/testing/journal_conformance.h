@@ -9,7 +9,8 @@
 // The tests (journal_conformance_test.cc and store_conformance_test.cc, compiled into each such
 // binary) cover the append and read round trip, the conditional append, groups with a
 // conflicting request, group commit, derived rows, QueryRuns' filters and paging, contracts,
-// reopening and the schema version; and the outbox and principal stores beside the journal. What only one
+// reopening and the schema version; the outbox and principal stores beside the journal; and
+// retention (retention_conformance_test.cc: ListArchivable, DeleteRun). What only one
 // backend has (SQLite's lock file and page checks, PostgreSQL's lost connections) is tested
 // beside that backend.
 //

@@ -91,6 +91,8 @@ class ReckonServer {
   Result<void> Stop();
 
   const std::string& address() const { return address_; }
+  // The server process's id while it runs (0 when it does not): for /proc/<pid>/status.
+  pid_t server_pid() const { return server_ && server_->running() ? server_->pid() : 0; }
   // The token file of `role` ("admin", "operator", "approver", "reader", "worker").
   std::string TokenFile(const std::string& role) const;
   std::string journal_path() const { return dir_.File("journal.db"); }
