@@ -1,5 +1,6 @@
 # Install rules: `cmake --install <build> --prefix P` puts
-#   P/include/reckon/<folder>/*.h        the product's headers (not tests, not testing/ helpers)
+#   P/include/reckon/<folder>/*.h        the product's headers (not tests, not testing/ helpers;
+#                                        testkit/ is the public test library, so it is installed)
 #   P/include/reckon/<folder>/*.capnp.h  the generated Cap'n Proto headers
 #   P/lib/libreckon_*.a                  the libraries
 #   P/lib/cmake/Reckon/                  ReckonConfig.cmake, its version file, the exported targets
@@ -19,7 +20,7 @@ if(TARGET reckon)
 endif()
 
 # Headers of the product folders; what only tests use stays behind.
-foreach(folder base auth storage outbox contract plan engine telemetry worker api/protocol api/server)
+foreach(folder base auth storage outbox contract plan engine telemetry worker testkit api/protocol api/server)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${folder}/
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/reckon/${folder}
     FILES_MATCHING PATTERN "*.h"

@@ -6,7 +6,8 @@ cmake_minimum_required(VERSION 3.25)
 # Product headers are included with the `reckon/` prefix ("reckon/engine/engine.h"); an include
 # of a product folder without it ("engine/engine.h") is refused, since it would collide with a
 # user's own folders once installed. Each part may include itself and the parts listed for it. Test files (*_test.cc) and test
-# support (a `testing/` folder) may also include tests/support and other parts' testing/.
+# support (a `testing/` folder) may also include tests/support, other parts' testing/ and the
+# public test library (testkit/).
 set(allowed_base "")
 set(allowed_auth "base")
 set(allowed_storage "base")
@@ -17,9 +18,10 @@ set(allowed_engine "base;storage;contract")
 set(allowed_telemetry "base;storage;contract;engine")
 set(allowed_api_protocol "base;auth;storage;contract;engine")
 set(allowed_worker "base;auth;storage;outbox;contract;plan;engine;telemetry;api/protocol")
+set(allowed_testkit "base;auth;storage;outbox;contract;plan;engine;telemetry;api/protocol;worker")
 set(allowed_api_server "base;auth;storage;outbox;contract;plan;engine;telemetry;api/protocol;worker")
 set(allowed_api_cli "base;auth;storage;outbox;contract;plan;engine;telemetry;api/protocol;api/server;worker")
-set(parts base auth storage outbox contract plan engine telemetry api/protocol worker api/server api/cli)
+set(parts base auth storage outbox contract plan engine telemetry api/protocol worker testkit api/server api/cli)
 
 # The part a repository path belongs to ("api/server/x.h" -> "api/server", "storage/sqlite/x.h"
 # -> "storage"), or "" for one outside the product (samples, tests, bench, generated code).
@@ -58,7 +60,8 @@ foreach(part IN LISTS parts)
         list(APPEND problems "${file}: includes ${target}: the product never depends on ${CMAKE_MATCH_1}/")
         continue()
       endif()
-      if(is_test AND (target MATCHES "^tests/support/" OR target MATCHES "/testing/"))
+      if(is_test AND (target MATCHES "^tests/support/" OR target MATCHES "/testing/" OR
+                      target MATCHES "^testkit/"))
         continue()
       endif()
       if(target MATCHES "^tests/")

@@ -5,9 +5,12 @@
 namespace reckon {
 
 TimerQueue::TimerQueue(boost::asio::any_io_executor executor, Clock& clock)
-    : clock_(clock), timer_(executor), alive_(std::make_shared<bool>(true)) {}
+    : clock_(clock), timer_(executor), alive_(std::make_shared<bool>(true)) {
+  clock_reports_moves_ = clock_.AddWatcher(*this);
+}
 
 TimerQueue::~TimerQueue() {
+  if (clock_reports_moves_) clock_.RemoveWatcher(*this);
   *alive_ = false;
   timer_.cancel();
 }
@@ -42,6 +45,16 @@ void TimerQueue::Clear() {
   timer_.cancel();
 }
 
+std::optional<std::int64_t> TimerQueue::NextDueMicros() const {
+  if (entries_.empty()) return std::nullopt;
+  return entries_.begin()->first;
+}
+
+void TimerQueue::OnClockMoved() {
+  armed_for_ = 0;
+  Rearm();
+}
+
 void TimerQueue::Rearm() {
   if (entries_.empty()) {
     armed_for_ = 0;
@@ -49,6 +62,10 @@ void TimerQueue::Rearm() {
   }
   armed_for_ = entries_.begin()->first;
   const std::int64_t wait_us = std::max<std::int64_t>(0, armed_for_ - clock_.NowMicros());
+  if (wait_us > 0 && clock_reports_moves_) {
+    timer_.cancel();  // OnClockMoved() re-arms once the clock reaches the entry
+    return;
+  }
   timer_.expires_after(std::chrono::microseconds(wait_us));
   std::weak_ptr<bool> alive = alive_;
   timer_.async_wait([this, alive](const boost::system::error_code& ec) {

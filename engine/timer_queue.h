@@ -1,6 +1,8 @@
 // TimerQueue: many wake-ups on one Asio timer. Entries fire in due order on the owner's
 // executor; the callbacks are plain functions that must not throw. Times are microseconds
-// since the Unix epoch on the engine's Clock, converted to a steady-clock wait when armed.
+// since the Unix epoch on the engine's Clock, converted to a steady-clock wait when armed; on a
+// clock that moves only when told (engine/clock.h) nothing waits on the steady clock: entries
+// fire when a move of the clock makes them due.
 // Not thread-safe: use it on its executor only. Destroying it drops pending entries.
 // An entry may carry an owner tag (non-zero): Forget(owner) drops that owner's entries, so
 // that what is armed for a run the engine let go of costs no memory until it would have fired.
@@ -12,6 +14,8 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -19,7 +23,7 @@
 
 namespace reckon {
 
-class TimerQueue {
+class TimerQueue final : private ClockWatcher {
  public:
   TimerQueue(boost::asio::any_io_executor executor, Clock& clock);
   ~TimerQueue();
@@ -32,8 +36,11 @@ class TimerQueue {
   void Forget(std::uint64_t owner);
   std::size_t size() const { return entries_.size(); }
   void Clear();
+  // The earliest due time of an entry (microseconds since the epoch); nullopt when empty.
+  std::optional<std::int64_t> NextDueMicros() const override;
 
  private:
+  void OnClockMoved() override;
   void Rearm();
   void FireDue();
 
@@ -50,6 +57,7 @@ class TimerQueue {
   std::unordered_map<std::uint64_t, std::vector<Entries::iterator>> by_owner_;
   void Unindex(Entries::iterator entry);
   std::int64_t armed_for_ = 0;  // due time the Asio timer is waiting for; 0 when idle
+  bool clock_reports_moves_ = false;  // the clock tells us when it moves (a manual clock)
   std::shared_ptr<bool> alive_;  // lets a completion that outlives us see that we are gone
 };
 

@@ -1,7 +1,8 @@
 # The out-of-tree test: installs this build of Reckon into a fresh prefix, builds
 # tests/out_of_tree against it with find_package(Reckon) (plus one object file that includes
 # every installed header), and runs order-demo twice on one journal: the second run resumes the
-# completed order from the journal and repeats no effect.
+# completed order from the journal and repeats no effect. Then it runs order-workflow-test, a
+# GoogleTest test of a workflow written with the installed test library (reckon::testkit).
 #   cmake -DRECKON_BUILD=<build dir> -DSOURCE=<this folder> -DWORK=<scratch dir>
 #         [-DCXX=<compiler>] [-DLAUNCHER=<compiler launcher>] -P run.cmake
 cmake_minimum_required(VERSION 3.25)
@@ -33,7 +34,8 @@ foreach(header IN LISTS headers)
   endif()
 endforeach()
 foreach(expected reckon/worker/embedded_host.h reckon/storage/events.capnp.h
-                 reckon/api/protocol/reckon.capnp.h reckon/worker/remote_worker.h)
+                 reckon/api/protocol/reckon.capnp.h reckon/worker/remote_worker.h
+                 reckon/testkit/test_env.h reckon/testkit/gtest.h)
   if(NOT EXISTS "${prefix}/include/${expected}")
     message(FATAL_ERROR "not installed: include/${expected}")
   endif()
@@ -69,4 +71,12 @@ run("order-demo, second run" 60 "${WORK}/build/order-demo" "${journal}")
 message(STATUS "second run: ${last_output}")
 if(NOT last_output MATCHES "order-1001 waits on: nothing.*order-1001: completed .*effects this life: 0\\)")
   message(FATAL_ERROR "order-demo repeated an effect on its second run:\n${last_output}")
+endif()
+
+# The user's workflow test against the installed test library. It leaves nothing behind: its
+# journals live in temporary directories that it removes.
+run("order-workflow-test" 120 ${CMAKE_COMMAND} -E env "TMPDIR=${WORK}" "${WORK}/build/order-workflow-test")
+message(STATUS "order-workflow-test: ${last_output}")
+if(NOT last_output MATCHES "\\[  PASSED  \\] 4 tests")
+  message(FATAL_ERROR "order-workflow-test did not pass its four tests:\n${last_output}")
 endif()

@@ -1,4 +1,4 @@
-#include "reckon/worker/testing/fake_provider.h"
+#include "reckon/testkit/fake_provider.h"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -8,7 +8,7 @@
 
 #include <algorithm>
 
-namespace reckon::testing {
+namespace reckon::testkit {
 
 namespace asio = boost::asio;
 namespace json = boost::json;
@@ -224,4 +224,4 @@ Tool ProviderTool(ToolContract contract, FakeProvider& provider) {
   return tool;
 }
 
-}  // namespace reckon::testing
+}  // namespace reckon::testkit
