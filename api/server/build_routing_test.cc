@@ -181,6 +181,7 @@ TEST_F(BuildQueues, AnUnversionedRunGoesToAnyWorker) {
   ASSERT_TRUE(t1);
   ASSERT_TRUE(queues.CompleteWorkflowTask(1, t1->token, std::vector<Command>{}));
   EXPECT_EQ(queues.BuildOf("wf-1"), std::optional<std::string>(""));
+  journal = {Signal(1)};
   queues.RemoveSession(1);
   Add(2, "w-v2", kV2);
   Activate({Signal(2)}, false, second);
