@@ -70,7 +70,10 @@ struct WorkflowCancelRequested {
 };
 struct WorkflowCancelled {};
 struct WorkflowTaskScheduled {};
-struct WorkflowTaskStarted { std::string worker; };
+struct WorkflowTaskStarted {
+  std::string worker;
+  std::string build_id;  // empty: an unversioned worker (docs/VERSIONING.md)
+};
 struct WorkflowTaskCompleted {};
 struct OperationPrepared {
   std::string step_id;

@@ -57,7 +57,9 @@ void Encode(EventPayload::Builder p, const WorkflowTaskScheduled&) {
   p.initWorkflowTaskScheduled();
 }
 void Encode(EventPayload::Builder p, const WorkflowTaskStarted& e) {
-  p.initWorkflowTaskStarted().setWorker(T(e.worker));
+  auto started = p.initWorkflowTaskStarted();
+  started.setWorker(T(e.worker));
+  started.setBuildId(T(e.build_id));
 }
 void Encode(EventPayload::Builder p, const WorkflowTaskCompleted&) {
   p.initWorkflowTaskCompleted();
@@ -212,7 +214,8 @@ Result<EventBody> DecodeUnion(EventPayload::Reader p) {
     case EventPayload::WORKFLOW_CANCELLED: return WorkflowCancelled{};
     case EventPayload::WORKFLOW_TASK_SCHEDULED: return WorkflowTaskScheduled{};
     case EventPayload::WORKFLOW_TASK_STARTED:
-      return WorkflowTaskStarted{S(p.getWorkflowTaskStarted().getWorker())};
+      return WorkflowTaskStarted{S(p.getWorkflowTaskStarted().getWorker()),
+                                 S(p.getWorkflowTaskStarted().getBuildId())};
     case EventPayload::WORKFLOW_TASK_COMPLETED: return WorkflowTaskCompleted{};
     case EventPayload::OPERATION_PREPARED: {
       auto r = p.getOperationPrepared();

@@ -22,7 +22,7 @@ TEST(EventCodecTest, RoundTripsEveryEventType) {
       WorkflowCancelRequested{"user asked"},
       WorkflowCancelled{},
       WorkflowTaskScheduled{},
-      WorkflowTaskStarted{"worker-1"},
+      WorkflowTaskStarted{"worker-1", "build-7"},
       WorkflowTaskCompleted{},
       OperationPrepared{"s1", "op-1", "send_refund", "ch", "fp", SideEffect::kNonRepeatableWrite,
                         "{}"},

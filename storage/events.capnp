@@ -98,6 +98,7 @@ struct WorkflowCancelRequested {
 
 struct WorkflowTaskStarted {
   worker @0 :Text;
+  buildId @1 :Text;  # the worker's build id (docs/VERSIONING.md); empty: unversioned
 }
 
 struct OperationPrepared {

@@ -108,6 +108,12 @@ asio::awaitable<Result<void>> RemoteWorker::Session(std::shared_ptr<api::Client>
   auto message = NewRequest();
   auto reg = message->initRoot<wire::Request>().initMethod().initRegisterWorker();
   reg.setWorkerId(api::Text(options_.worker_id));
+  reg.setBuildId(api::Text(options_.build_id));
+  auto compatible =
+      reg.initCompatibleBuilds(static_cast<unsigned>(options_.compatible_builds.size()));
+  for (unsigned i = 0; i < options_.compatible_builds.size(); ++i) {
+    compatible.set(i, api::Text(options_.compatible_builds[i]));
+  }
   const auto types = workflows_.Names();
   auto type_list = reg.initWorkflowTypes(static_cast<unsigned>(types.size()));
   for (unsigned i = 0; i < types.size(); ++i) type_list.set(i, api::Text(types[i]));
@@ -122,8 +128,8 @@ asio::awaitable<Result<void>> RemoteWorker::Session(std::shared_ptr<api::Client>
   RECKON_CO_TRY(api::Reply registered, co_await std::move(call));
   heartbeat_interval_ = milliseconds(std::max<std::uint32_t>(
       50, registered.get().getResult().getRegistered().getHeartbeatIntervalMs()));
-  spdlog::info("worker {} registered with {}: {} workflow type(s), {} tool(s)",
-               options_.worker_id, options_.server, types.size(), tools.size());
+  spdlog::info("worker {} (build '{}') registered with {}: {} workflow type(s), {} tool(s)",
+               options_.worker_id, options_.build_id, options_.server, types.size(), tools.size());
 
   // Reports that a lost connection kept from the server.
   std::deque<std::shared_ptr<capnp::MallocMessageBuilder>> pending;

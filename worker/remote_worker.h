@@ -29,6 +29,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "reckon/api/protocol/client.h"
 #include "reckon/storage/event_codec.h"
@@ -48,6 +49,11 @@ struct RemoteWorkerOptions {
   std::chrono::milliseconds poll_wait{20000};
   std::chrono::milliseconds reconnect_max_backoff{2000};
   std::size_t max_cached_runs = 10000;
+  // The build of this worker's code (docs/VERSIONING.md, "Worker build ids"); empty:
+  // unversioned. The server routes a run's workflow tasks only to workers of the build that
+  // started it, or that list that build in compatible_builds.
+  std::string build_id;
+  std::vector<std::string> compatible_builds;  // builds whose runs this code can replay
 };
 
 // Puts the worker's API token (role worker; api/protocol/credentials.h says where it is

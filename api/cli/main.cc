@@ -15,6 +15,7 @@
 #include "reckon/api/cli/plan_commands.h"
 #include "reckon/api/cli/server_commands.h"
 #include "reckon/api/cli/workflow_commands.h"
+#include "reckon/api/cli/workers_command.h"
 
 int main(int argc, char** argv) {
   reckon::cli::CommandEnv env{std::cin, std::cout, std::cerr};
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
   reckon::cli::AddOutboxCommands(app, env);
   reckon::cli::AddClusterCommands(app, env);
   reckon::cli::AddAuthCommands(app, env);
+  reckon::cli::AddWorkersCommand(app, env);
   try {
     app.parse(argc, argv);  // runs the chosen subcommand's callback
   } catch (const CLI::ParseError& e) {

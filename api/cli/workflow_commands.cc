@@ -90,6 +90,9 @@ std::string WaitText(wire::WorkflowSummary::Reader s) {
   if (kind == "timer") return "timer until " + FormatTimeUs(s.getWaitUntilUs()) + " UTC";
   if (kind == "approval") return "approval of " + detail;
   if (kind == "person") return "a person to resolve " + detail;
+  if (kind == "worker") {
+    return "a worker of build " + detail + " (or one declaring it compatible; see reckon workers)";
+  }
   return kind;  // nothing, working (an operation the engine drives), stopped (see stuck)
 }
 

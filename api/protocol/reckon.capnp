@@ -50,6 +50,7 @@ struct Request {
     listTokens @21 :Void;
     revokeToken @22 :RevokeToken;
     whoAmI @23 :Void;
+    listWorkers @24 :Void;
   }
 
   credential @19 :Text;
@@ -77,6 +78,7 @@ struct Response {
     tokens @15 :List(PrincipalInfo);
     principal @16 :PrincipalInfo;   # revokeToken: the principal as revoked; whoAmI: the caller
     workflowPage @17 :WorkflowPage; # listWorkflows with a limit
+    workers @18 :WorkerList;        # listWorkers
   }
 }
 
@@ -146,7 +148,9 @@ struct WorkflowSummary {
   committedOperations @8 :UInt32;
   waitingForPerson @9 :UInt32;  # operations awaiting approval or needing a person
   waitsOn @10 :Text;            # nothing | working | timer | signal | approval | person | stopped
-  waitDetail @11 :Text;         # signal name(s), operation id, fire time (UTC) or stop reason
+                                # | worker (describeWorkflow: no connected worker may take its
+                                # workflow task; detail: the build it needs)
+  waitDetail @11 :Text;         # signal name(s), operation id, fire time (UTC), stop reason, build
   waitUntilUs @12 :Int64;       # waitsOn = timer: the earliest fire time; else 0
 }
 
@@ -242,6 +246,11 @@ struct RegisterWorker {
   workerId @0 :Text;                  # unique per worker process; names it in logs and leases
   workflowTypes @1 :List(Text);       # the workflow task queues it polls
   tools @2 :List(ToolDeclaration);    # the tool task queues it polls, with their contracts
+  buildId @3 :Text;
+  # The build of the worker's code (docs/VERSIONING.md, "Worker build ids"); empty:
+  # unversioned. A run's workflow tasks go only to workers of the build that started it, or
+  # that list that build in compatibleBuilds.
+  compatibleBuilds @4 :List(Text);    # other builds whose runs this worker can replay
 }
 
 struct Registered {
@@ -407,4 +416,37 @@ struct PrincipalInfo {
   expiresAtUs @6 :Int64;   # 0: never
   revokedAtUs @7 :Int64;   # 0: not revoked
   revokedBy @8 :Text;
+}
+
+# --- workers (read; docs/VERSIONING.md) ------------------------------------------------------
+
+struct WorkerList {
+  workers @0 :List(WorkerInfo);   # the worker connections now registered, by worker id
+  waiting @1 :List(WaitingRun);   # runs whose workflow task no connected worker may take
+}
+
+struct WorkerInfo {
+  workerId @0 :Text;
+  principal @1 :Text;
+  buildId @2 :Text;                 # empty: unversioned
+  compatibleBuilds @3 :List(Text);
+  workflowTypes @4 :List(Text);     # the workflow task queues it polls
+  tools @5 :List(Text);             # the tool task queues it polls
+  connectedSinceUs @6 :Int64;       # when this connection registered
+  workflowTasks @7 :List(Text);     # workflow ids whose workflow task it holds now
+  toolTasks @8 :List(HeldToolTask); # tool task leases it holds now
+}
+
+struct HeldToolTask {
+  workflowId @0 :Text;
+  operationId @1 :Text;
+  tool @2 :Text;
+  attempt @3 :UInt32;
+}
+
+struct WaitingRun {
+  workflowId @0 :Text;
+  runId @1 :Text;
+  workflowType @2 :Text;
+  buildId @3 :Text;   # the build that started the run: a worker of it, or compatible, takes it
 }

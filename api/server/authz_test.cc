@@ -84,6 +84,7 @@ const std::vector<std::pair<Method::Which, Fill>>& EveryMethod() {
       {Method::LIST_TOKENS, [](Method::Builder m) { m.setListTokens(); }},
       {Method::REVOKE_TOKEN, [](Method::Builder m) { m.initRevokeToken().setName("nobody"); }},
       {Method::WHO_AM_I, [](Method::Builder m) { m.setWhoAmI(); }},
+      {Method::LIST_WORKERS, [](Method::Builder m) { m.setListWorkers(); }},
   };
   return *methods;
 }

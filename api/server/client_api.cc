@@ -6,6 +6,7 @@
 
 #include "reckon/api/protocol/wire_convert.h"
 #include "reckon/api/server/request_fields.h"
+#include "reckon/api/server/workers_query.h"
 #include "reckon/plan/plan.h"
 
 namespace reckon::api {
@@ -43,8 +44,12 @@ asio::awaitable<Result<void>> ClientApi::Handle(const auth::Principal& caller,
       auto watched = Watch(method.getWatchWorkflow(), timeout, out);
       co_return co_await std::move(watched);
     }
-    case wire::Request::Method::DESCRIBE_WORKFLOW:
-      co_return queries_.Describe(Str(method.getDescribeWorkflow().getWorkflowId()), out);
+    case wire::Request::Method::DESCRIBE_WORKFLOW: {
+      const std::string id = Str(method.getDescribeWorkflow().getWorkflowId());
+      RECKON_CO_TRY(queries_.Describe(id, out));
+      NoteBuildWait(tasks_, id, out);
+      co_return Ok();
+    }
     case wire::Request::Method::LIST_WORKFLOWS:
       co_return queries_.List(method.getListWorkflows(), out);
     case wire::Request::Method::GET_HISTORY:
@@ -53,6 +58,8 @@ asio::awaitable<Result<void>> ClientApi::Handle(const auth::Principal& caller,
       co_return queries_.Trace(Str(method.getGetTrace().getWorkflowId()), out);
     case wire::Request::Method::LIST_CONTRACTS:
       co_return queries_.Contracts(out);
+    case wire::Request::Method::LIST_WORKERS:
+      co_return ListWorkers(tasks_, out);
     case wire::Request::Method::DECIDE_APPROVAL: {
       auto decided = Decide(caller, method.getDecideApproval(), out);
       co_return co_await std::move(decided);

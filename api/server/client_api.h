@@ -1,7 +1,7 @@
 // ClientApi: the methods of the client API (api/protocol/reckon.capnp; docs/PROTOCOL.md):
 // startWorkflow, signalWorkflow, cancelWorkflow, describeWorkflow, listWorkflows, getHistory,
-// getTrace, decideApproval, resolveOperation, listContracts and watchWorkflow. The Service
-// (service.h) hands it every request that is not a worker's.
+// getTrace, decideApproval, resolveOperation, listContracts, listWorkers and watchWorkflow. The
+// Service (service.h) hands it every request that is not a worker's.
 //
 // Each method checks its fields, asks the engine or the journal, and fills the response; a
 // refusal is an error value (the Service turns it into an error reply) and changes nothing.

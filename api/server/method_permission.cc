@@ -15,7 +15,8 @@ std::optional<Permission> PermissionOf(Method::Which method) {
     case Method::GET_HISTORY:
     case Method::LIST_CONTRACTS:
     case Method::GET_TRACE:
-    case Method::WATCH_WORKFLOW: return Permission::kRead;
+    case Method::WATCH_WORKFLOW:
+    case Method::LIST_WORKERS: return Permission::kRead;
     case Method::DECIDE_APPROVAL: return Permission::kApprove;
     case Method::RESOLVE_OPERATION: return Permission::kResolve;
     case Method::REGISTER_WORKER:
@@ -55,6 +56,7 @@ std::string_view MethodName(Method::Which method) {
     case Method::LIST_TOKENS: return "listTokens";
     case Method::REVOKE_TOKEN: return "revokeToken";
     case Method::WHO_AM_I: return "whoAmI";
+    case Method::LIST_WORKERS: return "listWorkers";
   }
   return "an unknown method";
 }

@@ -80,7 +80,11 @@ TaskQueues::~TaskQueues() {
 asio::awaitable<Result<std::vector<Command>>> TaskQueues::Activate(ActivationRequest request) {
   // Copy what the request points at before the first suspension (its span dies then).
   RunCache& cache = runs_[request.run.workflow_id];
-  if (request.full_history) cache.sticky = 0;  // whoever takes it rebuilds the run
+  if (request.full_history) {
+    cache.sticky = 0;  // whoever takes it rebuilds the run
+    // A recovered run: its journal says which build started it.
+    if (!cache.build) cache.build = BuildOfHistory(request.events);
+  }
   const std::uint64_t token = NextToken();
   WorkflowTask task;
   task.token = token;
@@ -148,9 +152,14 @@ asio::awaitable<ReconcileOutcome> TaskQueues::Reconcile(ReconcileRequest request
 // --- sessions ---------------------------------------------------------------------------------
 
 void TaskQueues::AddSession(SessionId session, std::string principal, std::string worker_id,
-                            std::set<std::string> workflow_types, std::set<std::string> tools) {
+                            std::set<std::string> workflow_types, std::set<std::string> tools,
+                            WorkerBuild build) {
+  const auto since = std::chrono::duration_cast<std::chrono::microseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
   sessions_[session] = Session{std::move(principal), std::move(worker_id),
-                               std::move(workflow_types), std::move(tools)};
+                               std::move(workflow_types), std::move(tools), std::move(build),
+                               since};
 }
 
 std::optional<std::string> TaskQueues::WorkerConnected(const std::string& worker_id) const {
@@ -308,6 +317,9 @@ void TaskQueues::QueueWorkflowTask(std::uint64_t token) {
 bool TaskQueues::Eligible(const WorkflowTask& task, SessionId session,
                           Clock::time_point now) const {
   auto cache = runs_.find(task.run.workflow_id);
+  auto s = sessions_.find(session);
+  if (s == sessions_.end()) return false;
+  if (cache != runs_.end() && !CanServe(s->second.build, cache->second.build)) return false;
   const SessionId sticky = cache == runs_.end() ? 0 : cache->second.sticky;
   return sticky == 0 || sticky == session || sessions_.count(sticky) == 0 ||
          now - task.queued_at >= options_.sticky_timeout;
@@ -459,6 +471,12 @@ Result<void> TaskQueues::CompleteWorkflowTask(SessionId session, std::uint64_t t
     MatchWaiters();
     return Ok();
   }
+  if (result) {
+    // The first workflow task a worker ran to the end pins the run to that worker's build.
+    RunCache& cache = runs_[task.run.workflow_id];
+    auto s = sessions_.find(session);
+    if (!cache.build && s != sessions_.end()) cache.build = s->second.build.build_id;
+  }
   FinishWorkflowTask(token, std::move(result));
   return Ok();
 }
@@ -597,6 +615,52 @@ void TaskQueues::Tick() {
                    StillUnknown("the worker holding the lookup stopped heartbeating"));
   }
   MatchWaiters();  // sticky tasks that waited long enough may now go to anyone
+}
+
+std::optional<std::string> TaskQueues::BuildOf(const std::string& workflow_id) const {
+  auto it = runs_.find(workflow_id);
+  return it == runs_.end() ? std::nullopt : it->second.build;
+}
+
+std::vector<TaskQueues::WorkerView> TaskQueues::Workers() const {
+  std::vector<WorkerView> out;
+  for (const auto& [id, session] : sessions_) {
+    WorkerView view;
+    view.worker_id = session.worker_id;
+    view.principal = session.principal;
+    view.build = session.build;
+    view.workflow_types = session.workflow_types;
+    view.tools = session.tools;
+    view.connected_since_us = session.connected_since_us;
+    for (const auto& [token, task] : workflow_tasks_) {
+      if (task.leased_to == id) view.workflow_tasks.push_back(task.run.workflow_id);
+    }
+    // Tool leases belong to the worker id (they outlive a reconnect), not to the connection.
+    for (const auto& [token, task] : tool_tasks_) {
+      if (task.leased_to == 0 || task.cancelled || task.worker_id != session.worker_id) continue;
+      view.tool_tasks.push_back(
+          {task.view.run.workflow_id, task.view.operation_id, task.view.tool, task.view.attempt});
+    }
+    out.push_back(std::move(view));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const WorkerView& a, const WorkerView& b) { return a.worker_id < b.worker_id; });
+  return out;
+}
+
+std::vector<TaskQueues::WaitingRun> TaskQueues::WaitingForBuild() const {
+  std::vector<WaitingRun> out;
+  for (const auto& [token, task] : workflow_tasks_) {
+    if (task.leased_to != 0) continue;
+    auto cache = runs_.find(task.run.workflow_id);
+    if (cache == runs_.end() || !cache->second.build || cache->second.build->empty()) continue;
+    const bool served = std::any_of(sessions_.begin(), sessions_.end(), [&](const auto& entry) {
+      return entry.second.workflow_types.count(task.workflow_type) != 0 &&
+             CanServe(entry.second.build, cache->second.build);
+    });
+    if (!served) out.push_back({task.run, task.workflow_type, *cache->second.build});
+  }
+  return out;
 }
 
 std::vector<TaskQueues::QueueStats> TaskQueues::queue_stats() const {

@@ -15,6 +15,12 @@
 // the batch not yet committed. A sticky task waits for its session at most sticky_timeout
 // before any session may take it.
 //
+// Builds. A session declares a worker build (build_routing.h). A run is pinned to the build of
+// the session that takes its first workflow task (or to the build its history records, when
+// the engine hands over a full history); its workflow tasks then go only to sessions that
+// CanServe that build, and wait in the queue while none is connected. Tool tasks are not
+// routed by build: a tool's contract, not the workflow code, says what it does.
+//
 // Tool tasks. The attempt number is the lease's fencing token (decision 12). A worker holding
 // tool tasks heartbeats them; a task not heartbeaten for lease_timeout is lost: the attempt's
 // outcome is unknown (its contract decides what follows) and a lookup's verdict is
@@ -44,6 +50,7 @@
 #include <string>
 #include <vector>
 
+#include "reckon/api/server/build_routing.h"
 #include "reckon/engine/tool_dispatcher.h"
 #include "reckon/engine/workflow_host.h"
 
@@ -116,7 +123,8 @@ class TaskQueues final : public WorkflowHost, public ToolDispatcher {
   // `principal` with `worker_id` is who holds the session's tool leases: only the same
   // principal presenting the same worker id may renew or complete them (after a reconnect).
   void AddSession(SessionId session, std::string principal, std::string worker_id,
-                  std::set<std::string> workflow_types, std::set<std::string> tools);
+                  std::set<std::string> workflow_types, std::set<std::string> tools,
+                  WorkerBuild build = {});
   // The principal whose connected session uses `worker_id`, if any.
   std::optional<std::string> WorkerConnected(const std::string& worker_id) const;
   // The session's connection closed: its polls end, its workflow tasks go back to their
@@ -163,6 +171,35 @@ class TaskQueues final : public WorkflowHost, public ToolDispatcher {
   // Worker sessions now connected.
   std::size_t connected_sessions() const { return sessions_.size(); }
 
+  // For `reckon workers` (listWorkers): each connected session with what it polls and the
+  // leases it holds now, and the runs whose workflow task no connected session may take
+  // because of its build. Read on the event loop.
+  struct HeldTool {
+    std::string workflow_id;
+    std::string operation_id;
+    std::string tool;
+    std::uint32_t attempt = 0;
+  };
+  struct WorkerView {
+    std::string worker_id;
+    std::string principal;
+    WorkerBuild build;
+    std::set<std::string> workflow_types;
+    std::set<std::string> tools;
+    std::int64_t connected_since_us = 0;
+    std::vector<std::string> workflow_tasks;  // workflow ids
+    std::vector<HeldTool> tool_tasks;
+  };
+  struct WaitingRun {
+    storage::RunRef run;
+    std::string workflow_type;
+    std::string build_id;
+  };
+  std::vector<WorkerView> Workers() const;
+  std::vector<WaitingRun> WaitingForBuild() const;
+  // The build the run is pinned to; nullopt while not known (tests, diagnostics).
+  std::optional<std::string> BuildOf(const std::string& workflow_id) const;
+
   const TaskQueueOptions& options() const { return options_; }
   std::size_t pending_workflow_tasks() const { return workflow_tasks_.size(); }
   std::size_t pending_tool_tasks() const { return tool_tasks_.size(); }
@@ -180,9 +217,12 @@ class TaskQueues final : public WorkflowHost, public ToolDispatcher {
     std::string worker_id;
     std::set<std::string> workflow_types;
     std::set<std::string> tools;
+    WorkerBuild build;
+    std::int64_t connected_since_us = 0;
   };
   struct RunCache {
     SessionId sticky = 0;  // the session that holds the run's instance, 0 if none is known
+    std::optional<std::string> build;  // the build the run is pinned to; nullopt: not yet
   };
   struct WorkflowTask {
     std::uint64_t token = 0;

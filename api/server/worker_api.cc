@@ -159,6 +159,13 @@ Result<void> WorkerApi::Register(SessionState& session, const auth::Principal& c
                                               "' (its token is scoped to other tools)");
     }
   }
+  WorkerBuild build;
+  build.build_id = Str(in.getBuildId());
+  RECKON_TRY(CheckBuildId(build.build_id, "buildId", /*allow_empty=*/true));
+  for (auto compatible : in.getCompatibleBuilds()) {
+    RECKON_TRY(CheckBuildId(Str(compatible), "compatibleBuilds", /*allow_empty=*/false));
+    build.compatible.insert(Str(compatible));
+  }
   // Check every declared contract before changing anything.
   struct Declared {
     ToolContract contract;
@@ -205,10 +212,12 @@ Result<void> WorkerApi::Register(SessionState& session, const auth::Principal& c
   session.registered = true;
   session.worker_id = worker_id;
   session.principal = caller.name;
-  spdlog::info("worker {} (principal {}) registered: {} workflow type(s), {} tool(s)", worker_id,
-               caller.name, types.size(), tools.size());
+  spdlog::info("worker {} (principal {}, build '{}', {} compatible build(s)) registered: {} "
+               "workflow type(s), {} tool(s)",
+               worker_id, caller.name, build.build_id, build.compatible.size(), types.size(),
+               tools.size());
   tasks_.AddSession(session.id, caller.name, std::move(worker_id), std::move(types),
-                    std::move(tools));
+                    std::move(tools), std::move(build));
   auto result = out.initResult().initRegistered();
   result.setHeartbeatIntervalMs(
       static_cast<std::uint32_t>(tasks_.options().heartbeat_interval.count()));

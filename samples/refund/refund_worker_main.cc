@@ -3,7 +3,11 @@
 // server hands it until SIGTERM/SIGINT. Start as many as you like against one server.
 //
 //   refund-worker --server HOST:PORT [--server HOST:PORT ...] --provider URL [--seed S]
-//                 [--id NAME] [--tool-slots N]
+//                 [--id NAME] [--tool-slots N] [--build-id ID [--compatible-with ID]...]
+//
+// --build-id names the build of this worker's code (docs/VERSIONING.md, "Worker build ids"): a
+// run's workflow tasks go only to workers of the build that started it, or to workers that
+// list that build with --compatible-with.
 //
 // A cluster (docs/DEPLOYMENT.md, "Several nodes"): name every server; the worker holds a
 // connection to each (one RemoteWorker per server, same tools), and each server hands it the
@@ -53,6 +57,11 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1024));
   app.add_option("--workflow-slots", options.workflow_slots, "workflow task polls at once")
       ->check(CLI::Range(1, 64));
+  app.add_option("--build-id", options.build_id,
+                 "the build of this worker's code; empty: unversioned (takes new and "
+                 "unversioned runs, and those of --compatible-with builds)");
+  app.add_option("--compatible-with", options.compatible_builds,
+                 "a build whose runs this worker can replay; repeat it for several");
   api::AddTlsClientFlags(app, options.connection.tls);
   CLI11_PARSE(app, argc, argv);
   api::ApplyTlsEnvironment(options.connection.tls);

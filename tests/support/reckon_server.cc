@@ -173,6 +173,21 @@ CliRun ReckonServer::Cli(std::vector<std::string> args, std::chrono::millisecond
   return run;
 }
 
+Result<Subprocess> ReckonServer::StartCli(std::vector<std::string> args) {
+  if (std::find(args.begin(), args.end(), "--token-file") == args.end()) {
+    const std::string role = RoleForCommand(args);
+    args.push_back("--token-file");
+    args.push_back(TokenFile(role));
+  }
+  args.push_back("--server");
+  args.push_back(address_);
+  SubprocessOptions options;
+  options.args = std::move(args);
+  options.env = client_env_;
+  options.stderr_path = dir_.File("cli-" + std::to_string(++cli_calls_) + ".err");
+  return Subprocess::Start(reckon_path_, std::move(options));
+}
+
 CliRun ReckonServer::StartWorkflow(const std::string& workflow_id, const std::string& type,
                                    const std::string& input_json) {
   CliRun run;
@@ -183,6 +198,19 @@ CliRun ReckonServer::StartWorkflow(const std::string& workflow_id, const std::st
       },
       30s);
   return run;
+}
+
+Result<void> ReckonServer::StopWorker(const std::string& name) {
+  for (auto& [started, worker] : workers_) {
+    if (started != name) continue;
+    RECKON_TRY(ExitStatus status, worker.Terminate(10s));
+    if (!status.Succeeded()) {
+      return Err(Errc::kInternal, name + " " + status.ToString() + " on SIGTERM:\n" +
+                                      ReadFile(dir_.File(name + ".log")));
+    }
+    return Ok();
+  }
+  return Err(Errc::kNotFound, "no worker named '" + name + "' was started");
 }
 
 Result<void> ReckonServer::Stop() {

@@ -70,9 +70,16 @@ class ReckonServer {
   Result<void> StartWorker(const std::string& path, const std::string& name,
                            std::vector<std::string> args = {});
 
+  // SIGTERMs the worker started as `name` and reaps it (Stop() skips it afterwards).
+  // kNotFound for a name never started; kInternal if it did not exit with code 0.
+  Result<void> StopWorker(const std::string& name);
+
   // Runs `reckon args... --server ADDRESS` until it exits (kill after `timeout`).
   CliRun Cli(std::vector<std::string> args,
              std::chrono::milliseconds timeout = std::chrono::seconds(30));
+  // Starts `reckon args... --server ADDRESS` (tokens as Cli()) and returns without waiting,
+  // for a call that blocks until something else happens; its stdout is a pipe to read.
+  Result<Subprocess> StartCli(std::vector<std::string> args);
   // `reckon start ID --type TYPE --input INPUT`, repeated while no connected worker hosts TYPE
   // yet (a worker that has just started may still be registering), for at most 30 s.
   CliRun StartWorkflow(const std::string& workflow_id, const std::string& type,

@@ -11,7 +11,7 @@
 //   echo    read-only; replies {"reversed": its input's memo reversed}, an output that is not
 //           a copy of the input (tests/payload_canary_test.cc)
 //
-//   reckon-test-worker --server HOST:PORT [--id NAME]
+//   reckon-test-worker --server HOST:PORT [--id NAME] [--build-id ID [--compatible-with ID]...]
 //
 // Runs until SIGTERM/SIGINT (exit 0); exit 1 if the server refuses the registration.
 #include <CLI/CLI.hpp>
@@ -116,6 +116,9 @@ int Main(int argc, char** argv) {
                  "file with the worker's API token (default $RECKON_TOKEN_FILE, then "
                  "~/.config/reckon/token)");
   app.add_option("--id", options.worker_id, "worker id (default: <hostname>-<pid>)");
+  app.add_option("--build-id", options.build_id, "the worker's build id (empty: unversioned)");
+  app.add_option("--compatible-with", options.compatible_builds,
+                 "a build whose runs this worker can replay; repeatable");
   api::AddTlsClientFlags(app, options.connection.tls);
   CLI11_PARSE(app, argc, argv);
   api::ApplyTlsEnvironment(options.connection.tls);
