@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "reckon/contract/call_overrides.h"
+#include "reckon/engine/child_workflow.h"
 
 namespace reckon {
 
@@ -77,7 +78,18 @@ struct ContinueAsNew {
   std::vector<CarriedSignal> signals;
 };
 
+// Start a child workflow at a step (ctx.StartChild; engine/child_workflow.h). Issued only the
+// first time the code reaches the step: a replayed start is matched against the history by
+// the code itself and sends nothing.
+struct StartChild {
+  std::string step_id;
+  std::string workflow_id;  // the child's; empty: DefaultChildId
+  std::string workflow_type;
+  std::string input_json;   // canonical JSON
+  ParentClosePolicy policy = ParentClosePolicy::kCancel;
+};
+
 using Command = std::variant<ScheduleCall, StartTimer, RecordMarker, CompleteWorkflow,
-                             FailWorkflow, ContinueAsNew>;
+                             FailWorkflow, ContinueAsNew, StartChild>;
 
 }  // namespace reckon

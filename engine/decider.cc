@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "reckon/base/identifier.h"
 #include "reckon/base/intent_hash.h"
 #include "reckon/base/jcs.h"
 #include "reckon/engine/approval.h"
@@ -29,7 +30,8 @@ bool IsWorkflowNews(const EventBody& body) {
          std::holds_alternative<OperationRejected>(body) ||
          std::holds_alternative<ApprovalDenied>(body) ||
          std::holds_alternative<TimerFired>(body) ||
-         std::holds_alternative<SignalReceived>(body);
+         std::holds_alternative<SignalReceived>(body) ||
+         std::holds_alternative<ChildWorkflowClosed>(body);
 }
 
 }  // namespace
@@ -143,11 +145,13 @@ Result<void> Decider::ApplyCommands(std::vector<Command> commands) {
             }
             return Emit(MarkerRecorded{c.step_id, c.kind, c.value_json});
           } else if constexpr (std::is_same_v<T, CompleteWorkflow>) {
-            return Emit(WorkflowCompleted{c.result_json});
+            return EmitClose(WorkflowCompleted{c.result_json});
           } else if constexpr (std::is_same_v<T, ContinueAsNew>) {
             return Continue(std::move(c));
+          } else if constexpr (std::is_same_v<T, StartChild>) {
+            return StartChildWorkflow(std::move(c));
           } else {
-            return Emit(WorkflowFailed{c.code, c.message});
+            return EmitClose(WorkflowFailed{c.code, c.message});
           }
         },
         command);
@@ -166,15 +170,16 @@ Result<void> Decider::Continue(ContinueAsNew command) {
             std::string(OperationStateName(op.state)) + ")";
   }
   if (!open.empty()) {
-    return Emit(WorkflowFailed{
+    return EmitClose(WorkflowFailed{
         "continue_as_new_refused",
         "the run cannot continue as new while operations are not terminal: " + open +
             "; await their results before ctx.ContinueAsNew"});
   }
   auto parsed = ParseStrictJson(command.input_json);
   if (!parsed) {
-    return Emit(WorkflowFailed{"invalid_input", "the input of ctx.ContinueAsNew is not JSON: " +
-                                                    parsed.error().message()});
+    return EmitClose(WorkflowFailed{"invalid_input",
+                                    "the input of ctx.ContinueAsNew is not JSON: " +
+                                        parsed.error().message()});
   }
   // A run id of its own: the time of the batch and a digest of the run it continues, so that
   // no two runs of a chain share one even when the clock stands still (a test's clock).
@@ -188,7 +193,9 @@ Result<void> Decider::Continue(ContinueAsNew command) {
                               WorkflowStarted{state_.workflow_type(), command.input_json,
                                               state_.definition_hash(), state_.started_by(),
                                               kRunScopedIds, options_.id_namespace,
-                                              ref.run_id}});
+                                              ref.run_id, state_.parent_workflow_id(),
+                                              state_.parent_run_id(),
+                                              state_.parent_close_policy()}});
   for (CarriedSignal& signal : command.signals) {
     next.events.push_back(Event{seq++, now_us,
                                 SignalReceived{std::move(signal.name),
@@ -200,9 +207,105 @@ Result<void> Decider::Continue(ContinueAsNew command) {
     timers_set_.erase(timer_id);
     timers_cleared_.insert(timer_id);
   }
-  RECKON_TRY(Emit(WorkflowContinuedAsNew{next_id, command.input_json}));
+  RECKON_TRY(EmitClose(WorkflowContinuedAsNew{next_id, command.input_json}));
   next_run_ = std::move(next);
   return Ok();
+}
+
+// --- child workflows ---------------------------------------------------------------------------
+
+Result<void> Decider::StartChildWorkflow(StartChild command) {
+  const RunRef& ref = state_.ref();
+  if (state_.children().count(command.step_id)) {
+    return Err(Errc::kNondeterminism, "step '" + command.step_id + "' of run '" +
+                                          ref.workflow_id + "' started a child twice");
+  }
+  std::string child_id = command.workflow_id.empty()
+                             ? DefaultChildId(ref.workflow_id, ref.run_id, command.step_id)
+                             : command.workflow_id;
+  const std::string policy(ParentClosePolicyName(command.policy));
+  auto refuse = [&](std::string code, std::string message) -> Result<void> {
+    RECKON_TRY(Emit(ChildWorkflowInitiated{command.step_id, child_id, "", command.workflow_type,
+                                           command.input_json, policy}));
+    return Emit(ChildWorkflowClosed{command.step_id, child_id, "", std::string(kChildRefused),
+                                    "", std::move(code), std::move(message)});
+  };
+  if (auto valid = ValidateId(IdKind::kWorkflowId, child_id); !valid) {
+    return refuse("invalid_child", "the child workflow id is not valid: " +
+                                       valid.error().message() +
+                                       (command.workflow_id.empty()
+                                            ? "; the id derived from the parent's is too long, "
+                                              "give the child an id of its own"
+                                            : ""));
+  }
+  if (auto valid = ValidateId(IdKind::kWorkflowType, command.workflow_type); !valid) {
+    return refuse("invalid_child", valid.error().message());
+  }
+  if (child_id == ref.workflow_id) {
+    return refuse("invalid_child", "a workflow cannot start itself as its child ('" +
+                                       child_id + "'); give the child another id");
+  }
+  if (!ParseStrictJson(command.input_json)) {
+    return refuse("invalid_input", "the child's input is not JSON");
+  }
+  if (!child_reserver_) {
+    return refuse("child_workflows_unavailable",
+                  "this engine starts no child workflows (cluster mode; docs/ARCHITECTURE.md)");
+  }
+  if (auto reserved = child_reserver_(child_id); !reserved) {
+    return refuse("child_id_in_use", reserved.error().message());
+  }
+  const std::int64_t now_us = ToMicros(now_);
+  const std::string child_run =
+      "r" + std::to_string(now_us) + "-" +
+      ToHex(Sha256(ref.run_id + "/" + command.step_id)).substr(0, 8);
+  RECKON_TRY(Emit(ChildWorkflowInitiated{command.step_id, child_id, child_run,
+                                         command.workflow_type, command.input_json, policy}));
+  NextRun start{RunRef{child_id, child_run}, command.workflow_type, {}};
+  start.events.push_back(Event{1, now_us,
+                               WorkflowStarted{command.workflow_type, command.input_json, "",
+                                               state_.started_by(), kRunScopedIds,
+                                               options_.id_namespace, "", ref.workflow_id,
+                                               ref.run_id, policy}});
+  child_starts_.push_back(std::move(start));
+  return Ok();
+}
+
+Result<void> Decider::ChildClosed(ChildWorkflowClosed closed) {
+  if (state_.terminal()) return Ok();  // it no longer waits on its children
+  const ChildRecord* child = nullptr;
+  for (const auto& [step, record] : state_.children()) {
+    if (closed.step_id.empty() ? record.child_workflow_id == closed.child_workflow_id
+                               : step == closed.step_id) {
+      child = &record;
+    }
+  }
+  if (child == nullptr || child->closed || child->child_run_id.empty()) return Ok();
+  closed.step_id = child->step_id;
+  return Emit(std::move(closed));
+}
+
+Result<void> Decider::EmitClose(EventBody terminal) {
+  std::vector<std::pair<std::string, const ChildRecord*>> open;
+  for (const auto& [step, child] : state_.children()) {
+    if (!child.closed && !child.child_run_id.empty()) open.emplace_back(step, &child);
+  }
+  for (const auto& [step, child] : open) {
+    ParentClosePolicy policy = child->policy;
+    if (policy == ParentClosePolicy::kWait) {
+      // The code holds its close while a `wait` child runs (WorkflowInstance); a run closed
+      // anyway (cancelled, history too large) cannot wait, and its child is cancelled.
+      policy = ParentClosePolicy::kCancel;
+    }
+    const std::string child_id = child->child_workflow_id;
+    RECKON_TRY(Emit(ChildPolicyApplied{step, child_id, std::string(ParentClosePolicyName(policy))}));
+    if (policy == ParentClosePolicy::kCancel) {
+      actions_.push_back(CancelChildAction{
+          child_id, "its parent run '" + state_.ref().workflow_id + "' (run id " +
+                        state_.ref().run_id + ") closed"});
+    }
+  }
+  return Emit(std::move(terminal));
 }
 
 Result<void> Decider::ScheduleNewCall(ScheduleCall call) {
@@ -539,7 +642,7 @@ Result<void> Decider::Cancel(const std::string& reason, const std::string& reque
       RECKON_TRY(Emit(OperationRejected{id, op->attempt, "workflow_cancelled", why}));
     }
   }
-  return Emit(WorkflowCancelled{});
+  return EmitClose(WorkflowCancelled{});
 }
 
 Result<void> Decider::SeparateDuties(const OperationRecord& op, const RegisteredContract* contract,
@@ -680,6 +783,11 @@ Result<void> Decider::Recover() {
   for (const auto& [timer_id, fire_at] : state_.pending_timers()) {
     actions_.push_back(ArmWorkflowTimerAction{timer_id, fire_at});
   }
+  for (const auto& [step, child] : state_.children()) {
+    if (!child.closed && !child.child_run_id.empty()) {
+      actions_.push_back(WatchChildAction{step, child.child_workflow_id});
+    }
+  }
   return Ok();
 }
 
@@ -722,15 +830,17 @@ AppendRequest Decider::BuildAppend() const {
         MessageIdFor(state_.id_scope(), marker->step_id), marker->step_id,
         std::move(value.value().subject), std::move(value.value().payload)});
   }
-  if (next_run_) {
+  auto chain = [&](const NextRun& run) {
     AppendRequest start;
-    start.run = next_run_->ref;
+    start.run = run.ref;
     start.expected_next_seq = 1;
     start.now_us = request.now_us;
-    start.workflow_type = next_run_->workflow_type;
-    for (const Event& event : next_run_->events) start.events.push_back(event.body);
+    start.workflow_type = run.workflow_type;
+    for (const Event& event : run.events) start.events.push_back(event.body);
     request.chained.push_back(std::move(start));
-  }
+  };
+  for (const NextRun& child : child_starts_) chain(child);
+  if (next_run_) chain(*next_run_);
   return request;
 }
 

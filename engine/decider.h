@@ -20,6 +20,7 @@
 #include <boost/json/value.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -63,8 +64,20 @@ struct ArmWorkflowTimerAction {
   std::string timer_id;
   std::int64_t fire_at_us = 0;
 };
+// After a restart: the parent waits on child `child_workflow_id` (step `step_id`); find out
+// whether it ended meanwhile.
+struct WatchChildAction {
+  std::string step_id;
+  std::string child_workflow_id;
+};
+// The parent run closed and the child's policy is cancel: ask the child to cancel.
+struct CancelChildAction {
+  std::string child_workflow_id;
+  std::string reason;
+};
 using Action = std::variant<StartAttemptAction, CancelAttemptAction, StartReconcileAction,
-                            ArmDueAction, ArmWorkflowTimerAction>;
+                            ArmDueAction, ArmWorkflowTimerAction, WatchChildAction,
+                            CancelChildAction>;
 
 struct HumanResolution {
   std::string operation_id;
@@ -100,6 +113,11 @@ struct NextRun {
   std::vector<storage::Event> events;  // WorkflowStarted, then the signals carried over
 };
 
+// Reserves the workflow id of a child the batch starts (Decider::SetChildReserver): Ok when
+// no workflow of that id exists and none is being started, and from then on none other may be
+// started with it; an error (its message says why) refuses the child.
+using ChildReserver = std::function<Result<void>(const std::string& child_workflow_id)>;
+
 class Decider {
  public:
   // `now` is the time of every event of the batch and the base of every deadline it sets.
@@ -134,6 +152,13 @@ class Decider {
   Result<void> Resolve(const HumanResolution& resolution);
   // After a restart: every operation that was mid-flight follows its contract.
   Result<void> Recover();
+  // The child started at a step of this run ended (or `closed.status` says its start was
+  // refused): journals ChildWorkflowClosed. Finds the step by the child's workflow id when
+  // `closed.step_id` is empty. News of a child the run no longer waits on (it closed, or the
+  // news came before) is dropped.
+  Result<void> ChildClosed(storage::ChildWorkflowClosed closed);
+  // Without a reserver every child start is refused (child_workflows_unavailable).
+  void SetChildReserver(ChildReserver reserver) { child_reserver_ = std::move(reserver); }
 
   // --- outputs ---
   const std::vector<storage::Event>& events() const { return events_; }
@@ -145,12 +170,18 @@ class Decider {
   storage::AppendRequest BuildAppend() const;
   // The run this batch's ContinueAsNew starts, if any.
   const std::optional<NextRun>& next_run() const { return next_run_; }
+  // The first runs of the children this batch starts, chained to its append.
+  const std::vector<NextRun>& child_starts() const { return child_starts_; }
 
  private:
   Result<void> Emit(storage::EventBody body);
   Result<void> ScheduleNewCall(ScheduleCall call);
   Result<void> ReplayCall(ScheduleCall call);
   Result<void> Continue(ContinueAsNew command);
+  Result<void> StartChildWorkflow(StartChild command);
+  // Emits the event that closes the run, after applying the parent-close policy of each child
+  // still running (ChildPolicyApplied, CancelChildAction).
+  Result<void> EmitClose(storage::EventBody terminal);
   Result<void> StartNextAttempt(OperationRecord& op);
   Result<void> HandleFailure(OperationRecord& op, FailureKind reported, const std::string& code,
                              const std::string& message);
@@ -176,6 +207,8 @@ class Decider {
   std::set<std::string> timers_set_, timers_cleared_;
   storage::RunStatus status_before_;
   std::optional<NextRun> next_run_;
+  std::vector<NextRun> child_starts_;
+  ChildReserver child_reserver_;
 };
 
 }  // namespace reckon

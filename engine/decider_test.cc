@@ -92,6 +92,10 @@ std::string Describe(const Action& action, TimePoint now) {
           return "lookup " + std::to_string(a.round);
         } else if constexpr (std::is_same_v<T, ArmDueAction>) {
           return "arm_due" + after(a.due_at_us);
+        } else if constexpr (std::is_same_v<T, WatchChildAction>) {
+          return "watch_child " + a.child_workflow_id;
+        } else if constexpr (std::is_same_v<T, CancelChildAction>) {
+          return "cancel_child " + a.child_workflow_id;
         } else {
           return "arm_timer " + a.timer_id + after(a.fire_at_us);
         }

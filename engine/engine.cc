@@ -69,6 +69,7 @@ asio::awaitable<Result<int>> Engine::Recover(std::function<bool(const std::strin
   if (failed_) co_return Err(Errc::kUnavailable, "engine stopped: " + failure_);
   RECKON_CO_TRY(auto runs, Read(journal_.ListRuns(storage::RunStatus::kRunning)));
   int resumed = 0;
+  std::vector<Slot*> recovered;
   for (RunRow& row : runs) {
     if (!owns(row.ref.workflow_id) || FindSlot(row.ref.workflow_id) != nullptr) continue;
     RECKON_CO_TRY(auto events, Read(journal_.ReadEvents(row.ref)));
@@ -83,8 +84,11 @@ asio::awaitable<Result<int>> Engine::Recover(std::function<bool(const std::strin
     s.start_input_json = s.state.input_json();
     s.replay_history = std::move(events);
     Submit(s, RecoverInput{});
+    recovered.push_back(&s);
     ++resumed;
   }
+  // Every run is held now: a child whose parent closed while the process was down is found.
+  for (Slot* slot : recovered) CancelOrphan(*slot);
   co_return resumed;
 }
 
@@ -116,6 +120,11 @@ asio::awaitable<Result<RunRef>> Engine::Start(std::string workflow_id, std::stri
                "workflow '" + workflow_id + "' was already started as '" + type +
                    "' with a different input; use a new workflow id");
   };
+  if (reserved_children_.count(workflow_id)) {
+    co_return Err(Errc::kAlreadyExists,
+                  "workflow '" + workflow_id + "' is being started as the child of another run; "
+                  "use a new workflow id");
+  }
   if (Slot* existing = FindSlot(workflow_id)) {
     RECKON_CO_TRY(same_start(existing->start_type, existing->start_input_json,
                              !existing->state.previous_run_id().empty()));
@@ -330,6 +339,8 @@ Result<void> Engine::ApplyInput(Decider& decider, Slot& slot, Input& input) {
           return decider.Resolve(in);
         } else if constexpr (std::is_same_v<T, CancelInput>) {
           return decider.Cancel(in.reason, in.requested_by);
+        } else if constexpr (std::is_same_v<T, ChildDoneInput>) {
+          return decider.ChildClosed(in.closed);
         } else {
           (void)slot;
           return decider.Recover();
@@ -358,6 +369,10 @@ asio::awaitable<void> Engine::Drive(Slot* slot) {
     std::deque<Queued> batch;
     batch.swap(slot->inbox);
     Decider decider(slot->state, contracts_, FromMicros(clock_.NowMicros()), options_.decider);
+    // Child ids this batch reserves: let go of whatever way the batch ends.
+    std::vector<std::string> reserved;
+    if (options_.child_workflows) decider.SetChildReserver(ChildReserverFor(reserved));
+    const bool was_terminal = slot->state.terminal();
     std::vector<Reply> replies;
     std::size_t shown = 0;
     std::optional<Error> broken;
@@ -397,6 +412,7 @@ asio::awaitable<void> Engine::Drive(Slot* slot) {
     if (!broken) {
       if (auto limited = CheckHistoryLimit(*slot, decider); !limited) broken = limited.error();
     }
+    if (broken || slot->released) ReleaseChildIds(reserved);
     if (broken) {
       Stop(*slot, *broken);
       for (Reply& reply : replies) std::move(reply)(Result<void>(*broken));
@@ -414,6 +430,7 @@ asio::awaitable<void> Engine::Drive(Slot* slot) {
       auto commit = committer_.AsyncAppend(std::move(append), asio::use_awaitable);
       auto ack = co_await std::move(commit);
       if (!*alive) co_return;
+      ReleaseChildIds(reserved);
       if (!ack && ack.error().code() == Errc::kFenced) {
         // Another server took the run's shard over: nothing was written, and the run is
         // theirs now. Let it go (the membership loop lets the rest of the shard go).
@@ -436,6 +453,7 @@ asio::awaitable<void> Engine::Drive(Slot* slot) {
         break;
       }
       sinks_.OnCommitted(slot->state, decider.events());
+      if (ack) BeginChildren(decider.child_starts());
     }
     if (slot->released) {
       // Let go while this batch was committed: it is durable, but the run is another
@@ -446,7 +464,12 @@ asio::awaitable<void> Engine::Drive(Slot* slot) {
     Perform(*slot, decider.actions());
     for (Reply& reply : replies) std::move(reply)(Ok());
     if (slot->state.terminal()) host_.Evict(slot->state.ref());
+    if (!was_terminal && slot->state.terminal() && !decider.next_run()) TellParent(slot->state);
     if (decider.next_run()) BeginNextRun(*slot, *decider.next_run());
+    if (!slot->cancel_wanted.empty() && !slot->state.terminal() && !decider.events().empty()) {
+      // A cancel refused earlier (an operation may have acted) may pass now.
+      Submit(*slot, CancelInput{slot->cancel_wanted, "reckon"});
+    }
   }
   if (!*alive) co_return;
   slot->busy = false;
@@ -543,6 +566,10 @@ void Engine::Perform(Slot& slot, const std::vector<Action>& actions) {
               Submit(*s, DueInput{op});
             };
             timers_.Arm(a.due_at_us, slot.serial, std::move(due));
+          } else if constexpr (std::is_same_v<T, WatchChildAction>) {
+            WatchChild(slot, a);
+          } else if constexpr (std::is_same_v<T, CancelChildAction>) {
+            CancelChild(a);
           } else {
             ++slot.timers_armed;
             auto fire = [this, workflow_id, serial = slot.serial, timer = a.timer_id,

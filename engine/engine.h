@@ -45,6 +45,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -94,6 +95,11 @@ struct EngineOptions {
   // message recommending continue-as-new, in the batch that crossed it. The limit is checked
   // after the workflow code reacted, so a run's history ends at most one batch past it.
   HistoryLimits history;
+  // Whether runs may start child workflows (ctx.StartChild; engine/child_workflow.h). Cluster
+  // mode turns it off: a child's start is committed with its parent's batch, and its workflow
+  // id may belong to another server's shard. Off, a child start is refused
+  // (child_workflows_unavailable) and the code sees the failure.
+  bool child_workflows = true;
 };
 
 // What a caller can see of a run.
@@ -250,9 +256,11 @@ class Engine {
   struct SignalInput { std::string name; std::string payload_json; std::string sent_by; };
   struct RecoverInput {};
   struct CancelInput { std::string reason; std::string requested_by; };
+  // A child of the run ended (engine/child_workflow.h).
+  struct ChildDoneInput { storage::ChildWorkflowClosed closed; };
   using Input = std::variant<StartInput, AttemptDone, DueInput, LookupDone, TimerInput,
                              SignalInput, ApprovalDecision, HumanResolution, RecoverInput,
-                             CancelInput>;
+                             CancelInput, ChildDoneInput>;
   struct Queued {
     Input input;
     Reply reply;
@@ -266,6 +274,22 @@ class Engine {
   void Perform(Slot& slot, const std::vector<Action>& actions);
   // The run continued as new and `next` is durable: the slot drives `next` from now on.
   void BeginNextRun(Slot& slot, const NextRun& next);
+  // --- child workflows (engine_children.cc) ---
+  // What the decider of `slot`'s batch uses to reserve child ids; they are noted in
+  // `reserved` so that the batch can let go of them (ReleaseChildIds) if it is not committed.
+  ChildReserver ChildReserverFor(std::vector<std::string>& reserved);
+  void ReleaseChildIds(const std::vector<std::string>& reserved);
+  // The batch that started these children is durable: the engine drives them from now on.
+  void BeginChildren(const std::vector<NextRun>& children);
+  // `run` ended its workflow id's chain: if it is a child whose parent run waits, tell it.
+  void TellParent(const RunState& run);
+  // After a parent's restart: learns whether the child ended while nobody listened.
+  void WatchChild(Slot& parent, const WatchChildAction& action);
+  void CancelChild(const CancelChildAction& action);
+  // After a restart: a child whose parent run closed meanwhile, under policy cancel, is
+  // cancelled (the parent's CancelChildAction may have been lost with the process).
+  void CancelOrphan(Slot& child);
+  static storage::ChildWorkflowClosed ClosedOf(const RunState& run);
   void StartAttempt(Slot& slot, const StartAttemptAction& action);
   void StartLookup(Slot& slot, const StartReconcileAction& action);
   void Stop(Slot& slot, const Error& error);
@@ -315,6 +339,8 @@ class Engine {
   // Runs let go to another server (Release): kept so that pointers to them stay valid; they
   // refuse every input.
   std::vector<std::unique_ptr<Slot>> retired_;
+  // Workflow ids of children whose start is being committed (ChildReserverFor).
+  std::set<std::string> reserved_children_;
   std::function<void(const Error&)> on_failed_;
   std::vector<Reply> idle_waiters_;  // UntilIdle() callers
   struct RunWaiter {

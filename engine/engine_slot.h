@@ -40,6 +40,10 @@ struct Engine::Slot {
   int dues_armed = 0;    // ArmDueAction timers not fired yet
   int timers_armed = 0;  // workflow timers not fired yet (on a finished run they change nothing)
   bool warned_history = false;  // the soft history limit was logged
+  // Why the run should be cancelled, while a cancel was refused (an operation that may have
+  // acted): asked again after each batch that changed something, until it is accepted. Set
+  // when a parent closes under policy cancel (engine/child_workflow.h).
+  std::string cancel_wanted;
 };
 
 }  // namespace reckon

@@ -29,8 +29,36 @@ struct RunState::Fold {
     run.definition_hash_ = e.definition_hash;
     run.id_scope_ = IdScope{e.id_version, e.id_namespace, run.ref_.workflow_id, run.ref_.run_id};
     run.previous_run_id_ = e.previous_run_id;
+    run.parent_workflow_id_ = e.parent_workflow_id;
+    run.parent_run_id_ = e.parent_run_id;
+    run.parent_close_policy_ = e.parent_close_policy;
     return Ok();
   }
+
+  // --- child workflows -----------------------------------------------------------------------
+  Result<void> operator()(const ChildWorkflowInitiated& e) {
+    auto policy = ParseParentClosePolicy(e.parent_close_policy);
+    if (!policy || run.children_.count(e.step_id)) {
+      return Err(Errc::kInternal, "run '" + run.ref_.workflow_id + "': child workflow step '" +
+                                      e.step_id + "' is recorded twice or names policy '" +
+                                      e.parent_close_policy + "'; the history is corrupt");
+    }
+    run.children_[e.step_id] = ChildRecord{e.step_id, e.child_workflow_id, e.child_run_id,
+                                           e.workflow_type, *policy, false, ""};
+    return Ok();
+  }
+  Result<void> operator()(const ChildWorkflowClosed& e) {
+    auto it = run.children_.find(e.step_id);
+    if (it == run.children_.end() || it->second.closed) {
+      return Err(Errc::kInternal, "run '" + run.ref_.workflow_id + "': child workflow step '" +
+                                      e.step_id + "' closed without being open; the history "
+                                      "is corrupt");
+    }
+    it->second.closed = true;
+    it->second.status = e.status;
+    return Ok();
+  }
+  Result<void> operator()(const ChildPolicyApplied&) { return Ok(); }
   Result<void> operator()(const WorkflowContinuedAsNew& e) {
     run.status_ = RunStatus::kContinuedAsNew;
     run.next_run_id_ = e.next_run_id;
@@ -41,8 +69,10 @@ struct RunState::Fold {
     run.result_json_ = e.result_json;
     return Ok();
   }
-  Result<void> operator()(const WorkflowFailed&) {
+  Result<void> operator()(const WorkflowFailed& e) {
     run.status_ = RunStatus::kFailed;
+    run.failure_code_ = e.code;
+    run.failure_message_ = e.message;
     return Ok();
   }
   Result<void> operator()(const WorkflowCancelled&) {
@@ -50,7 +80,10 @@ struct RunState::Fold {
     return Ok();
   }
   // Recorded for the history; the state they imply arrives with later events.
-  Result<void> operator()(const WorkflowCancelRequested&) { return Ok(); }
+  Result<void> operator()(const WorkflowCancelRequested& e) {
+    run.cancel_reason_ = e.reason;
+    return Ok();
+  }
   Result<void> operator()(const WorkflowTaskScheduled&) { return Ok(); }
   Result<void> operator()(const WorkflowTaskStarted&) { return Ok(); }
   Result<void> operator()(const WorkflowTaskCompleted&) { return Ok(); }

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "reckon/base/error.h"
+#include "reckon/engine/child_workflow.h"
 #include "reckon/engine/operation_id.h"
 #include "reckon/engine/operation_state.h"
 #include "reckon/storage/event.h"
@@ -86,11 +87,23 @@ class RunState {
   // none.
   const std::string& previous_run_id() const { return previous_run_id_; }
   const std::string& next_run_id() const { return next_run_id_; }
+  // A child workflow's parent run and policy (engine/child_workflow.h); empty parent id for a
+  // run that is nobody's child.
+  const std::string& parent_workflow_id() const { return parent_workflow_id_; }
+  const std::string& parent_run_id() const { return parent_run_id_; }
+  const std::string& parent_close_policy() const { return parent_close_policy_; }
+  // The children this run started, by step id.
+  const std::map<std::string, ChildRecord>& children() const { return children_; }
   storage::RunStatus status() const { return status_; }
   std::int64_t next_seq() const { return next_seq_; }
   bool started() const { return next_seq_ > 1; }
   bool terminal() const { return storage::IsTerminal(status_); }
   const std::string& result_json() const { return result_json_; }
+  // How the run ended when it failed (its WorkflowFailed) or was cancelled (the reason of its
+  // WorkflowCancelRequested); empty otherwise.
+  const std::string& failure_code() const { return failure_code_; }
+  const std::string& failure_message() const { return failure_message_; }
+  const std::string& cancel_reason() const { return cancel_reason_; }
   int committed_operations() const { return committed_operations_; }
 
   OperationRecord* FindOperation(const std::string& operation_id);
@@ -117,8 +130,11 @@ class RunState {
   std::string definition_hash_;
   IdScope id_scope_;
   std::string previous_run_id_, next_run_id_;
+  std::string parent_workflow_id_, parent_run_id_, parent_close_policy_;
+  std::map<std::string, ChildRecord> children_;  // by step id
   storage::RunStatus status_ = storage::RunStatus::kRunning;
   std::string result_json_;
+  std::string failure_code_, failure_message_, cancel_reason_;
   std::int64_t next_seq_ = 1;
   int committed_operations_ = 0;
   std::map<std::string, OperationRecord> operations_;  // by operation id

@@ -61,6 +61,11 @@ struct WorkflowStarted {
   std::uint32_t id_version = 0;
   std::string id_namespace;
   std::string previous_run_id;  // the run this one continues (ctx.ContinueAsNew)
+  // A child workflow's parent run and parent-close policy (engine/child_workflow.h); empty
+  // for a run that is nobody's child.
+  std::string parent_workflow_id;
+  std::string parent_run_id;
+  std::string parent_close_policy;
 };
 struct WorkflowCompleted { std::string result_json; };
 struct WorkflowFailed { std::string code; std::string message; };
@@ -180,13 +185,39 @@ struct WorkflowContinuedAsNew {
   std::string input_json;
 };
 
+// Child workflows (ctx.StartChild; engine/child_workflow.h), in the parent's history. An empty
+// child_run_id: no child was started (a ChildWorkflowClosed with status "refused" follows).
+struct ChildWorkflowInitiated {
+  std::string step_id;
+  std::string child_workflow_id;
+  std::string child_run_id;
+  std::string workflow_type;
+  std::string input_json;
+  std::string parent_close_policy;  // abandon | cancel | wait
+};
+struct ChildWorkflowClosed {
+  std::string step_id;
+  std::string child_workflow_id;
+  std::string child_run_id;  // the run that ended the child's chain
+  std::string status;        // completed | failed | cancelled | refused
+  std::string result_json;
+  std::string code;
+  std::string message;
+};
+struct ChildPolicyApplied {
+  std::string step_id;
+  std::string child_workflow_id;
+  std::string policy;  // abandon | cancel
+};
+
 using EventBody = std::variant<
     WorkflowStarted, WorkflowCompleted, WorkflowFailed, WorkflowCancelRequested,
     WorkflowCancelled, WorkflowTaskScheduled, WorkflowTaskStarted, WorkflowTaskCompleted,
     OperationPrepared, ApprovalRequested, ApprovalGranted, ApprovalDenied, AttemptStarted,
     OperationCommitted, OperationRejected, AttemptFailedRetryable, OutcomeUnknown,
     ReconciliationStarted, ReconciliationResult, NeedsHuman, HumanResolved, TimerStarted,
-    TimerFired, SignalReceived, MarkerRecorded, RetryScheduled, WorkflowContinuedAsNew>;
+    TimerFired, SignalReceived, MarkerRecorded, RetryScheduled, WorkflowContinuedAsNew,
+    ChildWorkflowInitiated, ChildWorkflowClosed, ChildPolicyApplied>;
 
 struct Event {
   std::int64_t seq = 0;             // 1-based position in the run's history

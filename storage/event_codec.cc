@@ -33,6 +33,34 @@ void Encode(EventPayload::Builder p, const WorkflowStarted& e) {
   b.setIdVersion(e.id_version);
   b.setIdNamespace(T(e.id_namespace));
   b.setPreviousRunId(T(e.previous_run_id));
+  b.setParentWorkflowId(T(e.parent_workflow_id));
+  b.setParentRunId(T(e.parent_run_id));
+  b.setParentClosePolicy(T(e.parent_close_policy));
+}
+void Encode(EventPayload::Builder p, const ChildWorkflowInitiated& e) {
+  auto b = p.initChildWorkflowInitiated();
+  b.setStepId(T(e.step_id));
+  b.setChildWorkflowId(T(e.child_workflow_id));
+  b.setChildRunId(T(e.child_run_id));
+  b.setWorkflowType(T(e.workflow_type));
+  b.setInputJson(T(e.input_json));
+  b.setParentClosePolicy(T(e.parent_close_policy));
+}
+void Encode(EventPayload::Builder p, const ChildWorkflowClosed& e) {
+  auto b = p.initChildWorkflowClosed();
+  b.setStepId(T(e.step_id));
+  b.setChildWorkflowId(T(e.child_workflow_id));
+  b.setChildRunId(T(e.child_run_id));
+  b.setStatus(T(e.status));
+  b.setResultJson(T(e.result_json));
+  b.setCode(T(e.code));
+  b.setMessage(T(e.message));
+}
+void Encode(EventPayload::Builder p, const ChildPolicyApplied& e) {
+  auto b = p.initChildPolicyApplied();
+  b.setStepId(T(e.step_id));
+  b.setChildWorkflowId(T(e.child_workflow_id));
+  b.setPolicy(T(e.policy));
 }
 void Encode(EventPayload::Builder p, const WorkflowContinuedAsNew& e) {
   auto b = p.initWorkflowContinuedAsNew();
@@ -200,7 +228,9 @@ Result<EventBody> DecodeUnion(EventPayload::Reader p) {
       auto r = p.getWorkflowStarted();
       return WorkflowStarted{S(r.getWorkflowType()), S(r.getInputJson()),
                              S(r.getDefinitionHash()), S(r.getStartedBy()), r.getIdVersion(),
-                             S(r.getIdNamespace()), S(r.getPreviousRunId())};
+                             S(r.getIdNamespace()), S(r.getPreviousRunId()),
+                             S(r.getParentWorkflowId()), S(r.getParentRunId()),
+                             S(r.getParentClosePolicy())};
     }
     case EventPayload::WORKFLOW_COMPLETED:
       return WorkflowCompleted{S(p.getWorkflowCompleted().getResultJson())};
@@ -312,6 +342,22 @@ Result<EventBody> DecodeUnion(EventPayload::Reader p) {
     case EventPayload::WORKFLOW_CONTINUED_AS_NEW: {
       auto r = p.getWorkflowContinuedAsNew();
       return WorkflowContinuedAsNew{S(r.getNextRunId()), S(r.getInputJson())};
+    }
+    case EventPayload::CHILD_WORKFLOW_INITIATED: {
+      auto r = p.getChildWorkflowInitiated();
+      return ChildWorkflowInitiated{S(r.getStepId()),       S(r.getChildWorkflowId()),
+                                    S(r.getChildRunId()),   S(r.getWorkflowType()),
+                                    S(r.getInputJson()),    S(r.getParentClosePolicy())};
+    }
+    case EventPayload::CHILD_WORKFLOW_CLOSED: {
+      auto r = p.getChildWorkflowClosed();
+      return ChildWorkflowClosed{S(r.getStepId()), S(r.getChildWorkflowId()),
+                                 S(r.getChildRunId()), S(r.getStatus()),
+                                 S(r.getResultJson()), S(r.getCode()), S(r.getMessage())};
+    }
+    case EventPayload::CHILD_POLICY_APPLIED: {
+      auto r = p.getChildPolicyApplied();
+      return ChildPolicyApplied{S(r.getStepId()), S(r.getChildWorkflowId()), S(r.getPolicy())};
     }
     case EventPayload::SEALED:  // handled by EventDecoder before it gets here
       return Err(Errc::kCorruption, "a sealed event holds another sealed event");
@@ -428,7 +474,8 @@ std::string_view EventTypeName(const EventBody& body) {
       "AttemptFailedRetryable", "OutcomeUnknown",        "ReconciliationStarted",
       "ReconciliationResult",   "NeedsHuman",            "HumanResolved",
       "TimerStarted",           "TimerFired",            "SignalReceived",
-      "MarkerRecorded",         "RetryScheduled",        "WorkflowContinuedAsNew"};
+      "MarkerRecorded",         "RetryScheduled",        "WorkflowContinuedAsNew",
+      "ChildWorkflowInitiated", "ChildWorkflowClosed",   "ChildPolicyApplied"};
   static_assert(std::size(kNames) == std::variant_size_v<EventBody>);
   return kNames[body.index()];
 }

@@ -46,6 +46,10 @@ struct EventPayload {
     sealed @26 :SealedEvent;
     # The run closed and the next run of the same workflow id started, in one transaction.
     workflowContinuedAsNew @27 :WorkflowContinuedAsNew;
+    # Child workflows (ctx.StartChild): in the parent's history.
+    childWorkflowInitiated @28 :ChildWorkflowInitiated;
+    childWorkflowClosed @29 :ChildWorkflowClosed;
+    childPolicyApplied @30 :ChildPolicyApplied;
   }
 }
 
@@ -75,6 +79,43 @@ struct WorkflowStarted {
   idNamespace @5 :Text;
   # The run this one continues (ctx.ContinueAsNew); empty for a first run.
   previousRunId @6 :Text;
+  # A child workflow (ctx.StartChild): the run that started it, and what happens to it when
+  # that run closes first (abandon | cancel | wait). Empty for a run nobody's child.
+  parentWorkflowId @7 :Text;
+  parentRunId @8 :Text;
+  parentClosePolicy @9 :Text;
+}
+
+# The parent started a child workflow at `stepId`. The child's first run (`childRunId`, whose
+# WorkflowStarted names this run as its parent) is committed in the same transaction; an empty
+# `childRunId` means none was started, and a ChildWorkflowClosed with status `refused` follows.
+struct ChildWorkflowInitiated {
+  stepId @0 :Text;
+  childWorkflowId @1 :Text;
+  childRunId @2 :Text;
+  workflowType @3 :Text;
+  inputJson @4 :Text;
+  parentClosePolicy @5 :Text;  # abandon | cancel | wait
+}
+
+# The child's workflow id ended: the last run of its chain completed, failed or was cancelled,
+# or the start was refused.
+struct ChildWorkflowClosed {
+  stepId @0 :Text;
+  childWorkflowId @1 :Text;
+  childRunId @2 :Text;        # the run that ended the chain
+  status @3 :Text;            # completed | failed | cancelled | refused
+  resultJson @4 :Text;        # completed
+  code @5 :Text;              # failed, cancelled, refused
+  message @6 :Text;
+}
+
+# The parent run closed while the child at `stepId` was still running, and its parent-close
+# policy was applied: `abandon` (nothing) or `cancel` (the child was asked to cancel).
+struct ChildPolicyApplied {
+  stepId @0 :Text;
+  childWorkflowId @1 :Text;
+  policy @2 :Text;
 }
 
 struct WorkflowContinuedAsNew {

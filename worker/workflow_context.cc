@@ -87,6 +87,62 @@ WorkflowContext::CallAwaiter WorkflowContext::Call(std::string tool, json::value
   return CallAwaiter(this, std::move(step_id));
 }
 
+WorkflowContext::ChildAwaiter WorkflowContext::StartChild(std::string workflow_type,
+                                                          std::string workflow_id,
+                                                          json::value input) {
+  return StartChild(std::move(workflow_type), std::move(workflow_id), std::move(input),
+                    ChildOptions{});
+}
+
+WorkflowContext::ChildAwaiter WorkflowContext::StartChild(std::string workflow_type,
+                                                          std::string workflow_id,
+                                                          json::value input,
+                                                          ChildOptions options) {
+  std::string step_id = NextStepId("child");
+  Step& step = steps_[step_id];
+  const std::string what = "a start of child workflow '" +
+                           (workflow_id.empty() ? std::string("<derived id>") : workflow_id) +
+                           "' of type '" + workflow_type + "'";
+  auto recorded = history_children_.find(step_id);
+  const bool replayed = recorded != history_children_.end();
+  if (!replayed && pending_history_.count(step_id)) {
+    Diverge("step '" + step_id + "': the history records " + pending_history_[step_id].what +
+            " there, but the code now makes " + what + std::string(kPatchAdvice));
+  }
+  Issue(step_id, what);
+  if (replayed) {
+    const HistoryChild& h = recorded->second;
+    if (h.workflow_type != workflow_type || (!workflow_id.empty() && h.workflow_id != workflow_id)) {
+      Diverge("step '" + step_id + "': the history records a start of child workflow '" +
+              h.workflow_id + "' of type '" + h.workflow_type + "', but the code now makes " +
+              what + std::string(kPatchAdvice));
+    }
+  }
+  if (options.policy == ParentClosePolicy::kWait) wait_children_[step_id] = options.policy;
+  if (replayed) return ChildAwaiter(this, std::move(step_id), std::move(workflow_id));
+  auto canonical = CanonicalizeJson(input);
+  if (!canonical) {
+    // Nothing is journaled: the code learns at once, as with a call it cannot make.
+    step.child_result = WorkflowOutcome(CallFailure{
+        "invalid_input", "the input of child workflow '" + workflow_id +
+                             "' is not valid JSON for a run: " + canonical.error().message()});
+    wait_children_.erase(step_id);
+    return ChildAwaiter(this, std::move(step_id), std::move(workflow_id));
+  }
+  history_children_[step_id] = HistoryChild{workflow_type, workflow_id};
+  commands_.push_back(reckon::StartChild{step_id, workflow_id, std::move(workflow_type),
+                                         std::move(canonical).value(), options.policy});
+  return ChildAwaiter(this, std::move(step_id), std::move(workflow_id));
+}
+
+bool WorkflowContext::HasOpenWaitChildren() const {
+  for (const auto& [step_id, policy] : wait_children_) {
+    auto it = steps_.find(step_id);
+    if (it == steps_.end() || !it->second.child_result) return true;
+  }
+  return false;
+}
+
 WorkflowContext::CallAwaiter WorkflowContext::RefusedCall(const std::string& tool) {
   std::string step_id = NextStepId(tool);  // numbered like a call, so later ids do not move
   steps_[step_id].result = CallResult(CallFailure{
@@ -183,15 +239,19 @@ WorkflowOutcome WorkflowContext::ContinueAsNew(json::value input) {
 std::optional<reckon::ContinueAsNew> WorkflowContext::TakeContinuation() {
   if (!continuation_) return std::nullopt;
   reckon::ContinueAsNew next = std::move(*continuation_);
+  CarrySignals(next.signals);
+  return next;
+}
+
+void WorkflowContext::CarrySignals(std::vector<CarriedSignal>& out) {
   // The signals received and not consumed go to the next run, by name.
   for (auto& [name, queue] : signals_) {
     for (BufferedSignal& signal : queue) {
-      next.signals.push_back(
+      out.push_back(
           CarriedSignal{name, std::move(signal.payload_json), std::move(signal.sent_by)});
     }
     queue.clear();
   }
-  return next;
 }
 
 Task<std::optional<std::string>> WorkflowContext::WaitSignal(std::string name,
@@ -224,7 +284,7 @@ int WorkflowContext::Winner(const std::vector<WaitRef>& waits) const {
       auto it = signals_.find(waits[i].key);
       if (it != signals_.end() && !it->second.empty()) seq = it->second.front().seq;
     } else if (auto it = steps_.find(waits[i].key); it != steps_.end()) {
-      if (it->second.result || it->second.fired) seq = it->second.seq;
+      if (it->second.result || it->second.fired || it->second.child_result) seq = it->second.seq;
     }
     if (seq < 0) continue;
     if (winner < 0 || seq < best) {
@@ -389,6 +449,24 @@ Result<void> WorkflowContext::Observe(const Event& event) {
           Ready(e.timer_id);
         } else if constexpr (std::is_same_v<T, SignalReceived>) {
           signals_[e.name].push_back(BufferedSignal{e.payload_json, e.sent_by, event.seq});
+        } else if constexpr (std::is_same_v<T, ChildWorkflowInitiated>) {
+          history_children_[e.step_id] = HistoryChild{e.workflow_type, e.child_workflow_id};
+          if (!issued_.count(e.step_id)) {
+            pending_history_[e.step_id] = {event.seq, "a start of child workflow '" +
+                                                          e.child_workflow_id + "' of type '" +
+                                                          e.workflow_type + "'"};
+          }
+        } else if constexpr (std::is_same_v<T, ChildWorkflowClosed>) {
+          Step& step = steps_[e.step_id];
+          if (e.status == kChildCompleted) {
+            auto parsed = ParseStrictJson(e.result_json);
+            step.child_result =
+                WorkflowOutcome(parsed ? std::move(parsed).value() : json::value());
+          } else {
+            step.child_result = WorkflowOutcome(CallFailure{e.code, e.message});
+          }
+          step.seq = event.seq;
+          Ready(e.step_id);
         } else if constexpr (std::is_same_v<T, MarkerRecorded>) {
           history_markers_[e.step_id] = e.value_json;
           if (!issued_.count(e.step_id)) {

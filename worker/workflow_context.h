@@ -107,6 +107,15 @@ struct CallOptions {
 static_assert(std::is_trivially_copyable_v<CallOptions> &&
               std::is_trivially_destructible_v<CallOptions>);
 
+// How ctx.StartChild starts a child workflow (engine/child_workflow.h).
+struct ChildOptions {
+  // What happens to the child if this run closes while it still runs: kCancel (the default)
+  // asks it to cancel, kAbandon lets it run on, kWait holds this run's close until it ends.
+  ParentClosePolicy policy = ParentClosePolicy::kCancel;
+};
+static_assert(std::is_trivially_copyable_v<ChildOptions> &&
+              std::is_trivially_destructible_v<ChildOptions>);
+
 struct PublishOptions {
   StepId step_id;  // empty: "publish#<n>"; the message id derives from it
 };
@@ -121,6 +130,7 @@ class WorkflowContext {
   class TimerAwaiter;
   class SignalAwaiter;
   class AnyAwaiter;
+  class ChildAwaiter;
   // What one awaiter waits on (CallAwaiter/TimerAwaiter/SignalAwaiter::ref()), for WhenAny.
   struct WaitRef {
     bool signal = false;  // a signal name, else a step id
@@ -151,6 +161,23 @@ class WorkflowContext {
   //     if (co_await ctx.WhenAny(reply, later) == 0) { CallResult r = co_await reply; ... }
   template <class... Awaiters>
   AnyAwaiter WhenAny(const Awaiters&... awaiters);
+  // Starts child workflow `workflow_id` of type `workflow_type` with `input`, and returns an
+  // awaiter of its result: the value the child's last run returned, or a CallFailure (code
+  // "workflow_cancelled" for a cancelled child, the child's failure code for a failed one,
+  // "child_id_in_use" when a workflow of that id exists already, "invalid_child" for a bad id
+  // or type, "child_workflows_unavailable" in cluster mode). An empty `workflow_id` derives
+  // one from this run and the step (engine/child_workflow.h, DefaultChildId).
+  //
+  // Step id "child#<n>". The start is journaled with this run's next batch, in the same
+  // transaction as the child's first event, so a crash never loses the child nor starts it
+  // twice; replay matches the step against the history (type and id) and starts nothing. Like
+  // Call, the child starts when StartChild is invoked: start several, then await them.
+  //
+  //     WorkflowOutcome r = co_await ctx.StartChild("refund", "refund-42", std::move(input));
+  ChildAwaiter StartChild(std::string workflow_type, std::string workflow_id,
+                          boost::json::value input);
+  ChildAwaiter StartChild(std::string workflow_type, std::string workflow_id,
+                          boost::json::value input, ChildOptions options);
   // Versioning (see the top of this file): true when this run takes the new branch of change
   // `change_id`. The first call for a change id decides, and its answer holds for the rest of
   // the run. `change_id`: a short name, unique in the workflow, never reused.
@@ -200,6 +227,7 @@ class WorkflowContext {
   // --- for WorkflowInstance only ---
   struct Step {
     std::optional<CallResult> result;   // calls
+    std::optional<WorkflowOutcome> child_result;  // child workflows
     bool fired = false;                 // timers
     std::int64_t seq = 0;               // of the event that completed it (WhenAny's order)
     std::coroutine_handle<> waiter;
@@ -215,6 +243,11 @@ class WorkflowContext {
   // The command that ends the run when the code returns success: ContinueAsNew if the code
   // asked for it, else none.
   std::optional<reckon::ContinueAsNew> TakeContinuation();
+  // Moves the signals received and not consumed into `out` (a continuation held while a child
+  // of policy wait ran takes those that came meanwhile).
+  void CarrySignals(std::vector<CarriedSignal>& out);
+  // True while a child started with policy kWait has not ended: the run must not close yet.
+  bool HasOpenWaitChildren() const;
 
  private:
   std::string NextStepId(std::string_view kind);
@@ -249,6 +282,11 @@ class WorkflowContext {
   std::map<std::string, std::string> history_calls_;   // step id -> tool, from the history
   std::set<std::string> history_timers_;
   std::map<std::string, std::string> history_markers_;  // step id -> value json
+  struct HistoryChild {
+    std::string workflow_type, workflow_id;
+  };
+  std::map<std::string, HistoryChild> history_children_;  // step id -> what the history started
+  std::map<std::string, ParentClosePolicy> wait_children_;  // step id -> policy, started here
   std::set<std::string> issued_;                        // steps the code issued this life
   // Steps the history records (calls, timers, markers) that the code has not issued yet this
   // life, with what the history says of each, for messages.
@@ -317,6 +355,24 @@ class WorkflowContext::SignalAwaiter {
  private:
   WorkflowContext* ctx_;
   std::string name_;
+};
+
+class WorkflowContext::ChildAwaiter {
+ public:
+  ChildAwaiter(WorkflowContext* ctx, std::string step_id, std::string workflow_id)
+      : ctx_(ctx), step_id_(std::move(step_id)), workflow_id_(std::move(workflow_id)) {}
+  const std::string& step_id() const { return step_id_; }
+  // The child's workflow id as the code gave it (empty: derived by the engine).
+  const std::string& workflow_id() const { return workflow_id_; }
+  WaitRef ref() const { return WaitRef{false, step_id_}; }
+  bool await_ready() const { return ctx_->steps_[step_id_].child_result.has_value(); }
+  void await_suspend(std::coroutine_handle<> h) { ctx_->steps_[step_id_].waiter = h; }
+  WorkflowOutcome await_resume() { return *ctx_->steps_[step_id_].child_result; }
+
+ private:
+  WorkflowContext* ctx_;
+  std::string step_id_;
+  std::string workflow_id_;
 };
 
 class WorkflowContext::AnyAwaiter {

@@ -47,30 +47,38 @@ Result<std::vector<Command>> WorkflowInstance::Activate(std::span<const Event> e
     context_->RunReady();
     if (task_.done()) Finish();
   }
+  if (held_close_ && !context_->HasOpenWaitChildren()) {
+    if (auto* next = std::get_if<reckon::ContinueAsNew>(&*held_close_)) {
+      context_->CarrySignals(next->signals);
+    }
+    context_->AddCommand(std::move(*held_close_));
+    held_close_.reset();
+  }
   RECKON_TRY(context_->CheckDeterminism(finished_));
   return context_->TakeCommands();
 }
 
 void WorkflowInstance::Finish() {
   finished_ = true;
+  // The close is held (Activate) until every child of policy wait has ended.
   try {
     WorkflowOutcome outcome = task_.Take();
     std::optional<reckon::ContinueAsNew> next = context_->TakeContinuation();
     if (outcome && next) {
-      context_->AddCommand(std::move(*next));
+      held_close_ = std::move(*next);
     } else if (outcome) {
       auto canonical = CanonicalizeJson(outcome.value());
       if (canonical) {
-        context_->AddCommand(CompleteWorkflow{std::move(canonical).value()});
+        held_close_ = CompleteWorkflow{std::move(canonical).value()};
       } else {
-        context_->AddCommand(FailWorkflow{"invalid_result", canonical.error().message()});
+        held_close_ = FailWorkflow{"invalid_result", canonical.error().message()};
       }
     } else {
-      context_->AddCommand(FailWorkflow{outcome.error().code, outcome.error().message});
+      held_close_ = FailWorkflow{outcome.error().code, outcome.error().message};
     }
   } catch (const std::exception& e) {
     // A bug in workflow code: the run fails loudly rather than hanging.
-    context_->AddCommand(FailWorkflow{"workflow_exception", e.what()});
+    held_close_ = FailWorkflow{"workflow_exception", e.what()};
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -40,6 +41,8 @@ class WorkflowInstance {
   Task<WorkflowOutcome> task_;
   bool started_ = false;
   bool finished_ = false;
+  // The command that closes the run, held while a child of policy wait still runs.
+  std::optional<Command> held_close_;
 };
 
 }  // namespace reckon

@@ -300,7 +300,17 @@ struct Command {
     completeWorkflow @3 :Text;       # result JSON
     failWorkflow @4 :Error;
     continueAsNew @5 :ContinueAsNew;
+    startChild @6 :StartChild;
   }
+}
+
+# ctx.StartChild: start a child workflow at a step, its first run committed with this batch.
+struct StartChild {
+  stepId @0 :Text;
+  workflowId @1 :Text;         # empty: derived from the parent run and the step
+  workflowType @2 :Text;
+  inputJson @3 :Text;          # canonical JSON
+  parentClosePolicy @4 :Text;  # abandon | cancel | wait
 }
 
 # ctx.ContinueAsNew: end the run and start the next one with this input, carrying the signals

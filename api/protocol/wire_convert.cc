@@ -91,6 +91,14 @@ void CommandsToWire(const std::vector<Command>& commands,
               signal.setPayloadJson(Text(c.signals[k].payload_json));
               signal.setSentBy(Text(c.signals[k].sent_by));
             }
+          } else if constexpr (std::is_same_v<T, StartChild>) {
+            auto s = b.initStartChild();
+            s.setStepId(Text(c.step_id));
+            s.setWorkflowId(Text(c.workflow_id));
+            s.setWorkflowType(Text(c.workflow_type));
+            s.setInputJson(Text(c.input_json));
+            const std::string_view policy = ParentClosePolicyName(c.policy);
+            s.setParentClosePolicy(kj::StringPtr(policy.data(), policy.size()));
           } else {
             auto s = b.initFailWorkflow();
             s.setCode(Text(c.code));
@@ -137,6 +145,20 @@ Result<std::vector<Command>> CommandsFromWire(capnp::List<wire::Command>::Reader
                                                Str(signal.getSentBy())});
         }
         commands.push_back(std::move(next));
+        break;
+      }
+      case wire::Command::START_CHILD: {
+        auto s = c.getStartChild();
+        auto policy = ParseParentClosePolicy(Str(s.getParentClosePolicy()));
+        if (!policy) {
+          return Err(Errc::kInvalidArgument,
+                     "startChild '" + Str(s.getStepId()) + "' names parent-close policy '" +
+                         Str(s.getParentClosePolicy()) + "'; use abandon, cancel or wait");
+        }
+        RECKON_TRY(JsonFromWire(s.getInputJson(),
+                                "startChild '" + Str(s.getStepId()) + "' input"));
+        commands.push_back(StartChild{Str(s.getStepId()), Str(s.getWorkflowId()),
+                                      Str(s.getWorkflowType()), Str(s.getInputJson()), *policy});
         break;
       }
       case wire::Command::FAIL_WORKFLOW:

@@ -256,6 +256,9 @@ ServerHost::ServerHost(const ServerConfig& config, std::unique_ptr<storage::Jour
   engine_options.decider.worker_name = "server";
   engine_options.decider.id_namespace = config_.id_namespace;
   engine_options.history = config_.history;
+  // A child's start is chained to its parent's append, and its id may be another member's
+  // shard (docs/ARCHITECTURE.md, decision 44).
+  engine_options.child_workflows = !config_.cluster.enabled;
   if (config_.metrics) {
     metrics_sink_ = std::make_unique<MetricsSink>(metrics_);
     engine_options.on_commit = [sink = metrics_sink_.get()](std::size_t size,

@@ -952,6 +952,25 @@
         return { kind: 'good', label: 'continued',
                  text: ['Run continued as new in ', code(f('nextRunId')), ' with ',
                         code(compactJson(f('inputJson')))] };
+      case 'childworkflowinitiated':
+        return f('childRunId')
+          ? { kind: 'good', label: 'child',
+              text: ['Started child ', code(f('childWorkflowId')), ' (', code(f('workflowType')),
+                     ') at ', code(f('stepId')), ', policy ', code(f('parentClosePolicy'))] }
+          : { kind: 'quiet', label: 'child',
+              text: ['Asked for child ', code(f('childWorkflowId')), ' at ', code(f('stepId'))] };
+      case 'childworkflowclosed':
+        return f('status') === 'completed'
+          ? { kind: 'done', label: 'child',
+              text: ['Child ', code(f('childWorkflowId')), ' completed with ',
+                     code(compactJson(f('resultJson')))] }
+          : { kind: 'bad', label: 'child',
+              text: ['Child ', code(f('childWorkflowId')), ' ', f('status'), ': ', code(f('code')),
+                     ' ', f('message')] };
+      case 'childpolicyapplied':
+        return { kind: 'quiet', label: 'child',
+                 text: ['Parent closed: child ', code(f('childWorkflowId')), ' ',
+                        f('policy') === 'cancel' ? 'asked to cancel' : 'abandoned'] };
       case 'workflowtaskscheduled':
       case 'workflowtaskcompleted':
         return null;
