@@ -16,7 +16,8 @@ std::span<const std::byte> Bytes(const std::string& s) {
 
 TEST(EventCodecTest, RoundTripsEveryEventType) {
   std::vector<EventBody> bodies = {
-      WorkflowStarted{"refund", R"({"n":1})", "abc", "alice", 2, "default", "r0"},
+      WorkflowStarted{"refund", R"({"n":1})", "abc", "alice", 2, "default", "r0", "order-1",
+                      "r7", "cancel"},
       WorkflowCompleted{R"({"ok":true})"},
       WorkflowFailed{"rejected", "card declined"},
       WorkflowCancelRequested{"user asked"},
@@ -44,6 +45,9 @@ TEST(EventCodecTest, RoundTripsEveryEventType) {
       MarkerRecorded{"m1", "now", "17"},
       RetryScheduled{"op-1", 2, 1234, RetryReason::kReconciledNotFound},
       WorkflowContinuedAsNew{"r2", R"({"round":2})"},
+      ChildWorkflowInitiated{"child#2", "ship-1", "r9", "ship", R"({"n":2})", "wait"},
+      ChildWorkflowClosed{"child#2", "ship-1", "r9", "failed", "", "out_of_stock", "none left"},
+      ChildPolicyApplied{"child#2", "ship-1", "abandon"},
   };
   ASSERT_EQ(bodies.size(), std::variant_size_v<EventBody>);
   EventDecoder decoder;

@@ -179,6 +179,21 @@ TEST_F(ServerWorkflowTest, CancelOverTheWireThenDescribeSaysCancelled) {
       << refused.error().message();
 }
 
+// A remote worker's code starts a child over the wire (the startChild command); the server
+// starts it in the parent's transaction, drives it on a worker, and hands its result back.
+TEST_F(ServerWorkflowTest, AChildWorkflowStartedByRemoteCodeRunsAndReturnsItsResult) {
+  json::object input{{"type", "call_once"}, {"id", "p-1-child"}, {"input", CallOnce("charge")}};
+  auto started = Start("p-1", "start_child", input);
+  ASSERT_TRUE(started) << started.error().ToString();
+  ASSERT_TRUE(Eventually([&] { return Status("p-1") == "completed"; })) << Status("p-1");
+  EXPECT_EQ(Status("p-1-child"), "completed");
+  auto described = Describe("p-1");
+  ASSERT_TRUE(described);
+  const json::value result = json::parse(
+      described.value().get().getResult().getWorkflow().getResultJson().cStr());
+  EXPECT_TRUE(result.at("child").as_object().contains("ref")) << json::serialize(result);
+}
+
 TEST_F(ServerWorkflowTest, ThePlanHashIsJournaledForPlansAndNoneForAPlainStart) {
   // `reckon plan run` sends the hash it computed; the server checks it and journals it.
   const json::value by_cli = TwoCharges("plan-cli", 100);

@@ -61,6 +61,10 @@ std::vector<EventBody> EveryEventType() {
       MarkerRecorded{"now#1", "now", "secret-12"},
       RetryScheduled{"op-1", 2, 1234, RetryReason::kReconciledNotFound},
       WorkflowContinuedAsNew{"r2", R"({"c":"secret-13"})"},
+      ChildWorkflowInitiated{"child#1", "ship-1", "r3", "ship", R"({"c":"secret-14"})", "cancel"},
+      ChildWorkflowClosed{"child#1", "ship-1", "r3", "completed", R"({"c":"secret-15"})", "",
+                          "secret-16"},
+      ChildPolicyApplied{"child#1", "ship-1", "cancel"},
   };
 }
 

@@ -21,6 +21,16 @@ Task<WorkflowOutcome> CallOnce(WorkflowContext& ctx, json::value input) {
   co_return json::object{{"ref", result.value().provider_ref}, {"output", result.value().output}};
 }
 
+Task<WorkflowOutcome> StartChildOnce(WorkflowContext& ctx, json::value input) {
+  const json::object& in = input.as_object();
+  std::string type(in.at("type").as_string());
+  std::string id(in.at("id").as_string());
+  auto child = ctx.StartChild(std::move(type), std::move(id), in.at("input"));
+  WorkflowOutcome result = co_await child;
+  if (!result) co_return result.error();
+  co_return json::object{{"child", result.value()}};
+}
+
 json::value CallOnceInput(const std::string& tool, json::value tool_input,
                           const std::string& step_id) {
   json::object input{{"tool", tool}, {"input", std::move(tool_input)}};
@@ -96,6 +106,7 @@ Result<void> RegisterTestWorkflows(WorkflowRegistry& workflows) {
   RECKON_TRY(workflows.Register(kCallOnce, CallOnce));
   RECKON_TRY(workflows.Register(kSleepThenCall, SleepThenCall));
   RECKON_TRY(workflows.Register(kCallThenPublish, CallThenPublish));
+  RECKON_TRY(workflows.Register(kStartChild, StartChildOnce));
   return workflows.Register(kSignalThenCall, SignalThenCall);
 }
 

@@ -17,6 +17,7 @@ inline constexpr char kCallOnce[] = "call_once";
 inline constexpr char kSleepThenCall[] = "sleep_then_call";
 inline constexpr char kSignalThenCall[] = "signal_then_call";
 inline constexpr char kCallThenPublish[] = "call_then_publish";
+inline constexpr char kStartChild[] = "start_child";
 
 // Calls input.tool with input.input (at input.step, if given) and completes with
 // {"ref": provider reference, "output": the tool's output}, or fails with the call's failure.
@@ -24,6 +25,10 @@ Task<WorkflowOutcome> CallOnce(WorkflowContext& ctx, boost::json::value input);
 
 boost::json::value CallOnceInput(const std::string& tool, boost::json::value tool_input,
                                  const std::string& step_id = "");
+
+// Starts child workflow input.id (empty: a derived id) of type input.type with input.input,
+// awaits it, and completes with {"child": its result}, or fails with its failure.
+Task<WorkflowOutcome> StartChildOnce(WorkflowContext& ctx, boost::json::value input);
 
 // Sleeps input.sleep_ms (a durable timer, step "sleep#1"), then does what CallOnce does with
 // input.tool and input.input.
