@@ -15,6 +15,7 @@ std::string_view WaitKindName(WaitKind kind) {
     case WaitKind::kApproval: return "approval";
     case WaitKind::kPerson: return "person";
     case WaitKind::kStopped: return "stopped";
+    case WaitKind::kChild: return "child";
   }
   return "working";
 }
@@ -65,6 +66,11 @@ RunWait WaitOf(const RunState& state, std::string_view stuck_reason, bool engine
     for (const auto& [id, at] : state.pending_timers()) earliest = std::min(earliest, at);
     return {WaitKind::kTimer, FormatUtc(earliest), earliest};
   }
+  std::vector<std::string> children;
+  for (const auto& [step, child] : state.children()) {
+    if (!child.closed && !child.child_run_id.empty()) children.push_back(child.child_workflow_id);
+  }
+  if (!children.empty()) return {WaitKind::kChild, JoinNames(children)};
   return {WaitKind::kSignal, ""};
 }
 

@@ -31,7 +31,8 @@
 
 namespace reckon {
 
-enum class WaitKind { kNothing, kWorking, kTimer, kSignal, kApproval, kPerson, kStopped };
+// kChild: the run waits only on child workflows it started (their ids in `detail`).
+enum class WaitKind { kNothing, kWorking, kTimer, kSignal, kApproval, kPerson, kStopped, kChild };
 
 struct RunWait {
   WaitKind kind = WaitKind::kWorking;
@@ -40,7 +41,7 @@ struct RunWait {
   friend bool operator==(const RunWait&, const RunWait&) = default;
 };
 
-// "nothing", "working", "timer", "signal", "approval", "person", "stopped".
+// "nothing", "working", "timer", "signal", "approval", "person", "stopped", "child".
 std::string_view WaitKindName(WaitKind kind);
 
 // True when only something outside the engine can move the run on (a signal, an approval, a

@@ -90,6 +90,7 @@ std::string WaitText(wire::WorkflowSummary::Reader s) {
   if (kind == "timer") return "timer until " + FormatTimeUs(s.getWaitUntilUs()) + " UTC";
   if (kind == "approval") return "approval of " + detail;
   if (kind == "person") return "a person to resolve " + detail;
+  if (kind == "child") return "child workflow(s) " + detail;
   if (kind == "worker") {
     return "a worker of build " + detail + " (or one declaring it compatible; see reckon workers)";
   }
@@ -166,6 +167,20 @@ Result<void> RunShow(CommandEnv& env, const IdArgs& args) {
     }
     out["runs"] = std::move(runs);
     out["earlier_runs"] = detail.getEarlierRuns();
+    if (detail.hasParent() && detail.getParent().getWorkflowId().size() > 0) {
+      out["parent"] = json::object{{"workflow_id", Str(detail.getParent().getWorkflowId())},
+                                   {"run_id", Str(detail.getParent().getRunId())},
+                                   {"close_policy", Str(detail.getParentClosePolicy())}};
+    }
+    json::array children;
+    for (auto c : detail.getChildren()) {
+      children.push_back(json::object{{"step_id", Str(c.getStepId())},
+                                      {"workflow_id", Str(c.getWorkflowId())},
+                                      {"workflow_type", Str(c.getWorkflowType())},
+                                      {"policy", Str(c.getPolicy())},
+                                      {"status", Str(c.getStatus())}});
+    }
+    out["children"] = std::move(children);
     return WriteJson(env, out);
   }
   std::string text;
@@ -181,6 +196,16 @@ Result<void> RunShow(CommandEnv& env, const IdArgs& args) {
       if (r.getRunId() != s.getRunId()) chain += Str(r.getRunId()) + " " + Str(r.getStatus()) + " -> ";
     }
     text += "runs      " + chain + Str(s.getRunId()) + " (this run)\n";
+  }
+  if (detail.hasParent() && detail.getParent().getWorkflowId().size() > 0) {
+    text += "parent    " + Str(detail.getParent().getWorkflowId()) + " (run " +
+            Str(detail.getParent().getRunId()) + ", on its close: " +
+            Str(detail.getParentClosePolicy()) + ")\n";
+  }
+  for (auto c : detail.getChildren()) {
+    text += "child     " + Str(c.getStepId()) + " -> " + Str(c.getWorkflowId()) + " (" +
+            Str(c.getWorkflowType()) + ", " + Str(c.getStatus()) + ", policy " +
+            Str(c.getPolicy()) + ")\n";
   }
   if (s.getStuckReason().size() > 0) text += "stuck     " + Str(s.getStuckReason()) + "\n";
   text += "waits on  " + WaitText(s) + "\n";

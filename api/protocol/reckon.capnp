@@ -148,6 +148,7 @@ struct WorkflowSummary {
   committedOperations @8 :UInt32;
   waitingForPerson @9 :UInt32;  # operations awaiting approval or needing a person
   waitsOn @10 :Text;            # nothing | working | timer | signal | approval | person | stopped
+                                # | child (waits only on child workflows; detail: their ids)
                                 # | worker (describeWorkflow: no connected worker may take its
                                 # workflow task; detail: the build it needs)
   waitDetail @11 :Text;         # signal name(s), operation id, fire time (UTC), stop reason, build
@@ -182,6 +183,20 @@ struct WorkflowDetail {
   # those left out.
   runs @5 :List(RunLink);
   earlierRuns @6 :UInt32;
+  # Child workflows (ctx.StartChild): the run that started this one (empty ids for a run that
+  # is nobody's child) and what happens to this one if that run closes first; and the children
+  # this run started, in step order.
+  parent @7 :WorkflowRef;
+  parentClosePolicy @8 :Text;
+  children @9 :List(ChildLink);
+}
+
+struct ChildLink {
+  stepId @0 :Text;
+  workflowId @1 :Text;
+  workflowType @2 :Text;
+  policy @3 :Text;         # abandon | cancel | wait
+  status @4 :Text;         # running | completed | failed | cancelled | refused
 }
 
 struct RunLink {

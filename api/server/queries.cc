@@ -118,6 +118,22 @@ Result<void> Queries::Describe(const std::string& workflow_id, wire::Response::B
   detail.setResultJson(Text(run.state.result_json()));
   detail.setStartedBy(Text(run.state.started_by()));
   RECKON_TRY(FillChain(workflow_id, detail));
+  if (!run.state.parent_workflow_id().empty()) {
+    auto parent = detail.initParent();
+    parent.setWorkflowId(Text(run.state.parent_workflow_id()));
+    parent.setRunId(Text(run.state.parent_run_id()));
+    detail.setParentClosePolicy(Text(run.state.parent_close_policy()));
+  }
+  auto children = detail.initChildren(static_cast<unsigned>(run.state.children().size()));
+  unsigned k = 0;
+  for (const auto& [step, child] : run.state.children()) {
+    auto c = children[k++];
+    c.setStepId(Text(step));
+    c.setWorkflowId(Text(child.child_workflow_id));
+    c.setWorkflowType(Text(child.workflow_type));
+    c.setPolicy(Name(ParentClosePolicyName(child.policy)));
+    c.setStatus(child.closed ? Text(child.status) : kj::StringPtr("running"));
+  }
   // Journal order of the steps (the map is by operation id).
   std::vector<const OperationRecord*> views;
   for (const auto& [id, op] : run.state.operations()) views.push_back(&op);

@@ -192,6 +192,16 @@ TEST_F(ServerWorkflowTest, AChildWorkflowStartedByRemoteCodeRunsAndReturnsItsRes
   const json::value result = json::parse(
       described.value().get().getResult().getWorkflow().getResultJson().cStr());
   EXPECT_TRUE(result.at("child").as_object().contains("ref")) << json::serialize(result);
+  // The detail links them both ways.
+  auto parent = described.value().get().getResult().getWorkflow();
+  ASSERT_EQ(parent.getChildren().size(), 1u);
+  EXPECT_EQ(std::string(parent.getChildren()[0].getWorkflowId().cStr()), "p-1-child");
+  EXPECT_EQ(std::string(parent.getChildren()[0].getStatus().cStr()), "completed");
+  auto child = Describe("p-1-child");
+  ASSERT_TRUE(child);
+  auto child_detail = child.value().get().getResult().getWorkflow();
+  EXPECT_EQ(std::string(child_detail.getParent().getWorkflowId().cStr()), "p-1");
+  EXPECT_EQ(std::string(child_detail.getParentClosePolicy().cStr()), "cancel");
 }
 
 TEST_F(ServerWorkflowTest, ThePlanHashIsJournaledForPlansAndNoneForAPlainStart) {

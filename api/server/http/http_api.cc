@@ -146,11 +146,26 @@ std::string JsonField(const json::object& body, std::string_view name) {
 json::object DetailJson(wire::WorkflowDetail::Reader d) {
   json::array operations;
   for (auto o : d.getOperations()) operations.push_back(OperationJson(o));
-  return json::object{{"summary", SummaryJson(d.getSummary())},
-                      {"input", ParsedJsonField(Str(d.getInputJson()))},
-                      {"result", ParsedJsonField(Str(d.getResultJson()))},
-                      {"started_by", Str(d.getStartedBy())},
-                      {"operations", std::move(operations)}};
+  json::array children;
+  for (auto c : d.getChildren()) {
+    children.push_back(json::object{{"step_id", Str(c.getStepId())},
+                                    {"workflow_id", Str(c.getWorkflowId())},
+                                    {"workflow_type", Str(c.getWorkflowType())},
+                                    {"policy", Str(c.getPolicy())},
+                                    {"status", Str(c.getStatus())}});
+  }
+  json::object out{{"summary", SummaryJson(d.getSummary())},
+                   {"input", ParsedJsonField(Str(d.getInputJson()))},
+                   {"result", ParsedJsonField(Str(d.getResultJson()))},
+                   {"started_by", Str(d.getStartedBy())},
+                   {"operations", std::move(operations)},
+                   {"children", std::move(children)}};
+  if (d.hasParent() && d.getParent().getWorkflowId().size() > 0) {
+    out["parent"] = json::object{{"workflow_id", Str(d.getParent().getWorkflowId())},
+                                 {"run_id", Str(d.getParent().getRunId())},
+                                 {"close_policy", Str(d.getParentClosePolicy())}};
+  }
+  return out;
 }
 
 json::object PrincipalJson(wire::PrincipalInfo::Reader p) {

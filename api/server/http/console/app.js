@@ -651,6 +651,7 @@
     if (kind === 'timer') return 'timer, ' + relativeText(s.wait_until_us);
     if (kind === 'approval') return 'approval of ' + shortId(detail);
     if (kind === 'person') return 'a person to resolve ' + shortId(detail);
+    if (kind === 'child') return 'child workflow ' + detail;
     if (kind === 'worker') return 'a worker of build ' + detail;
     if (kind === 'nothing' || kind === '') return '—';
     return kind;
