@@ -134,6 +134,11 @@ class Decider {
   Result<void> Resolve(const HumanResolution& resolution);
   // After a restart: every operation that was mid-flight follows its contract.
   Result<void> Recover();
+  // An update passed its validator (engine/decider_updates.cc): journals UpdateAccepted, which
+  // the code sees as news and starts the handler on. kFailedPrecondition for a finished run,
+  // kAlreadyExists for an update id the run already accepted (nothing emitted).
+  Result<void> AcceptUpdate(const std::string& update_id, const std::string& name,
+                            const std::string& args_json, const std::string& sent_by);
 
   // --- outputs ---
   const std::vector<storage::Event>& events() const { return events_; }
@@ -151,6 +156,12 @@ class Decider {
   Result<void> ScheduleNewCall(ScheduleCall call);
   Result<void> ReplayCall(ScheduleCall call);
   Result<void> Continue(ContinueAsNew command);
+  // The code's CompleteUpdate: UpdateCompleted, or kNondeterminism for an update not open.
+  Result<void> FinishUpdate(CompleteUpdate command);
+  // The run ends (`how`: completed, failed, cancelled, continued as new) with updates whose
+  // handlers have not returned: each is completed with error run_finished, so no caller waits
+  // for an answer that cannot come.
+  Result<void> CloseOpenUpdates(std::string_view how);
   Result<void> StartNextAttempt(OperationRecord& op);
   Result<void> HandleFailure(OperationRecord& op, FailureKind reported, const std::string& code,
                              const std::string& message);

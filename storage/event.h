@@ -180,13 +180,31 @@ struct WorkflowContinuedAsNew {
   std::string input_json;
 };
 
+// An update (ctx.OnUpdate) passed its validator and its handler starts; journaled before the
+// handler runs, so a restart resumes it by replay.
+struct UpdateAccepted {
+  std::string update_id;
+  std::string name;
+  std::string args_json;
+  std::string sent_by;  // the principal (server mode)
+};
+// The update's handler returned (error_code empty, result_json its result) or failed; or the
+// run ended before it returned (error_code "run_finished"). The caller's answer.
+struct UpdateCompleted {
+  std::string update_id;
+  std::string result_json;
+  std::string error_code;
+  std::string error_message;
+};
+
 using EventBody = std::variant<
     WorkflowStarted, WorkflowCompleted, WorkflowFailed, WorkflowCancelRequested,
     WorkflowCancelled, WorkflowTaskScheduled, WorkflowTaskStarted, WorkflowTaskCompleted,
     OperationPrepared, ApprovalRequested, ApprovalGranted, ApprovalDenied, AttemptStarted,
     OperationCommitted, OperationRejected, AttemptFailedRetryable, OutcomeUnknown,
     ReconciliationStarted, ReconciliationResult, NeedsHuman, HumanResolved, TimerStarted,
-    TimerFired, SignalReceived, MarkerRecorded, RetryScheduled, WorkflowContinuedAsNew>;
+    TimerFired, SignalReceived, MarkerRecorded, RetryScheduled, WorkflowContinuedAsNew,
+    UpdateAccepted, UpdateCompleted>;
 
 struct Event {
   std::int64_t seq = 0;             // 1-based position in the run's history
@@ -195,10 +213,14 @@ struct Event {
 };
 
 // The stable type number stored beside each event (union ordinal + 1). Union ordinal 26 is the
-// sealed wrapper, which has no alternative here, so later alternatives sit one ordinal up.
+// sealed wrapper, which has no alternative here, so later alternatives sit one ordinal up;
+// ordinals 28-30 belong to events this branch does not define yet (events.capnp), so the
+// update events (31, 32) sit three further up.
 inline int EventTypeNumber(const EventBody& body) {
   const int index = static_cast<int>(body.index());
-  return index < 26 ? index + 1 : index + 2;
+  if (index < 26) return index + 1;
+  if (index == 26) return index + 2;
+  return index + 5;
 }
 
 // "OperationCommitted": the event type's name as used in history listings and traces.

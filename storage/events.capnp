@@ -46,6 +46,15 @@ struct EventPayload {
     sealed @26 :SealedEvent;
     # The run closed and the next run of the same workflow id started, in one transaction.
     workflowContinuedAsNew @27 :WorkflowContinuedAsNew;
+    # Placeholders for ordinals another branch defines (child workflows); the merge replaces
+    # them. Cap'n Proto ordinals must have no holes.
+    reserved28 @28 :Empty;
+    reserved29 @29 :Empty;
+    reserved30 @30 :Empty;
+    # An update to the running run passed its validator; its handler starts (ctx.OnUpdate).
+    updateAccepted @31 :UpdateAccepted;
+    # The handler of an accepted update returned (or the run ended first).
+    updateCompleted @32 :UpdateCompleted;
   }
 }
 
@@ -80,6 +89,20 @@ struct WorkflowStarted {
 struct WorkflowContinuedAsNew {
   nextRunId @0 :Text;
   inputJson @1 :Text;        # the next run's input
+}
+
+struct UpdateAccepted {
+  updateId @0 :Text;         # the caller's id, or one the engine chose; unique in the run
+  name @1 :Text;
+  argsJson @2 :Text;
+  sentBy @3 :Text;           # the principal (server mode); empty embedded
+}
+
+struct UpdateCompleted {
+  updateId @0 :Text;
+  resultJson @1 :Text;       # the handler's result; empty when it failed
+  errorCode @2 :Text;        # empty on success; run_finished when the run ended first
+  errorMessage @3 :Text;
 }
 
 struct WorkflowCompleted {

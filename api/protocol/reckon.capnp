@@ -51,6 +51,15 @@ struct Request {
     revokeToken @22 :RevokeToken;
     whoAmI @23 :Void;
     listWorkers @24 :Void;
+    # Placeholders for ordinals another branch defines; the merge replaces them (Cap'n Proto
+    # ordinals must have no holes).
+    reserved25 @25 :Void;
+    reserved26 @26 :Void;
+    # Ask a running run's query handler (ctx.OnQuery); nothing is journaled. Reply: queryResult.
+    queryWorkflow @27 :QueryWorkflow;
+    # Send an update to a running run (ctx.OnUpdate) and wait for its answer. Reply:
+    # updateResult; a validator's rejection is an error.
+    updateWorkflow @28 :UpdateWorkflow;
   }
 
   credential @19 :Text;
@@ -79,6 +88,9 @@ struct Response {
     principal @16 :PrincipalInfo;   # revokeToken: the principal as revoked; whoAmI: the caller
     workflowPage @17 :WorkflowPage; # listWorkflows with a limit
     workers @18 :WorkerList;        # listWorkers
+    reserved19 @19 :Void;           # placeholder for another branch's ordinal
+    queryResult @20 :Text;          # queryWorkflow: the handler's reply, JSON
+    updateResult @21 :UpdateResult; # updateWorkflow
   }
 }
 
@@ -91,6 +103,26 @@ struct Error {
 }
 
 # --- workflows (clients) -------------------------------------------------------------------
+
+struct QueryWorkflow {
+  workflowId @0 :Text;
+  name @1 :Text;
+  argsJson @2 :Text;     # empty: null
+}
+
+struct UpdateWorkflow {
+  workflowId @0 :Text;
+  name @1 :Text;
+  argsJson @2 :Text;     # empty: null
+  updateId @3 :Text;     # idempotency key; empty: the server chooses one
+}
+
+struct UpdateResult {
+  updateId @0 :Text;
+  resultJson @1 :Text;   # the handler's result when errorCode is empty
+  errorCode @2 :Text;    # the handler's failure (or run_finished); empty on success
+  errorMessage @3 :Text;
+}
 
 struct WorkflowKey {
   workflowId @0 :Text;
@@ -270,6 +302,18 @@ struct WorkflowTask {
   fullHistory @4 :Bool;        # rebuild the workflow and replay `events` from the start
   nowUs @5 :Int64;             # what the code's now() returns when it is not replaying
   events @6 :List(HistoryEvent);
+  reserved7 @7 :Void;          # placeholders for another branch's ordinals
+  reserved8 @8 :Void;
+  # Set: not an activation but a question (a query, or an update to validate) about the run
+  # whose full history is `events`. Answer with CompleteWorkflowTask.queryResult (or failure);
+  # nothing the replay issues is kept.
+  query @9 :QueryTask;
+}
+
+struct QueryTask {
+  name @0 :Text;
+  argsJson @1 :Text;
+  validateUpdate @2 :Bool;     # run update `name`'s validator instead of a query handler
 }
 
 struct ScheduleCall {
@@ -300,7 +344,17 @@ struct Command {
     completeWorkflow @3 :Text;       # result JSON
     failWorkflow @4 :Error;
     continueAsNew @5 :ContinueAsNew;
+    reserved6 @6 :Void;              # placeholder for another branch's ordinal
+    completeUpdate @7 :CompleteUpdate;
   }
+}
+
+# An update's handler returned (ctx.OnUpdate).
+struct CompleteUpdate {
+  updateId @0 :Text;
+  resultJson @1 :Text;
+  errorCode @2 :Text;
+  errorMessage @3 :Text;
 }
 
 # ctx.ContinueAsNew: end the run and start the next one with this input, carrying the signals
@@ -321,6 +375,7 @@ struct CompleteWorkflowTask {
   union {
     commands @1 :List(Command);
     failure @2 :Error;   # failed_precondition "not cached": the server resends the full history
+    queryResult @3 :Text;  # a query task's reply (JSON); a validation's: "null"
   }
 }
 

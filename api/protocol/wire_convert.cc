@@ -91,6 +91,12 @@ void CommandsToWire(const std::vector<Command>& commands,
               signal.setPayloadJson(Text(c.signals[k].payload_json));
               signal.setSentBy(Text(c.signals[k].sent_by));
             }
+          } else if constexpr (std::is_same_v<T, CompleteUpdate>) {
+            auto s = b.initCompleteUpdate();
+            s.setUpdateId(Text(c.update_id));
+            s.setResultJson(Text(c.result_json));
+            s.setErrorCode(Text(c.error_code));
+            s.setErrorMessage(Text(c.error_message));
           } else {
             auto s = b.initFailWorkflow();
             s.setCode(Text(c.code));
@@ -137,6 +143,12 @@ Result<std::vector<Command>> CommandsFromWire(capnp::List<wire::Command>::Reader
                                                Str(signal.getSentBy())});
         }
         commands.push_back(std::move(next));
+        break;
+      }
+      case wire::Command::COMPLETE_UPDATE: {
+        auto s = c.getCompleteUpdate();
+        commands.push_back(CompleteUpdate{Str(s.getUpdateId()), Str(s.getResultJson()),
+                                          Str(s.getErrorCode()), Str(s.getErrorMessage())});
         break;
       }
       case wire::Command::FAIL_WORKFLOW:
