@@ -9,6 +9,8 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "reckon/storage/history_file.h"
+#include "reckon/worker/replayer.h"
 #include "reckon/worker/testing/engine_harness.h"
 #include "reckon/worker/testing/expect_ok.h"
 #include "reckon/worker/testing/fake_provider.h"
@@ -50,6 +52,23 @@ Task<WorkflowOutcome> Ledger(WorkflowContext& ctx, json::value) {
     co_return json::value(json::object{{"total", total}});
   };
   ctx.OnUpdate("add", validate, add);
+  auto stop = ctx.WaitSignal("stop");
+  co_await stop;
+  co_return json::value(json::object{{"total", total}});
+}
+
+// The ledger as a later release that answers "add" differently (the total doubled).
+Task<WorkflowOutcome> LedgerDoubling(WorkflowContext& ctx, json::value) {
+  std::int64_t total = 0;
+  auto add = [&ctx, &total](json::value args) -> Task<WorkflowOutcome> {
+    const std::int64_t n = args.as_int64();
+    auto charge = ctx.Call("charge", FastInput("acct-1", n));
+    CallResult charged = co_await charge;
+    if (!charged) co_return charged.error();
+    total += n;
+    co_return json::value(json::object{{"total", 2 * total}});
+  };
+  ctx.OnUpdate("add", nullptr, add);
   auto stop = ctx.WaitSignal("stop");
   co_await stop;
   co_return json::value(json::object{{"total", total}});
@@ -255,6 +274,58 @@ TEST_F(UpdateTest, AHandlersFailureIsItsAnswerAndAFinishedRunTakesNoUpdates) {
   auto earlier = Update("u-5", "declined", "3");
   ASSERT_TRUE(earlier) << earlier.error().ToString();
   EXPECT_EQ(earlier.value().error_code, "card_declined");
+}
+
+// A history with updates, written by the engine and saved as a history file, replays clean
+// with the same code; a release whose handler answers differently is caught, naming the update.
+TEST_F(UpdateTest, AHistoryWithUpdatesReplaysCleanAndAChangedHandlerIsCaught) {
+  h_.Boot();
+  StartLedger("r-1");
+  ASSERT_TRUE(Update("r-1", "one", "2"));
+  ASSERT_TRUE(Update("r-1", "two", "3"));
+  auto stop = h_.Await(h_.engine().Signal("r-1", "stop", "{}"));
+  ASSERT_TRUE(stop && *stop);
+  ASSERT_TRUE(h_.RunUntil([&] {
+    auto run = h_.Describe("r-1");
+    return run && run->status == RunStatus::kCompleted;
+  }));
+  h_.Shutdown();
+  auto recorded = ReadLatestHistory(h_.journal(), "r-1");
+  ASSERT_TRUE(recorded) << recorded.error().ToString();
+  auto text = FormatHistory(recorded.value());
+  ASSERT_TRUE(text) << text.error().ToString();
+  auto saved = ParseHistory(text.value());  // as a file holds it
+  ASSERT_TRUE(saved) << saved.error().ToString();
+
+  WorkflowRegistry same;
+  RECKON_ASSERT_OK(same.Register("ledger", Ledger));
+  auto replayed = ReplayHistory(same, saved.value(), ReplayOptions{&h_.tools().contracts()});
+  ASSERT_TRUE(replayed) << replayed.error().ToString();
+  EXPECT_TRUE(replayed.value().code_finished);
+  EXPECT_EQ(replayed.value().calls_replayed, 2u);
+
+  WorkflowRegistry changed;
+  RECKON_ASSERT_OK(changed.Register("ledger", LedgerDoubling));
+  auto diverged = ReplayHistory(changed, saved.value(), ReplayOptions{&h_.tools().contracts()});
+  ASSERT_FALSE(diverged);
+  EXPECT_EQ(diverged.error().code(), Errc::kNondeterminism);
+  EXPECT_NE(diverged.error().message().find("update 'one'"), std::string::npos)
+      << diverged.error().message();
+}
+
+// The validator and the queries see the run's state: after an update, the state it changed.
+TEST_F(UpdateTest, TheValidatorRunsAgainstTheStateTheUpdatesBeforeItLeft) {
+  h_.Boot();
+  StartLedger("v-1");
+  ASSERT_TRUE(Update("v-1", "a", "1"));
+  h_.Restart();  // the next answers come from a replay of the journal
+  RECKON_ASSERT_OK(h_.Recover());
+  auto total = Query("v-1", "total", "null");
+  ASSERT_TRUE(total) << total.error().ToString();
+  EXPECT_EQ(total.value(), "1");
+  auto b = Update("v-1", "b", "10");
+  ASSERT_TRUE(b) << b.error().ToString();
+  EXPECT_EQ(json::parse(b.value().result_json).at("total").as_int64(), 11);
 }
 
 }  // namespace
