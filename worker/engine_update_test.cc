@@ -79,11 +79,11 @@ class UpdateTest : public ::testing::Test {
   void SetUp() override {
     RECKON_ASSERT_OK(h_.tools().Register(
         ProviderTool(FastContract("charge", SideEffect::kNonRepeatableWrite), provider_)));
-    RECKON_ASSERT_OK(h_.workflows().Register("ledger", Ledger));
+    RECKON_ASSERT_OK(h_.workflows().Register("embedded_ledger", Ledger));
   }
 
   void StartLedger(const std::string& id) {
-    RECKON_ASSERT_OK(h_.Start(id, "ledger", json::object{}));
+    RECKON_ASSERT_OK(h_.Start(id, "embedded_ledger", json::object{}));
     ASSERT_TRUE(h_.RunUntil([&] {
       auto run = h_.Describe(id);
       return run && run->wait.kind == WaitKind::kSignal;
@@ -298,14 +298,14 @@ TEST_F(UpdateTest, AHistoryWithUpdatesReplaysCleanAndAChangedHandlerIsCaught) {
   ASSERT_TRUE(saved) << saved.error().ToString();
 
   WorkflowRegistry same;
-  RECKON_ASSERT_OK(same.Register("ledger", Ledger));
+  RECKON_ASSERT_OK(same.Register("embedded_ledger", Ledger));
   auto replayed = ReplayHistory(same, saved.value(), ReplayOptions{&h_.tools().contracts()});
   ASSERT_TRUE(replayed) << replayed.error().ToString();
   EXPECT_TRUE(replayed.value().code_finished);
   EXPECT_EQ(replayed.value().calls_replayed, 2u);
 
   WorkflowRegistry changed;
-  RECKON_ASSERT_OK(changed.Register("ledger", LedgerDoubling));
+  RECKON_ASSERT_OK(changed.Register("embedded_ledger", LedgerDoubling));
   auto diverged = ReplayHistory(changed, saved.value(), ReplayOptions{&h_.tools().contracts()});
   ASSERT_FALSE(diverged);
   EXPECT_EQ(diverged.error().code(), Errc::kNondeterminism);

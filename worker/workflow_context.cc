@@ -457,6 +457,13 @@ void WorkflowContext::Drain() {
       Resume(std::exchange(it->second.waiter, {}));
       progressed = true;
     }
+    if (!updates_done_waiters_.empty() && !UpdatesOpen() && !MainDone()) {
+      // The last handler returned: whoever waits in AllUpdatesDone goes on.
+      std::vector<Waiter> waiters;
+      waiters.swap(updates_done_waiters_);
+      for (Waiter& waiter : waiters) Resume(waiter);
+      progressed = true;
+    }
     for (auto& [name, waiters] : signal_waiters_) {
       while (!waiters.empty() && !MainDone()) {
         const auto& queue = signals_[name];

@@ -199,6 +199,12 @@ class WorkflowContext {
   // handler's behaviour a function of its arguments and the run's history: replay re-runs it
   // and checks its steps and its result against the history.
   void OnUpdate(std::string name, UpdateValidator validator, UpdateHandler handler);
+  // Completes once no accepted update's handler is running (at once when none is). An update
+  // accepted by a run is answered by that run: await this before ctx.ContinueAsNew (which is
+  // refused while a handler runs) and before returning, and have the validators reject new
+  // updates meanwhile if more may keep coming.
+  class UpdatesDoneAwaiter;
+  UpdatesDoneAwaiter AllUpdatesDone();
 
   // Microseconds since the epoch, recorded on first execution and replayed afterwards.
   std::int64_t NowMicros();
@@ -356,6 +362,8 @@ class WorkflowContext {
   };
   std::map<std::string, RecordedUpdate> history_update_results_;  // by update id
   bool inspecting_ = false;  // a query handler or validator runs
+  std::vector<Waiter> updates_done_waiters_;  // AllUpdatesDone()
+  bool UpdatesOpen() const;
   std::vector<Command> commands_;
   std::string divergence_;  // first nondeterminism seen
 };
@@ -369,6 +377,19 @@ struct WorkflowContext::RunningUpdate {
   std::shared_ptr<UpdateRegistration> registration;  // keeps the handler alive while it runs
   Task<WorkflowOutcome> task;
   bool finished = false;
+};
+
+class WorkflowContext::UpdatesDoneAwaiter {
+ public:
+  explicit UpdatesDoneAwaiter(WorkflowContext* ctx) : ctx_(ctx) {}
+  bool await_ready() const { return !ctx_->UpdatesOpen(); }
+  void await_suspend(std::coroutine_handle<> h) {
+    ctx_->updates_done_waiters_.push_back(Waiter{h, ctx_->scope_});
+  }
+  void await_resume() {}
+
+ private:
+  WorkflowContext* ctx_;
 };
 
 class WorkflowContext::CallAwaiter {

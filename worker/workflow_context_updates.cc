@@ -34,6 +34,17 @@ void WorkflowContext::OnUpdate(std::string name, UpdateValidator validator,
   updates_[std::move(name)] = std::move(registration);
 }
 
+WorkflowContext::UpdatesDoneAwaiter WorkflowContext::AllUpdatesDone() {
+  return UpdatesDoneAwaiter(this);
+}
+
+bool WorkflowContext::UpdatesOpen() const {
+  for (const auto& [id, update] : running_updates_) {
+    if (!update->finished) return true;
+  }
+  return false;
+}
+
 std::string WorkflowContext::Scoped(std::string step_id) const {
   return scope_ == nullptr ? step_id : scope_->prefix + step_id;
 }
