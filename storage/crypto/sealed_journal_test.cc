@@ -61,6 +61,8 @@ std::vector<EventBody> EveryEventType() {
       MarkerRecorded{"now#1", "now", "secret-12"},
       RetryScheduled{"op-1", 2, 1234, RetryReason::kReconciledNotFound},
       WorkflowContinuedAsNew{"r2", R"({"c":"secret-13"})"},
+      UpdateAccepted{"u-1", "instruct", R"({"i":"secret-14"})", "operator"},
+      UpdateCompleted{"u-1", R"({"a":"secret-15"})", "failed", "secret-16"},
   };
 }
 
