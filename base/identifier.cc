@@ -29,6 +29,12 @@ IdRuleSpec SpecOf(IdKind kind) {
     case IdKind::kWorkerId: return {.name = "worker id", .rule = kIdRule};
     case IdKind::kOperationId: return {.name = "operation id", .rule = kIdRule};
     case IdKind::kApprovalId: return {.name = "approval id", .rule = kIdRule};
+    case IdKind::kHandlerName: return {.name = "query or update name", .rule = kIdRule};
+    case IdKind::kUpdateId:
+      return {.name = "update id",
+              .rule = "1-64 bytes of A-Z a-z 0-9 _ - . : @, starting with a letter or digit",
+              .max_bytes = 64,
+              .punctuation = "_-.:@"};
     case IdKind::kPrincipalName:
       return {.name = "principal name",
               .rule = "1-64 bytes of A-Z a-z 0-9 _ - . @, starting with a letter or digit",

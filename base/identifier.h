@@ -49,6 +49,8 @@ enum class IdKind {
   kPrincipalName,
   kToolName,
   kIntentHash,
+  kHandlerName,  // a query's or an update's name (ctx.OnQuery, ctx.OnUpdate)
+  kUpdateId,     // an update's id (idempotency key of an update)
 };
 
 enum class TextKind {

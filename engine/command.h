@@ -89,7 +89,17 @@ struct StartChild {
   ParentClosePolicy policy = ParentClosePolicy::kCancel;
 };
 
+// The handler of accepted update `update_id` returned (ctx.OnUpdate): its result (canonical
+// JSON), or an error (error_code non-empty). The engine journals UpdateCompleted and answers
+// the caller once it is durable.
+struct CompleteUpdate {
+  std::string update_id;
+  std::string result_json;
+  std::string error_code;
+  std::string error_message;
+};
+
 using Command = std::variant<ScheduleCall, StartTimer, RecordMarker, CompleteWorkflow,
-                             FailWorkflow, ContinueAsNew, StartChild>;
+                             FailWorkflow, ContinueAsNew, StartChild, CompleteUpdate>;
 
 }  // namespace reckon

@@ -31,7 +31,8 @@ bool IsWorkflowNews(const EventBody& body) {
          std::holds_alternative<ApprovalDenied>(body) ||
          std::holds_alternative<TimerFired>(body) ||
          std::holds_alternative<SignalReceived>(body) ||
-         std::holds_alternative<ChildWorkflowClosed>(body);
+         std::holds_alternative<ChildWorkflowClosed>(body) ||
+         std::holds_alternative<UpdateAccepted>(body);
 }
 
 }  // namespace
@@ -145,12 +146,17 @@ Result<void> Decider::ApplyCommands(std::vector<Command> commands) {
             }
             return Emit(MarkerRecorded{c.step_id, c.kind, c.value_json});
           } else if constexpr (std::is_same_v<T, CompleteWorkflow>) {
+            RECKON_TRY(CloseOpenUpdates("completed"));
             return EmitClose(WorkflowCompleted{c.result_json});
           } else if constexpr (std::is_same_v<T, ContinueAsNew>) {
+            RECKON_TRY(CloseOpenUpdates("continued as new"));
             return Continue(std::move(c));
           } else if constexpr (std::is_same_v<T, StartChild>) {
             return StartChildWorkflow(std::move(c));
+          } else if constexpr (std::is_same_v<T, CompleteUpdate>) {
+            return FinishUpdate(std::move(c));
           } else {
+            RECKON_TRY(CloseOpenUpdates("failed"));
             return EmitClose(WorkflowFailed{c.code, c.message});
           }
         },
@@ -634,6 +640,7 @@ Result<void> Decider::Cancel(const std::string& reason, const std::string& reque
     if (!IsTerminal(op.state)) pending.push_back(id);
   }
   const std::string why = reason.empty() ? "the workflow was cancelled" : reason;
+  RECKON_TRY(CloseOpenUpdates("cancelled"));
   for (const std::string& id : pending) {
     OperationRecord* op = state_.FindOperation(id);
     if (op->state == OperationState::kAwaitingApproval) {

@@ -159,6 +159,11 @@ class Decider {
   Result<void> ChildClosed(storage::ChildWorkflowClosed closed);
   // Without a reserver every child start is refused (child_workflows_unavailable).
   void SetChildReserver(ChildReserver reserver) { child_reserver_ = std::move(reserver); }
+  // An update passed its validator (engine/decider_updates.cc): journals UpdateAccepted, which
+  // the code sees as news and starts the handler on. kFailedPrecondition for a finished run,
+  // kAlreadyExists for an update id the run already accepted (nothing emitted).
+  Result<void> AcceptUpdate(const std::string& update_id, const std::string& name,
+                            const std::string& args_json, const std::string& sent_by);
 
   // --- outputs ---
   const std::vector<storage::Event>& events() const { return events_; }
@@ -182,6 +187,12 @@ class Decider {
   // Emits the event that closes the run, after applying the parent-close policy of each child
   // still running (ChildPolicyApplied, CancelChildAction).
   Result<void> EmitClose(storage::EventBody terminal);
+  // The code's CompleteUpdate: UpdateCompleted, or kNondeterminism for an update not open.
+  Result<void> FinishUpdate(CompleteUpdate command);
+  // The run ends (`how`: completed, failed, cancelled, continued as new) with updates whose
+  // handlers have not returned: each is completed with error run_finished, so no caller waits
+  // for an answer that cannot come.
+  Result<void> CloseOpenUpdates(std::string_view how);
   Result<void> StartNextAttempt(OperationRecord& op);
   Result<void> HandleFailure(OperationRecord& op, FailureKind reported, const std::string& code,
                              const std::string& message);

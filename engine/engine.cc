@@ -247,6 +247,7 @@ void Engine::Retire(Slot& slot, const std::string& reason) {
   std::deque<Queued> inbox;
   inbox.swap(slot.inbox);
   const Error moved = Err(Errc::kNotOwner, reason);
+  DropUpdateWaiters(slot.state.ref().workflow_id, moved);
   for (Queued& queued : inbox) {
     if (!queued.reply) continue;
     asio::post(executor_, [reply = std::move(queued.reply), moved]() mutable {
@@ -341,6 +342,8 @@ Result<void> Engine::ApplyInput(Decider& decider, Slot& slot, Input& input) {
           return decider.Cancel(in.reason, in.requested_by);
         } else if constexpr (std::is_same_v<T, ChildDoneInput>) {
           return decider.ChildClosed(in.closed);
+        } else if constexpr (std::is_same_v<T, UpdateInput>) {
+          return decider.AcceptUpdate(in.update_id, in.name, in.args_json, in.sent_by);
         } else {
           (void)slot;
           return decider.Recover();
@@ -387,6 +390,16 @@ asio::awaitable<void> Engine::Drive(Slot* slot) {
         if (!*alive) co_return;
         if (!replayed) {
           broken = replayed.error();
+          continue;
+        }
+      }
+      if (const auto* update = std::get_if<UpdateInput>(&queued.input)) {
+        // The validator runs here, inside the run's batch (decision 45).
+        auto admitted = co_await AdmitUpdate(*slot, decider, *update);
+        if (!*alive) co_return;
+        if (!admitted || !admitted.value()) {
+          Result<void> answer = admitted ? Result<void>(Ok()) : Result<void>(admitted.error());
+          if (queued.reply) std::move(queued.reply)(std::move(answer));
           continue;
         }
       }
@@ -454,6 +467,7 @@ asio::awaitable<void> Engine::Drive(Slot* slot) {
       }
       sinks_.OnCommitted(slot->state, decider.events());
       if (ack) BeginChildren(decider.child_starts());
+      AnswerUpdates(*slot, decider.events());
     }
     if (slot->released) {
       // Let go while this batch was committed: it is durable, but the run is another
@@ -653,6 +667,9 @@ void Engine::Stop(Slot& slot, const Error& error) {
   slot.stuck = error.ToString();
   spdlog::error("run {} stopped: {}", slot.state.ref().workflow_id, slot.stuck);
   sinks_.OnRunStopped(slot.state, slot.stuck);
+  DropUpdateWaiters(slot.state.ref().workflow_id,
+                    Err(Errc::kFailedPrecondition,
+                        "run '" + slot.state.ref().workflow_id + "' is stopped: " + slot.stuck));
   WakeIdleWaiters();
 }
 
@@ -665,6 +682,7 @@ void Engine::Fail(const Error& error) {
   timers_.Clear();
   // Nobody waits in vain: every queued request of every run is answered now.
   const Error stopped = Err(Errc::kUnavailable, "engine stopped: " + failure_);
+  DropUpdateWaiters("", stopped);
   for (auto& [id, slot] : slots_) {
     std::deque<Queued> inbox;
     inbox.swap(slot->inbox);

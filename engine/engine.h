@@ -120,6 +120,23 @@ struct RunSummary {
   std::vector<OperationRecord> operations;
 };
 
+// An update to a running run (Engine::Update; ctx.OnUpdate).
+struct UpdateRequest {
+  std::string update_id;  // the caller's idempotency key; empty: the engine chooses one
+  std::string name;
+  std::string args_json;  // JSON; journaled canonical
+  std::string sent_by;    // the principal (server mode)
+};
+
+// The journaled answer to an update: the handler's result, or its error (error_code set; also
+// "run_finished" when the run ended before the handler returned).
+struct UpdateOutcome {
+  std::string update_id;
+  std::string result_json;
+  std::string error_code;
+  std::string error_message;
+};
+
 class Engine {
  public:
   Engine(boost::asio::any_io_executor executor, storage::Journal& journal,
@@ -224,6 +241,29 @@ class Engine {
   // Errc::kUnavailable when the engine fails (or has failed).
   boost::asio::awaitable<Result<RunSummary>> UntilSettled(std::string workflow_id);
 
+  // Asks query `name` of run `workflow_id`'s code (ctx.OnQuery) with `args_json` and returns
+  // the handler's reply (JSON text). Nothing is journaled: the host answers from the run's
+  // durable history (WorkflowHost::Query), so a batch being committed is not seen yet.
+  // Errors: kInvalidArgument for a bad name or args; kNotFound for an unknown run or query
+  // name; kFailedPrecondition for a finished run (its code's state is gone; describe shows
+  // its result) or a handler that tried to issue a command; the host's errors (server mode:
+  // kDeadlineExceeded when no worker answers).
+  boost::asio::awaitable<Result<std::string>> Query(std::string workflow_id, std::string name,
+                                                    std::string args_json);
+  // Sends update `request` to run `workflow_id` (ctx.OnUpdate) and completes with its
+  // journaled answer. The validator runs inside the run's next batch, against the run's
+  // history up to that point, so no other batch of the run can slip between the check and the
+  // acceptance (docs/ARCHITECTURE.md, decision 45). A rejection is an error carrying the
+  // validator's message, and nothing is journaled. An accepted update is journaled
+  // (UpdateAccepted) before its handler starts and answered once its UpdateCompleted is
+  // durable; a repeated update id is answered with the first one's answer (waiting for it if
+  // the handler still runs), never run twice, including after a restart. Update ids are
+  // remembered per run: after a continue-as-new, the new run does not know its predecessor's.
+  // Errors: kInvalidArgument, kNotFound (unknown run or update name), kFailedPrecondition (a
+  // finished run, a stopped run), the validator's error, kUnavailable when the engine stops.
+  boost::asio::awaitable<Result<UpdateOutcome>> Update(std::string workflow_id,
+                                                       UpdateRequest request);
+
   // Adds a sink (not owned: it must outlive the engine, or be removed first).
   void AddSink(TraceSink& sink) { sinks_.Add(sink); }
   void RemoveSink(TraceSink& sink) { sinks_.Remove(sink); }
@@ -258,15 +298,31 @@ class Engine {
   struct CancelInput { std::string reason; std::string requested_by; };
   // A child of the run ended (engine/child_workflow.h).
   struct ChildDoneInput { storage::ChildWorkflowClosed closed; };
+  struct UpdateInput { std::string update_id, name, args_json, sent_by; };
   using Input = std::variant<StartInput, AttemptDone, DueInput, LookupDone, TimerInput,
                              SignalInput, ApprovalDecision, HumanResolution, RecoverInput,
-                             CancelInput, ChildDoneInput>;
+                             CancelInput, ChildDoneInput, UpdateInput>;
   struct Queued {
     Input input;
     Reply reply;
   };
 
   void Submit(Slot& slot, Input input, Reply reply = {});
+  // --- updates (engine/engine_updates.cc) ---
+  // Inside the run's batch: true when `update` is new and passed its validator (the decider
+  // may accept it), false when the run knows its id already; the validator's error otherwise.
+  boost::asio::awaitable<Result<bool>> AdmitUpdate(Slot& slot, Decider& decider,
+                                                   const UpdateInput& update);
+  // Completes with update `update_id`'s answer once run `run_id` journaled it.
+  boost::asio::awaitable<Result<UpdateOutcome>> AwaitUpdate(std::string workflow_id,
+                                                            std::string run_id,
+                                                            std::string update_id);
+  // An update of a run the engine no longer holds: its answer from the journal, or why none.
+  Result<UpdateOutcome> UpdateFromJournal(const storage::RunRef& run, const std::string& update_id);
+  // Answers the waiters of every UpdateCompleted in `events` (just made durable).
+  void AnswerUpdates(const Slot& slot, const std::vector<storage::Event>& events);
+  // Answers the waiters of `workflow_id`'s updates (every run's when empty) with `error`.
+  void DropUpdateWaiters(const std::string& workflow_id, const Error& error);
   boost::asio::awaitable<void> Drive(Slot* slot);
   Result<void> ApplyInput(Decider& decider, Slot& slot, Input& input);
   boost::asio::awaitable<Result<void>> Activate(Slot& slot, Decider& decider,
@@ -348,6 +404,11 @@ class Engine {
     boost::asio::any_completion_handler<void(Result<RunSummary>)> handler;
   };
   std::vector<std::unique_ptr<RunWaiter>> run_waiters_;  // UntilSettled() callers
+  struct UpdateWaiter {
+    std::string workflow_id, run_id, update_id;
+    boost::asio::any_completion_handler<void(Result<UpdateOutcome>)> handler;
+  };
+  std::vector<std::unique_ptr<UpdateWaiter>> update_waiters_;  // Update() callers
   bool failed_ = false;
   std::string failure_;
   std::shared_ptr<bool> alive_;  // completions that outlive the engine check it

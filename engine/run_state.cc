@@ -87,6 +87,30 @@ struct RunState::Fold {
   Result<void> operator()(const WorkflowTaskScheduled&) { return Ok(); }
   Result<void> operator()(const WorkflowTaskStarted&) { return Ok(); }
   Result<void> operator()(const WorkflowTaskCompleted&) { return Ok(); }
+  // --- updates (ctx.OnUpdate) ----------------------------------------------------------------
+  Result<void> operator()(const UpdateAccepted& e) {
+    if (run.updates_.count(e.update_id)) {
+      return Err(Errc::kInternal, "run '" + run.ref_.workflow_id + "': update '" + e.update_id +
+                                      "' was accepted twice; the history is corrupt");
+    }
+    UpdateRecord& update = run.updates_[e.update_id];
+    update.name = e.name;
+    update.args_json = e.args_json;
+    update.sent_by = e.sent_by;
+    return Ok();
+  }
+  Result<void> operator()(const UpdateCompleted& e) {
+    auto it = run.updates_.find(e.update_id);
+    if (it == run.updates_.end() || it->second.completed) {
+      return Err(Errc::kInternal, "run '" + run.ref_.workflow_id + "': update '" + e.update_id +
+                                      "' completed without being open; the history is corrupt");
+    }
+    it->second.completed = true;
+    it->second.result_json = e.result_json;
+    it->second.error_code = e.error_code;
+    it->second.error_message = e.error_message;
+    return Ok();
+  }
   Result<void> operator()(const SignalReceived& e) {
     ++run.signals_[e.name].received;
     return Ok();

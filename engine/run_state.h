@@ -63,6 +63,17 @@ struct OperationRecord {
   std::string failure_message;
 };
 
+// An update the run accepted (ctx.OnUpdate), folded from UpdateAccepted and UpdateCompleted.
+struct UpdateRecord {
+  std::string name;
+  std::string args_json;
+  std::string sent_by;
+  bool completed = false;
+  std::string result_json;    // when completed without error
+  std::string error_code;     // when completed with an error
+  std::string error_message;
+};
+
 class RunState {
  public:
   explicit RunState(storage::RunRef ref) : ref_(std::move(ref)) {}
@@ -117,6 +128,8 @@ class RunState {
   // Histories written before waits were recorded have no such markers: their waits show only
   // once the code records them (at the next replay).
   std::vector<std::string> OutstandingSignalWaits() const;
+  // The updates the run accepted, by update id: open ones and their answers.
+  const std::map<std::string, UpdateRecord>& updates() const { return updates_; }
 
  private:
   struct Fold;
@@ -146,6 +159,7 @@ class RunState {
     std::int64_t timed_out = 0;  // wait_signal_end markers: waits that gave up
   };
   std::map<std::string, SignalTally> signals_;  // by signal name
+  std::map<std::string, UpdateRecord> updates_;  // by update id
 };
 
 }  // namespace reckon

@@ -33,6 +33,20 @@ struct ActivationRequest {
   std::span<const storage::Event> batch_events;
 };
 
+// A question to a run's code that journals nothing (WorkflowHost::Query): a query handler's
+// answer, or an update validator's verdict. The host builds the run afresh from `history` (the
+// journal's history, plus the current batch's events when the engine validates an update
+// inside a batch) and asks the question of that state; whatever commands the replay issues are
+// dropped.
+struct QueryRequest {
+  storage::RunRef run;
+  std::string workflow_type;
+  std::span<const storage::Event> history;
+  bool validate_update = false;  // true: update `name`'s validator; false: query `name`
+  std::string name;
+  std::string args_json;  // canonical JSON
+};
+
 class WorkflowHost {
  public:
   virtual ~WorkflowHost() = default;
@@ -46,6 +60,19 @@ class WorkflowHost {
 
   // Drops any cached state of the run (it finished, or the engine gave up on it).
   virtual void Evict(const storage::RunRef& run) = 0;
+
+  // Answers `request`: the query's reply as JSON text, or, for a validation, "null" when the
+  // validator accepts. Errors: the handler's or validator's own error (a rejection),
+  // kNotFound for a handler or workflow type the code lacks, kFailedPrecondition for a handler
+  // that tried to issue a command, kDeadlineExceeded when no worker answered in time (server
+  // mode), kUnimplemented for a host that cannot answer questions (the default). The span in
+  // `request` is valid only until the returned awaitable first suspends; copy what must live
+  // longer.
+  virtual boost::asio::awaitable<Result<std::string>> Query(QueryRequest request) {
+    (void)request;
+    co_return Err(Errc::kUnimplemented,
+                  "this workflow host does not answer queries or validate updates");
+  }
 };
 
 }  // namespace reckon

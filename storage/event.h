@@ -209,6 +209,22 @@ struct ChildPolicyApplied {
   std::string child_workflow_id;
   std::string policy;  // abandon | cancel
 };
+// An update (ctx.OnUpdate) passed its validator and its handler starts; journaled before the
+// handler runs, so a restart resumes it by replay.
+struct UpdateAccepted {
+  std::string update_id;
+  std::string name;
+  std::string args_json;
+  std::string sent_by;  // the principal (server mode)
+};
+// The update's handler returned (error_code empty, result_json its result) or failed; or the
+// run ended before it returned (error_code "run_finished"). The caller's answer.
+struct UpdateCompleted {
+  std::string update_id;
+  std::string result_json;
+  std::string error_code;
+  std::string error_message;
+};
 
 using EventBody = std::variant<
     WorkflowStarted, WorkflowCompleted, WorkflowFailed, WorkflowCancelRequested,
@@ -217,7 +233,8 @@ using EventBody = std::variant<
     OperationCommitted, OperationRejected, AttemptFailedRetryable, OutcomeUnknown,
     ReconciliationStarted, ReconciliationResult, NeedsHuman, HumanResolved, TimerStarted,
     TimerFired, SignalReceived, MarkerRecorded, RetryScheduled, WorkflowContinuedAsNew,
-    ChildWorkflowInitiated, ChildWorkflowClosed, ChildPolicyApplied>;
+    ChildWorkflowInitiated, ChildWorkflowClosed, ChildPolicyApplied, UpdateAccepted,
+    UpdateCompleted>;
 
 struct Event {
   std::int64_t seq = 0;             // 1-based position in the run's history

@@ -67,6 +67,20 @@ void Encode(EventPayload::Builder p, const WorkflowContinuedAsNew& e) {
   b.setNextRunId(T(e.next_run_id));
   b.setInputJson(T(e.input_json));
 }
+void Encode(EventPayload::Builder p, const UpdateAccepted& e) {
+  auto b = p.initUpdateAccepted();
+  b.setUpdateId(T(e.update_id));
+  b.setName(T(e.name));
+  b.setArgsJson(T(e.args_json));
+  b.setSentBy(T(e.sent_by));
+}
+void Encode(EventPayload::Builder p, const UpdateCompleted& e) {
+  auto b = p.initUpdateCompleted();
+  b.setUpdateId(T(e.update_id));
+  b.setResultJson(T(e.result_json));
+  b.setErrorCode(T(e.error_code));
+  b.setErrorMessage(T(e.error_message));
+}
 void Encode(EventPayload::Builder p, const WorkflowCompleted& e) {
   p.initWorkflowCompleted().setResultJson(T(e.result_json));
 }
@@ -359,6 +373,16 @@ Result<EventBody> DecodeUnion(EventPayload::Reader p) {
       auto r = p.getChildPolicyApplied();
       return ChildPolicyApplied{S(r.getStepId()), S(r.getChildWorkflowId()), S(r.getPolicy())};
     }
+    case EventPayload::UPDATE_ACCEPTED: {
+      auto r = p.getUpdateAccepted();
+      return UpdateAccepted{S(r.getUpdateId()), S(r.getName()), S(r.getArgsJson()),
+                            S(r.getSentBy())};
+    }
+    case EventPayload::UPDATE_COMPLETED: {
+      auto r = p.getUpdateCompleted();
+      return UpdateCompleted{S(r.getUpdateId()), S(r.getResultJson()), S(r.getErrorCode()),
+                             S(r.getErrorMessage())};
+    }
     case EventPayload::SEALED:  // handled by EventDecoder before it gets here
       return Err(Errc::kCorruption, "a sealed event holds another sealed event");
   }
@@ -475,7 +499,8 @@ std::string_view EventTypeName(const EventBody& body) {
       "ReconciliationResult",   "NeedsHuman",            "HumanResolved",
       "TimerStarted",           "TimerFired",            "SignalReceived",
       "MarkerRecorded",         "RetryScheduled",        "WorkflowContinuedAsNew",
-      "ChildWorkflowInitiated", "ChildWorkflowClosed",   "ChildPolicyApplied"};
+      "ChildWorkflowInitiated", "ChildWorkflowClosed",   "ChildPolicyApplied",
+      "UpdateAccepted",         "UpdateCompleted"};
   static_assert(std::size(kNames) == std::variant_size_v<EventBody>);
   return kNames[body.index()];
 }

@@ -48,6 +48,8 @@ TEST(EventCodecTest, RoundTripsEveryEventType) {
       ChildWorkflowInitiated{"child#2", "ship-1", "r9", "ship", R"({"n":2})", "wait"},
       ChildWorkflowClosed{"child#2", "ship-1", "r9", "failed", "", "out_of_stock", "none left"},
       ChildPolicyApplied{"child#2", "ship-1", "abandon"},
+      UpdateAccepted{"u-1", "instruct", R"({"instruction":"x"})", "operator"},
+      UpdateCompleted{"u-1", R"({"answer":"y"})", "", ""},
   };
   ASSERT_EQ(bodies.size(), std::variant_size_v<EventBody>);
   EventDecoder decoder;
@@ -60,6 +62,14 @@ TEST(EventCodecTest, RoundTripsEveryEventType) {
     // Re-encoding the decoded value gives the same bytes: every field survived.
     EXPECT_EQ(EncodeEventBody(decoded.value()), bytes) << EventTypeName(bodies[i]);
   }
+}
+
+// The update events' type numbers are their union ordinals (31, 32) plus one, past the
+// ordinals 28-30 another branch defines.
+TEST(EventCodecTest, UpdateEventsHaveTheirOrdinalsTypeNumbers) {
+  EXPECT_EQ(EventTypeNumber(UpdateAccepted{}), 32);
+  EXPECT_EQ(EventTypeNumber(UpdateCompleted{}), 33);
+  EXPECT_EQ(EventTypeNumber(WorkflowContinuedAsNew{}), 28);
 }
 
 TEST(EventCodecTest, DecodesFromUnalignedMemory) {

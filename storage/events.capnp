@@ -50,6 +50,10 @@ struct EventPayload {
     childWorkflowInitiated @28 :ChildWorkflowInitiated;
     childWorkflowClosed @29 :ChildWorkflowClosed;
     childPolicyApplied @30 :ChildPolicyApplied;
+    # An update to the running run passed its validator; its handler starts (ctx.OnUpdate).
+    updateAccepted @31 :UpdateAccepted;
+    # The handler of an accepted update returned (or the run ended first).
+    updateCompleted @32 :UpdateCompleted;
   }
 }
 
@@ -121,6 +125,20 @@ struct ChildPolicyApplied {
 struct WorkflowContinuedAsNew {
   nextRunId @0 :Text;
   inputJson @1 :Text;        # the next run's input
+}
+
+struct UpdateAccepted {
+  updateId @0 :Text;         # the caller's id, or one the engine chose; unique in the run
+  name @1 :Text;
+  argsJson @2 :Text;
+  sentBy @3 :Text;           # the principal (server mode); empty embedded
+}
+
+struct UpdateCompleted {
+  updateId @0 :Text;
+  resultJson @1 :Text;       # the handler's result; empty when it failed
+  errorCode @2 :Text;        # empty on success; run_finished when the run ended first
+  errorMessage @3 :Text;
 }
 
 struct WorkflowCompleted {

@@ -22,6 +22,8 @@
 //   WorkflowContinuedAsNew   input_json    (the next run's input)
 //   ChildWorkflowInitiated   input_json    (the child's input)
 //   ChildWorkflowClosed      result_json, message
+//   UpdateAccepted           args_json     (what the caller sent)
+//   UpdateCompleted          result_json, error_message (the handler's answer)
 //
 // A sealed event's plaintext is its payload fields in the order of its kMembers array, each as
 // a 4-byte little-endian length followed by its bytes. Its authenticated context is the
@@ -64,11 +66,18 @@ RECKON_PAYLOAD_MEMBER(SignalReceived, payload_json);
 RECKON_PAYLOAD_MEMBER(MarkerRecorded, value_json);
 RECKON_PAYLOAD_MEMBER(WorkflowContinuedAsNew, input_json);
 RECKON_PAYLOAD_MEMBER(ChildWorkflowInitiated, input_json);
+RECKON_PAYLOAD_MEMBER(UpdateAccepted, args_json);
 #undef RECKON_PAYLOAD_MEMBER
 template <>
 struct PayloadMembers<ChildWorkflowClosed> {
   static constexpr std::array<std::string ChildWorkflowClosed::*, 2> kMembers{
       &ChildWorkflowClosed::result_json, &ChildWorkflowClosed::message};
+};
+
+template <>
+struct PayloadMembers<UpdateCompleted> {
+  static constexpr std::array<std::string UpdateCompleted::*, 2> kMembers{
+      &UpdateCompleted::result_json, &UpdateCompleted::error_message};
 };
 
 // Where an event lives in the journal. A sealed payload is bound to it: its box opens only at

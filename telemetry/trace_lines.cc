@@ -170,6 +170,17 @@ class LineBuilder {
     Add("signal", e.name);
     if (!e.sent_by.empty()) Add("by", e.sent_by);
   }
+  void On(const UpdateAccepted& e) {
+    Line("workflow.update_accepted");
+    Add("update", e.update_id);
+    Add("name", e.name);
+    if (!e.sent_by.empty()) Add("by", e.sent_by);
+  }
+  void On(const UpdateCompleted& e) {
+    Line("workflow.update_completed");
+    Add("update", e.update_id);
+    if (!e.error_code.empty()) Add("code", e.error_code);
+  }
   template <class T>
   void On(const T&) {}  // task bookkeeping and markers are not effect transitions
 

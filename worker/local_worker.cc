@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "reckon/worker/run_inspection.h"
+
 namespace reckon {
 
 namespace {
@@ -33,6 +35,15 @@ boost::asio::awaitable<Result<std::vector<Command>>> LocalWorker::Activate(
                   "workflow '" + id + "' is not cached here; activate it with its full history");
   }
   co_return it->second->Activate(request.events, request.now_us);
+}
+
+boost::asio::awaitable<Result<std::string>> LocalWorker::Query(QueryRequest request) {
+  const WorkflowFunction* function = workflows_.Find(request.workflow_type);
+  if (function == nullptr) {
+    co_return Err(Errc::kNotFound, "no workflow type '" + request.workflow_type +
+                                       "' is registered with this worker");
+  }
+  co_return InspectRun(*function, request);
 }
 
 void LocalWorker::Evict(const storage::RunRef& run) { instances_.erase(run.workflow_id); }

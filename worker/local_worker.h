@@ -23,6 +23,8 @@ class LocalWorker final : public WorkflowHost, public ToolDispatcher {
 
   boost::asio::awaitable<Result<std::vector<Command>>> Activate(ActivationRequest request) override;
   void Evict(const storage::RunRef& run) override;
+  // Answers from a fresh replay of the history the engine hands over (worker/run_inspection.h).
+  boost::asio::awaitable<Result<std::string>> Query(QueryRequest request) override;
   boost::asio::awaitable<AttemptOutcome> RunAttempt(AttemptRequest request) override;
   boost::asio::awaitable<ReconcileOutcome> Reconcile(ReconcileRequest request) override;
 

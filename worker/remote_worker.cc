@@ -1,5 +1,7 @@
 #include "reckon/worker/remote_worker.h"
 
+#include "reckon/worker/run_inspection.h"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -214,6 +216,23 @@ std::unique_ptr<capnp::MallocMessageBuilder> RemoteWorker::Activate(
   };
   auto events = api::EventsFromWire(task.getEvents(), decoder_);
   if (!events) return fail(events.error());
+  if (task.hasQuery()) {
+    // A question about the run: answered from a fresh replay, the cache left alone.
+    const std::string type = api::Str(task.getWorkflowType());
+    const WorkflowFunction* function = workflows_.Find(type);
+    if (function == nullptr) {
+      return fail(Err(Errc::kNotFound, "worker " + options_.worker_id +
+                                           " hosts no workflow type '" + type + "'"));
+    }
+    auto query = task.getQuery();
+    QueryRequest request{storage::RunRef{workflow_id, api::Str(task.getRunId())}, type,
+                         events.value(), query.getValidateUpdate(), api::Str(query.getName()),
+                         api::Str(query.getArgsJson())};
+    auto answer = InspectRun(*function, request);
+    if (!answer) return fail(answer.error());
+    complete.setQueryResult(api::Text(answer.value()));
+    return message;
+  }
   if (task.getFullHistory()) {
     const std::string type = api::Str(task.getWorkflowType());
     const WorkflowFunction* function = workflows_.Find(type);

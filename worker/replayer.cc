@@ -96,6 +96,11 @@ Result<void> CheckNothingNew(const HistoryFile& history, std::int64_t last_seq,
                       "now starts timer '" + timer->timer_id +
                           "', which the history does not have");
     }
+    if (const auto* update = std::get_if<CompleteUpdate>(&command)) {
+      return Diverged(history, last_seq,
+                      "now answers update '" + update->update_id +
+                          "', which the history does not answer");
+    }
     if (const auto* marker = std::get_if<RecordMarker>(&command);
         marker && marker->kind == kPublishMarker) {
       return Diverged(history, last_seq,

@@ -37,7 +37,7 @@ WorkflowContext::WorkflowContext(std::string workflow_id, std::string run_id)
 }
 
 std::string WorkflowContext::NextStepId(std::string_view kind) {
-  return std::string(kind) + "#" + std::to_string(++counter_);
+  return Scoped(std::string(kind) + "#" + std::to_string(++Counter()));
 }
 
 void WorkflowContext::Diverge(std::string message) {
@@ -66,8 +66,9 @@ WorkflowContext::CallAwaiter WorkflowContext::Call(std::string tool, json::value
 WorkflowContext::CallAwaiter WorkflowContext::Call(std::string tool, json::value input,
                                                    CallOptions options) {
   if (options.step_id.too_long()) return RefusedCall(tool);
-  std::string step_id = options.step_id.empty() ? NextStepId(tool) : options.step_id.str();
-  if (!options.step_id.empty()) ++counter_;  // keep numbering stable whichever form is used
+  std::string step_id =
+      options.step_id.empty() ? NextStepId(tool) : Scoped(options.step_id.str());
+  if (!options.step_id.empty()) ++Counter();  // keep numbering stable whichever form is used
   step_of_op_[OperationIdFor(id_scope_, step_id)] = step_id;
   steps_[step_id];
   call_steps_[step_id] = tool;
@@ -169,7 +170,7 @@ WorkflowContext::TimerAwaiter WorkflowContext::Sleep(std::chrono::milliseconds d
 WorkflowContext::SignalAwaiter WorkflowContext::WaitSignal(std::string name) {
   // Journaled, so that what the run waits on is known without its code; a count of its own
   // per name keeps every other step id as it was before waits were recorded.
-  std::string step_id = "signal:" + name + "#" + std::to_string(++signal_waits_[name]);
+  std::string step_id = Scoped("signal:" + name + "#" + std::to_string(++SignalWaits()[name]));
   std::string value = json::serialize(json::string(name));
   if (auto it = history_markers_.find(step_id); it == history_markers_.end()) {
     history_markers_[step_id] = value;
@@ -226,6 +227,17 @@ WorkflowOutcome WorkflowContext::ContinueAsNew(json::value input) {
         "run '" + workflow_id_ + "' cannot continue as new while operations it started are "
         "not terminal: steps " + open + " have no result yet; await them first"});
   }
+  std::string updates;
+  for (const auto& [id, update] : running_updates_) {
+    if (!update->finished) updates += (updates.empty() ? "'" : ", '") + id + "'";
+  }
+  if (!updates.empty()) {
+    // An accepted update belongs to this run: its caller waits for this run's answer.
+    return WorkflowOutcome(CallFailure{
+        "continue_as_new_refused",
+        "run '" + workflow_id_ + "' cannot continue as new while the handlers of updates " +
+            updates + " have not returned; let them finish first"});
+  }
   auto canonical = CanonicalizeJson(input);
   if (!canonical) {
     return WorkflowOutcome(CallFailure{
@@ -256,7 +268,7 @@ void WorkflowContext::CarrySignals(std::vector<CarriedSignal>& out) {
 
 Task<std::optional<std::string>> WorkflowContext::WaitSignal(std::string name,
                                                             std::chrono::milliseconds timeout) {
-  const int k = signal_waits_[name] + 1;  // the number WaitSignal gives this wait
+  const int k = SignalWaits()[name] + 1;  // the number WaitSignal gives this wait
   auto signal = WaitSignal(name);
   auto timer = Sleep(timeout);
   const std::size_t first = co_await WhenAny(signal, timer);
@@ -266,7 +278,7 @@ Task<std::optional<std::string>> WorkflowContext::WaitSignal(std::string name,
 }
 
 void WorkflowContext::EndWait(const std::string& name, int k) {
-  const std::string step_id = "signal:" + name + "#" + std::to_string(k) + ":timeout";
+  const std::string step_id = Scoped("signal:" + name + "#" + std::to_string(k) + ":timeout");
   std::string value = json::serialize(json::string(name));
   if (!history_markers_.count(step_id)) {
     history_markers_[step_id] = value;
@@ -286,7 +298,7 @@ int WorkflowContext::Winner(const std::vector<WaitRef>& waits) const {
     } else if (auto it = steps_.find(waits[i].key); it != steps_.end()) {
       if (it->second.result || it->second.fired || it->second.child_result) seq = it->second.seq;
     }
-    if (seq < 0) continue;
+    if (seq < 0 || seq > position_) continue;  // not handed to the code yet
     if (winner < 0 || seq < best) {
       winner = static_cast<int>(i);
       best = seq;
@@ -298,9 +310,9 @@ int WorkflowContext::Winner(const std::vector<WaitRef>& waits) const {
 void WorkflowContext::Register(const std::vector<WaitRef>& waits, std::coroutine_handle<> h) {
   for (const WaitRef& wait : waits) {
     if (wait.signal) {
-      signal_waiters_[wait.key].push_back(h);
+      signal_waiters_[wait.key].push_back(Waiter{h, scope_});
     } else {
-      steps_[wait.key].waiter = h;
+      steps_[wait.key].waiter = Waiter{h, scope_};
     }
   }
 }
@@ -309,8 +321,11 @@ void WorkflowContext::Unregister(const std::vector<WaitRef>& waits, std::corouti
   for (const WaitRef& wait : waits) {
     if (wait.signal) {
       auto& queue = signal_waiters_[wait.key];
-      queue.erase(std::remove(queue.begin(), queue.end(), h), queue.end());
-    } else if (auto it = steps_.find(wait.key); it != steps_.end() && it->second.waiter == h) {
+      queue.erase(std::remove_if(queue.begin(), queue.end(),
+                                 [h](const Waiter& w) { return w.handle == h; }),
+                  queue.end());
+    } else if (auto it = steps_.find(wait.key);
+               it != steps_.end() && it->second.waiter.handle == h) {
       it->second.waiter = {};
     }
   }
@@ -358,14 +373,14 @@ Result<std::string> WorkflowContext::Publish(std::string_view subject, std::stri
 Result<std::string> WorkflowContext::Publish(std::string_view subject, std::string_view payload,
                                              PublishOptions options) {
   if (options.step_id.too_long()) {
-    ++counter_;  // numbered like any publish, so later ids do not move
+    ++Counter();  // numbered like any publish, so later ids do not move
     return Err(Errc::kInvalidArgument,
                "a publish to '" + std::string(subject) + "' names a step id longer than " +
                    std::to_string(StepId::kMaxBytes) + " bytes; choose a shorter one");
   }
   std::string step_id =
-      options.step_id.empty() ? NextStepId(kPublishMarker) : options.step_id.str();
-  if (!options.step_id.empty()) ++counter_;  // keep numbering stable whichever form is used
+      options.step_id.empty() ? NextStepId(kPublishMarker) : Scoped(options.step_id.str());
+  if (!options.step_id.empty()) ++Counter();  // keep numbering stable whichever form is used
   if (issued_.count(step_id)) {
     Diverge("step '" + step_id + "' was issued twice; step ids must be unique");
     return Err(Errc::kNondeterminism, RunName() + ": " + divergence_);
@@ -401,7 +416,9 @@ void WorkflowContext::BeginActivation(std::int64_t now_us, std::uint64_t random_
   if (random_state_ == 0) random_state_ = random_seed | 1;
 }
 
-void WorkflowContext::Ready(const std::string& step_id) { ready_.push_back(step_id); }
+void WorkflowContext::Ready(const std::string& step_id, std::int64_t seq) {
+  news_[seq] = News{News::kStep, step_id, {}, {}};
+}
 
 Result<void> WorkflowContext::Observe(const Event& event) {
   std::visit(
@@ -424,20 +441,20 @@ Result<void> WorkflowContext::Observe(const Event& event) {
               CallResult(ToolOutput{parsed ? std::move(parsed).value() : json::value(),
                                     e.provider_ref});
           steps_[it->second].seq = event.seq;
-          Ready(it->second);
+          Ready(it->second, event.seq);
         } else if constexpr (std::is_same_v<T, OperationRejected>) {
           auto it = step_of_op_.find(e.operation_id);
           if (it == step_of_op_.end()) return;
           steps_[it->second].result = CallResult(CallFailure{e.code, e.message});
           steps_[it->second].seq = event.seq;
-          Ready(it->second);
+          Ready(it->second, event.seq);
         } else if constexpr (std::is_same_v<T, ApprovalDenied>) {
           auto it = step_of_op_.find(e.operation_id);
           if (it == step_of_op_.end()) return;
           steps_[it->second].result =
               CallResult(CallFailure{"approval_denied", "denied by " + e.denied_by + ": " + e.reason});
           steps_[it->second].seq = event.seq;
-          Ready(it->second);
+          Ready(it->second, event.seq);
         } else if constexpr (std::is_same_v<T, TimerStarted>) {
           history_timers_.insert(e.timer_id);
           if (!issued_.count(e.timer_id)) {
@@ -446,9 +463,10 @@ Result<void> WorkflowContext::Observe(const Event& event) {
         } else if constexpr (std::is_same_v<T, TimerFired>) {
           steps_[e.timer_id].fired = true;
           steps_[e.timer_id].seq = event.seq;
-          Ready(e.timer_id);
+          Ready(e.timer_id, event.seq);
         } else if constexpr (std::is_same_v<T, SignalReceived>) {
           signals_[e.name].push_back(BufferedSignal{e.payload_json, e.sent_by, event.seq});
+          news_[event.seq] = News{News::kSignal, e.name, {}, {}};
         } else if constexpr (std::is_same_v<T, ChildWorkflowInitiated>) {
           history_children_[e.step_id] = HistoryChild{e.workflow_type, e.child_workflow_id};
           if (!issued_.count(e.step_id)) {
@@ -466,7 +484,11 @@ Result<void> WorkflowContext::Observe(const Event& event) {
             step.child_result = WorkflowOutcome(CallFailure{e.code, e.message});
           }
           step.seq = event.seq;
-          Ready(e.step_id);
+          Ready(e.step_id, event.seq);
+        } else if constexpr (std::is_same_v<T, UpdateAccepted>) {
+          news_[event.seq] = News{News::kUpdate, e.update_id, e.name, e.args_json};
+        } else if constexpr (std::is_same_v<T, UpdateCompleted>) {
+          history_update_results_[e.update_id] = RecordedUpdate{e.result_json, e.error_code};
         } else if constexpr (std::is_same_v<T, MarkerRecorded>) {
           history_markers_[e.step_id] = e.value_json;
           if (!issued_.count(e.step_id)) {
@@ -479,23 +501,54 @@ Result<void> WorkflowContext::Observe(const Event& event) {
 }
 
 void WorkflowContext::RunReady() {
+  for (;;) {
+    Drain();
+    if (news_.empty() || MainDone()) return;
+    auto first = news_.begin();
+    News news = std::move(first->second);
+    position_ = first->first;
+    news_.erase(first);
+    if (news.kind == News::kStep) {
+      ready_.push_back(std::move(news.key));
+    } else if (news.kind == News::kUpdate) {
+      StartUpdate(news.key, news.name, news.args_json);
+    }
+  }
+}
+
+void WorkflowContext::Resume(Waiter waiter) {
+  scope_ = waiter.scope;
+  waiter.handle.resume();
+  scope_ = nullptr;
+  CompleteFinishedUpdates();
+}
+
+void WorkflowContext::Drain() {
   bool progressed = true;
-  while (progressed) {
+  while (progressed && !MainDone()) {
     progressed = false;
-    while (!ready_.empty()) {
+    while (!ready_.empty() && !MainDone()) {
       std::string step_id = std::move(ready_.front());
       ready_.pop_front();
       auto it = steps_.find(step_id);
       if (it == steps_.end() || !it->second.waiter) continue;
-      auto waiter = std::exchange(it->second.waiter, {});
-      waiter.resume();
+      Resume(std::exchange(it->second.waiter, {}));
+      progressed = true;
+    }
+    if (!updates_done_waiters_.empty() && !UpdatesOpen() && !MainDone()) {
+      // The last handler returned: whoever waits in AllUpdatesDone goes on.
+      std::vector<Waiter> waiters;
+      waiters.swap(updates_done_waiters_);
+      for (Waiter& waiter : waiters) Resume(waiter);
       progressed = true;
     }
     for (auto& [name, waiters] : signal_waiters_) {
-      while (!waiters.empty() && !signals_[name].empty()) {
-        auto waiter = waiters.front();
+      while (!waiters.empty() && !MainDone()) {
+        const auto& queue = signals_[name];
+        if (queue.empty() || queue.front().seq > position_) break;
+        Waiter waiter = waiters.front();
         waiters.pop_front();
-        waiter.resume();
+        Resume(waiter);
         progressed = true;
       }
     }

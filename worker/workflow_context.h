@@ -200,6 +200,39 @@ class WorkflowContext {
   // run must not forget an effect that may be happening): the result is then a CallFailure
   // "continue_as_new_refused" whose message names each such step; returning it fails the run.
   WorkflowOutcome ContinueAsNew(boost::json::value input);
+  // --- queries and updates (README, "Asking and instructing a running workflow") ---------
+  //
+  // A query handler answers `reckon query` / Engine::Query from the run's state, which it
+  // reads through references it captured; nothing is journaled. It must only read: a handler
+  // that calls, sleeps, waits, publishes, draws or reads the time is refused
+  // (kFailedPrecondition, "query handlers must only read"), and its answer is dropped.
+  // Queries are answered while the run is running; a finished run's state is gone with its
+  // coroutine, so they are refused then.
+  using QueryHandler =
+      std::function<Result<boost::json::value>(const boost::json::value& args)>;
+  // An update's validator: synchronous and read-only (the same rule as a query handler). An
+  // error rejects the update: nothing is journaled and the caller gets its message.
+  using UpdateValidator = std::function<Result<void>(const boost::json::value& args)>;
+  // An update's handler: a workflow coroutine of its own (it may call, sleep, wait), started
+  // when the accepted update reaches the code, in history order. Its result (or failure) is
+  // journaled as UpdateCompleted and answers the caller. Its steps are numbered apart from the
+  // main code's ("update:<update id>/<tool>#<n>"), so the main code's step ids do not move.
+  // The std::function (and so a lambda's captures) is kept alive while a handler runs.
+  using UpdateHandler = std::function<Task<WorkflowOutcome>(boost::json::value args)>;
+  // Registers (or replaces) the handler of query `name`. Register before the first co_await,
+  // so that a replay has it at the same point of the history.
+  void OnQuery(std::string name, QueryHandler handler);
+  // Registers (or replaces) update `name`. Register before the first co_await, and keep the
+  // handler's behaviour a function of its arguments and the run's history: replay re-runs it
+  // and checks its steps and its result against the history.
+  void OnUpdate(std::string name, UpdateValidator validator, UpdateHandler handler);
+  // Completes once no accepted update's handler is running (at once when none is). An update
+  // accepted by a run is answered by that run: await this before ctx.ContinueAsNew (which is
+  // refused while a handler runs) and before returning, and have the validators reject new
+  // updates meanwhile if more may keep coming.
+  class UpdatesDoneAwaiter;
+  UpdatesDoneAwaiter AllUpdatesDone();
+
   // Microseconds since the epoch, recorded on first execution and replayed afterwards.
   std::int64_t NowMicros();
   // A random 64-bit value, recorded on first execution and replayed afterwards.
@@ -225,16 +258,34 @@ class WorkflowContext {
   const std::string& previous_run_id() const { return previous_run_id_; }
 
   // --- for WorkflowInstance only ---
+  struct RunningUpdate;
+  // A suspended coroutine and the code it belongs to (the main code: nullptr, or an update's
+  // handler), so that steps issued after it resumes are numbered in the right scope.
+  struct Waiter {
+    std::coroutine_handle<> handle;
+    RunningUpdate* scope = nullptr;
+    explicit operator bool() const { return static_cast<bool>(handle); }
+  };
   struct Step {
     std::optional<CallResult> result;   // calls
     std::optional<WorkflowOutcome> child_result;  // child workflows
     bool fired = false;                 // timers
     std::int64_t seq = 0;               // of the event that completed it (WhenAny's order)
-    std::coroutine_handle<> waiter;
+    Waiter waiter;
   };
+  // The main coroutine (its end ends queries and stops update handlers from resuming).
+  void SetMain(const Task<WorkflowOutcome>* main) { main_ = main; }
+  // Query `name` with `args` (kNotFound: no such handler; kFailedPrecondition: the handler
+  // issued a command, or the run's code finished); its reply.
+  Result<boost::json::value> AnswerQuery(const std::string& name, const boost::json::value& args);
+  // Runs update `name`'s validator (kNotFound: no such update; the validator's error as is).
+  Result<void> ValidateUpdate(const std::string& name, const boost::json::value& args);
   void BeginActivation(std::int64_t now_us, std::uint64_t random_seed);
   Result<void> Observe(const storage::Event& event);  // folds one event of the history
-  // Resumes waiters whose results arrived, in arrival order, until none is left to resume.
+  // Hands the code what the history holds for it one event at a time, in history order (a
+  // result, a timer, a signal, an accepted update), resuming whoever waits on it, until the
+  // code has seen everything or the main code finished. A replay of the whole history thus
+  // resumes the main code and update handlers in the order they ran the first time.
   void RunReady();
   std::vector<Command> TakeCommands() { return std::move(commands_); }
   void AddCommand(Command command) { commands_.push_back(std::move(command)); }
@@ -269,7 +320,27 @@ class WorkflowContext {
   void EndWait(const std::string& name, int k);
   // A call whose step id is too long: it fails at once, nothing is scheduled.
   CallAwaiter RefusedCall(const std::string& tool);
-  void Ready(const std::string& step_id);
+  // `step_id` completed at history position `seq`: the code may see it once RunReady gets
+  // there.
+  void Ready(const std::string& step_id, std::int64_t seq);
+  // Resumes what can run at the current history position.
+  void Drain();
+  void Resume(Waiter waiter);
+  bool MainDone() const { return main_ != nullptr && main_->done(); }
+  // Step ids and counters of the code running now (main or an update handler).
+  std::string Scoped(std::string step_id) const;
+  int& Counter();
+  std::map<std::string, int>& SignalWaits();
+  // An accepted update reached the code: its handler starts (or it completes at once with an
+  // error when the code has no such update).
+  void StartUpdate(const std::string& update_id, const std::string& name,
+                   const std::string& args_json);
+  void CompleteFinishedUpdates();
+  void CompleteUpdateWith(const std::string& update_id, reckon::CompleteUpdate done);
+  // Runs a query handler or validator; refuses it if it issued anything.
+  template <class F>
+  auto Inspect(std::string_view what, const std::string& name, F f)
+      -> decltype(f());
 
   std::string workflow_id_, run_id_, previous_run_id_;
   IdScope id_scope_;
@@ -306,9 +377,57 @@ class WorkflowContext {
     std::int64_t seq = 0;
   };
   std::map<std::string, std::deque<BufferedSignal>> signals_;  // received, not consumed, by name
-  std::map<std::string, std::deque<std::coroutine_handle<>>> signal_waiters_;
+  std::map<std::string, std::deque<Waiter>> signal_waiters_;
+  // History events the code has not been handed yet, by seq (RunReady).
+  struct News {
+    enum Kind { kStep, kSignal, kUpdate } kind = kStep;
+    std::string key;  // step id, signal name or update id
+    std::string name, args_json;  // an update's
+  };
+  std::map<std::int64_t, News> news_;
+  std::int64_t position_ = 0;  // the seq of the last event handed to the code
+  const Task<WorkflowOutcome>* main_ = nullptr;
+  std::map<std::string, QueryHandler> queries_;
+  struct UpdateRegistration {
+    UpdateValidator validator;
+    UpdateHandler handler;
+  };
+  std::map<std::string, std::shared_ptr<UpdateRegistration>> updates_;
+  std::map<std::string, std::unique_ptr<RunningUpdate>> running_updates_;  // by update id
+  RunningUpdate* scope_ = nullptr;  // the update handler running now; nullptr: the main code
+  struct RecordedUpdate {
+    std::string result_json, error_code;
+  };
+  std::map<std::string, RecordedUpdate> history_update_results_;  // by update id
+  bool inspecting_ = false;  // a query handler or validator runs
+  std::vector<Waiter> updates_done_waiters_;  // AllUpdatesDone()
+  bool UpdatesOpen() const;
   std::vector<Command> commands_;
   std::string divergence_;  // first nondeterminism seen
+};
+
+// An accepted update whose handler runs (or ran) in this context.
+struct WorkflowContext::RunningUpdate {
+  std::string update_id;
+  std::string prefix;  // "update:<update id>/": its step ids
+  int counter = 0;
+  std::map<std::string, int> signal_waits;
+  std::shared_ptr<UpdateRegistration> registration;  // keeps the handler alive while it runs
+  Task<WorkflowOutcome> task;
+  bool finished = false;
+};
+
+class WorkflowContext::UpdatesDoneAwaiter {
+ public:
+  explicit UpdatesDoneAwaiter(WorkflowContext* ctx) : ctx_(ctx) {}
+  bool await_ready() const { return !ctx_->UpdatesOpen(); }
+  void await_suspend(std::coroutine_handle<> h) {
+    ctx_->updates_done_waiters_.push_back(Waiter{h, ctx_->scope_});
+  }
+  void await_resume() {}
+
+ private:
+  WorkflowContext* ctx_;
 };
 
 class WorkflowContext::CallAwaiter {
@@ -316,8 +435,13 @@ class WorkflowContext::CallAwaiter {
   CallAwaiter(WorkflowContext* ctx, std::string step_id) : ctx_(ctx), step_id_(std::move(step_id)) {}
   const std::string& step_id() const { return step_id_; }
   WaitRef ref() const { return WaitRef{false, step_id_}; }
-  bool await_ready() const { return ctx_->steps_[step_id_].result.has_value(); }
-  void await_suspend(std::coroutine_handle<> h) { ctx_->steps_[step_id_].waiter = h; }
+  bool await_ready() const {
+    const Step& step = ctx_->steps_[step_id_];
+    return step.result.has_value() && step.seq <= ctx_->position_;
+  }
+  void await_suspend(std::coroutine_handle<> h) {
+    ctx_->steps_[step_id_].waiter = Waiter{h, ctx_->scope_};
+  }
   CallResult await_resume() { return *ctx_->steps_[step_id_].result; }
 
  private:
@@ -329,8 +453,13 @@ class WorkflowContext::TimerAwaiter {
  public:
   TimerAwaiter(WorkflowContext* ctx, std::string step_id) : ctx_(ctx), step_id_(std::move(step_id)) {}
   WaitRef ref() const { return WaitRef{false, step_id_}; }
-  bool await_ready() const { return ctx_->steps_[step_id_].fired; }
-  void await_suspend(std::coroutine_handle<> h) { ctx_->steps_[step_id_].waiter = h; }
+  bool await_ready() const {
+    const Step& step = ctx_->steps_[step_id_];
+    return step.fired && step.seq <= ctx_->position_;
+  }
+  void await_suspend(std::coroutine_handle<> h) {
+    ctx_->steps_[step_id_].waiter = Waiter{h, ctx_->scope_};
+  }
   void await_resume() {}
 
  private:
@@ -342,8 +471,13 @@ class WorkflowContext::SignalAwaiter {
  public:
   SignalAwaiter(WorkflowContext* ctx, std::string name) : ctx_(ctx), name_(std::move(name)) {}
   WaitRef ref() const { return WaitRef{true, name_}; }
-  bool await_ready() const { return !ctx_->signals_[name_].empty(); }
-  void await_suspend(std::coroutine_handle<> h) { ctx_->signal_waiters_[name_].push_back(h); }
+  bool await_ready() const {
+    const auto& queue = ctx_->signals_[name_];
+    return !queue.empty() && queue.front().seq <= ctx_->position_;
+  }
+  void await_suspend(std::coroutine_handle<> h) {
+    ctx_->signal_waiters_[name_].push_back(Waiter{h, ctx_->scope_});
+  }
   // The signal's payload as JSON text.
   std::string await_resume() {
     auto& queue = ctx_->signals_[name_];
@@ -365,8 +499,13 @@ class WorkflowContext::ChildAwaiter {
   // The child's workflow id as the code gave it (empty: derived by the engine).
   const std::string& workflow_id() const { return workflow_id_; }
   WaitRef ref() const { return WaitRef{false, step_id_}; }
-  bool await_ready() const { return ctx_->steps_[step_id_].child_result.has_value(); }
-  void await_suspend(std::coroutine_handle<> h) { ctx_->steps_[step_id_].waiter = h; }
+  bool await_ready() const {
+    const Step& step = ctx_->steps_[step_id_];
+    return step.child_result.has_value() && step.seq <= ctx_->position_;
+  }
+  void await_suspend(std::coroutine_handle<> h) {
+    ctx_->steps_[step_id_].waiter = Waiter{h, ctx_->scope_};
+  }
   WorkflowOutcome await_resume() { return *ctx_->steps_[step_id_].child_result; }
 
  private:

@@ -41,6 +41,7 @@ Result<std::vector<Command>> WorkflowInstance::Activate(std::span<const Event> e
                ParseStrictJson(std::get<WorkflowStarted>(events.front().body).input_json));
     started_ = true;
     task_ = function_(*context_, std::move(input));
+    context_->SetMain(&task_);
     task_.Start();  // exceptions are captured in the promise and surface in Finish()
   }
   if (!finished_) {

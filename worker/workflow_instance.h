@@ -32,6 +32,14 @@ class WorkflowInstance {
   Result<std::vector<Command>> Activate(std::span<const storage::Event> events,
                                         std::int64_t now_us);
   bool finished() const { return finished_; }
+  // Queries and update validation (WorkflowContext::AnswerQuery, ::ValidateUpdate) against
+  // the state the last Activate left; nothing is journaled.
+  Result<boost::json::value> Query(const std::string& name, const boost::json::value& args) {
+    return context_->AnswerQuery(name, args);
+  }
+  Result<void> ValidateUpdate(const std::string& name, const boost::json::value& args) {
+    return context_->ValidateUpdate(name, args);
+  }
 
  private:
   void Finish();

@@ -14,6 +14,7 @@
 #include "reckon/api/cli/jcs_command.h"
 #include "reckon/api/cli/plan_commands.h"
 #include "reckon/api/cli/server_commands.h"
+#include "reckon/api/cli/update_commands.h"
 #include "reckon/api/cli/workflow_commands.h"
 #include "reckon/api/cli/workers_command.h"
 
@@ -27,6 +28,7 @@ int main(int argc, char** argv) {
   reckon::cli::AddIntentHashCommand(app, env);
   reckon::cli::AddServerCommands(app, env);
   reckon::cli::AddWorkflowCommands(app, env);
+  reckon::cli::AddUpdateCommands(app, env);
   reckon::cli::AddDecisionCommands(app, env);
   reckon::cli::AddPlanCommands(app, env);
   reckon::cli::AddAdminCommands(app, env);

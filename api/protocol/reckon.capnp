@@ -51,6 +51,11 @@ struct Request {
     revokeToken @22 :RevokeToken;
     whoAmI @23 :Void;
     listWorkers @24 :Void;
+    # Ask a running run's query handler (ctx.OnQuery); nothing is journaled. Reply: queryResult.
+    queryWorkflow @25 :QueryWorkflow;
+    # Send an update to a running run (ctx.OnUpdate) and wait for its answer. Reply:
+    # updateResult; a validator's rejection is an error.
+    updateWorkflow @26 :UpdateWorkflow;
   }
 
   credential @19 :Text;
@@ -79,6 +84,8 @@ struct Response {
     principal @16 :PrincipalInfo;   # revokeToken: the principal as revoked; whoAmI: the caller
     workflowPage @17 :WorkflowPage; # listWorkflows with a limit
     workers @18 :WorkerList;        # listWorkers
+    queryResult @19 :Text;          # queryWorkflow: the handler's reply, JSON
+    updateResult @20 :UpdateResult; # updateWorkflow
   }
 }
 
@@ -91,6 +98,26 @@ struct Error {
 }
 
 # --- workflows (clients) -------------------------------------------------------------------
+
+struct QueryWorkflow {
+  workflowId @0 :Text;
+  name @1 :Text;
+  argsJson @2 :Text;     # empty: null
+}
+
+struct UpdateWorkflow {
+  workflowId @0 :Text;
+  name @1 :Text;
+  argsJson @2 :Text;     # empty: null
+  updateId @3 :Text;     # idempotency key; empty: the server chooses one
+}
+
+struct UpdateResult {
+  updateId @0 :Text;
+  resultJson @1 :Text;   # the handler's result when errorCode is empty
+  errorCode @2 :Text;    # the handler's failure (or run_finished); empty on success
+  errorMessage @3 :Text;
+}
 
 struct WorkflowKey {
   workflowId @0 :Text;
@@ -285,6 +312,16 @@ struct WorkflowTask {
   fullHistory @4 :Bool;        # rebuild the workflow and replay `events` from the start
   nowUs @5 :Int64;             # what the code's now() returns when it is not replaying
   events @6 :List(HistoryEvent);
+  # Set: not an activation but a question (a query, or an update to validate) about the run
+  # whose full history is `events`. Answer with CompleteWorkflowTask.queryResult (or failure);
+  # nothing the replay issues is kept.
+  query @7 :QueryTask;
+}
+
+struct QueryTask {
+  name @0 :Text;
+  argsJson @1 :Text;
+  validateUpdate @2 :Bool;     # run update `name`'s validator instead of a query handler
 }
 
 struct ScheduleCall {
@@ -316,6 +353,7 @@ struct Command {
     failWorkflow @4 :Error;
     continueAsNew @5 :ContinueAsNew;
     startChild @6 :StartChild;
+    completeUpdate @7 :CompleteUpdate;
   }
 }
 
@@ -326,6 +364,14 @@ struct StartChild {
   workflowType @2 :Text;
   inputJson @3 :Text;          # canonical JSON
   parentClosePolicy @4 :Text;  # abandon | cancel | wait
+}
+
+# An update's handler returned (ctx.OnUpdate).
+struct CompleteUpdate {
+  updateId @0 :Text;
+  resultJson @1 :Text;
+  errorCode @2 :Text;
+  errorMessage @3 :Text;
 }
 
 # ctx.ContinueAsNew: end the run and start the next one with this input, carrying the signals
@@ -346,6 +392,7 @@ struct CompleteWorkflowTask {
   union {
     commands @1 :List(Command);
     failure @2 :Error;   # failed_precondition "not cached": the server resends the full history
+    queryResult @3 :Text;  # a query task's reply (JSON); a validation's: "null"
   }
 }
 

@@ -99,6 +99,12 @@ void CommandsToWire(const std::vector<Command>& commands,
             s.setInputJson(Text(c.input_json));
             const std::string_view policy = ParentClosePolicyName(c.policy);
             s.setParentClosePolicy(kj::StringPtr(policy.data(), policy.size()));
+          } else if constexpr (std::is_same_v<T, CompleteUpdate>) {
+            auto s = b.initCompleteUpdate();
+            s.setUpdateId(Text(c.update_id));
+            s.setResultJson(Text(c.result_json));
+            s.setErrorCode(Text(c.error_code));
+            s.setErrorMessage(Text(c.error_message));
           } else {
             auto s = b.initFailWorkflow();
             s.setCode(Text(c.code));
@@ -159,6 +165,10 @@ Result<std::vector<Command>> CommandsFromWire(capnp::List<wire::Command>::Reader
                                 "startChild '" + Str(s.getStepId()) + "' input"));
         commands.push_back(StartChild{Str(s.getStepId()), Str(s.getWorkflowId()),
                                       Str(s.getWorkflowType()), Str(s.getInputJson()), *policy});
+      case wire::Command::COMPLETE_UPDATE: {
+        auto s = c.getCompleteUpdate();
+        commands.push_back(CompleteUpdate{Str(s.getUpdateId()), Str(s.getResultJson()),
+                                          Str(s.getErrorCode()), Str(s.getErrorMessage())});
         break;
       }
       case wire::Command::FAIL_WORKFLOW:

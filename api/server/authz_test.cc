@@ -85,6 +85,18 @@ const std::vector<std::pair<Method::Which, Fill>>& EveryMethod() {
       {Method::REVOKE_TOKEN, [](Method::Builder m) { m.initRevokeToken().setName("nobody"); }},
       {Method::WHO_AM_I, [](Method::Builder m) { m.setWhoAmI(); }},
       {Method::LIST_WORKERS, [](Method::Builder m) { m.setListWorkers(); }},
+      {Method::QUERY_WORKFLOW,
+       [](Method::Builder m) {
+         auto q = m.initQueryWorkflow();
+         q.setWorkflowId("authz-none");
+         q.setName("progress");
+       }},
+      {Method::UPDATE_WORKFLOW,
+       [](Method::Builder m) {
+         auto u = m.initUpdateWorkflow();
+         u.setWorkflowId("authz-none");
+         u.setName("instruct");
+       }},
   };
   return *methods;
 }

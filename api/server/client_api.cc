@@ -68,6 +68,14 @@ asio::awaitable<Result<void>> ClientApi::Handle(const auth::Principal& caller,
       auto resolved = Resolve(caller, method.getResolveOperation(), out);
       co_return co_await std::move(resolved);
     }
+    case wire::Request::Method::QUERY_WORKFLOW: {
+      auto answered = Query(method.getQueryWorkflow(), out);
+      co_return co_await std::move(answered);
+    }
+    case wire::Request::Method::UPDATE_WORKFLOW: {
+      auto updated = Update(caller, method.getUpdateWorkflow(), out);
+      co_return co_await std::move(updated);
+    }
     default:
       co_return Err(Errc::kUnimplemented,
                     "method with union ordinal " + std::to_string(static_cast<int>(method.which())) +

@@ -66,6 +66,12 @@ class ClientApi {
   boost::asio::awaitable<Result<void>> Resolve(const auth::Principal& caller,
                                               wire::ResolveOperation::Reader in,
                                                wire::Response::Builder out);
+  // queryWorkflow and updateWorkflow (api/server/client_api_updates.cc).
+  boost::asio::awaitable<Result<void>> Query(wire::QueryWorkflow::Reader in,
+                                             wire::Response::Builder out);
+  boost::asio::awaitable<Result<void>> Update(const auth::Principal& caller,
+                                              wire::UpdateWorkflow::Reader in,
+                                              wire::Response::Builder out);
   boost::asio::awaitable<Result<void>> Watch(wire::WatchWorkflow::Reader in,
                                              std::chrono::milliseconds timeout,
                                              wire::Response::Builder out);

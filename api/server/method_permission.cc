@@ -8,7 +8,8 @@ using auth::Permission;
 std::optional<Permission> PermissionOf(Method::Which method) {
   switch (method) {
     case Method::START_WORKFLOW: return Permission::kStart;
-    case Method::SIGNAL_WORKFLOW: return Permission::kSignal;
+    case Method::SIGNAL_WORKFLOW:
+    case Method::UPDATE_WORKFLOW: return Permission::kSignal;
     case Method::CANCEL_WORKFLOW: return Permission::kCancel;
     case Method::DESCRIBE_WORKFLOW:
     case Method::LIST_WORKFLOWS:
@@ -16,6 +17,7 @@ std::optional<Permission> PermissionOf(Method::Which method) {
     case Method::LIST_CONTRACTS:
     case Method::GET_TRACE:
     case Method::WATCH_WORKFLOW:
+    case Method::QUERY_WORKFLOW:
     case Method::LIST_WORKERS: return Permission::kRead;
     case Method::DECIDE_APPROVAL: return Permission::kApprove;
     case Method::RESOLVE_OPERATION: return Permission::kResolve;
@@ -57,6 +59,8 @@ std::string_view MethodName(Method::Which method) {
     case Method::REVOKE_TOKEN: return "revokeToken";
     case Method::WHO_AM_I: return "whoAmI";
     case Method::LIST_WORKERS: return "listWorkers";
+    case Method::QUERY_WORKFLOW: return "queryWorkflow";
+    case Method::UPDATE_WORKFLOW: return "updateWorkflow";
   }
   return "an unknown method";
 }

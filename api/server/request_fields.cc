@@ -36,6 +36,17 @@ Result<void> CheckClientMethod(wire::Request::Method::Reader m) {
       RECKON_TRY(Id(IdKind::kWorkflowId, in.getWorkflowId(), "workflowId"));
       return Id(IdKind::kSignalName, in.getName(), "name");
     }
+    case M::QUERY_WORKFLOW: {
+      auto in = m.getQueryWorkflow();
+      RECKON_TRY(Id(IdKind::kWorkflowId, in.getWorkflowId(), "workflowId"));
+      return Id(IdKind::kHandlerName, in.getName(), "name");
+    }
+    case M::UPDATE_WORKFLOW: {
+      auto in = m.getUpdateWorkflow();
+      RECKON_TRY(Id(IdKind::kWorkflowId, in.getWorkflowId(), "workflowId"));
+      RECKON_TRY(Id(IdKind::kHandlerName, in.getName(), "name"));
+      return IdIfGiven(IdKind::kUpdateId, in.getUpdateId(), "updateId");
+    }
     case M::CANCEL_WORKFLOW: {
       auto in = m.getCancelWorkflow();
       RECKON_TRY(Id(IdKind::kWorkflowId, in.getWorkflowId(), "workflowId"));

@@ -94,6 +94,8 @@ std::string WorkflowOf(wire::Request::Method::Reader method) {
     case M::GET_TRACE: return Str(method.getGetTrace().getWorkflowId());
     case M::DECIDE_APPROVAL: return Str(method.getDecideApproval().getWorkflowId());
     case M::RESOLVE_OPERATION: return Str(method.getResolveOperation().getWorkflowId());
+    case M::QUERY_WORKFLOW: return Str(method.getQueryWorkflow().getWorkflowId());
+    case M::UPDATE_WORKFLOW: return Str(method.getUpdateWorkflow().getWorkflowId());
     default: return "";
   }
 }

@@ -108,6 +108,48 @@ asio::awaitable<Result<std::vector<Command>>> TaskQueues::Activate(ActivationReq
 
 void TaskQueues::Evict(const storage::RunRef& run) { runs_.erase(run.workflow_id); }
 
+asio::awaitable<Result<std::string>> TaskQueues::Query(QueryRequest request) {
+  const std::uint64_t token = NextToken();
+  WorkflowTask task;
+  task.token = token;
+  task.run = request.run;
+  task.workflow_type = request.workflow_type;
+  task.new_events.assign(request.history.begin(), request.history.end());
+  task.now_us = request.history.empty() ? 0 : request.history.back().recorded_at_us;
+  task.query = QueryTaskView{request.name, request.args_json, request.validate_update};
+  task.query_deadline = Clock::now() + options_.query_timeout;
+  workflow_tasks_.emplace(token, std::move(task));
+  auto initiate = [this, token](auto handler) {
+    WorkflowTask& queued = workflow_tasks_.at(token);
+    queued.query_done = Hold<void(Result<std::string>)>(std::move(handler));
+    QueueWorkflowTask(token);
+    MatchWaiters();
+  };
+  auto op = asio::async_initiate<decltype(asio::use_awaitable), void(Result<std::string>)>(
+      std::move(initiate), asio::use_awaitable);
+  co_return co_await std::move(op);
+}
+
+Result<void> TaskQueues::CompleteQueryTask(SessionId session, std::uint64_t token,
+                                           Result<std::string> answer) {
+  auto it = workflow_tasks_.find(token);
+  if (it == workflow_tasks_.end() || it->second.leased_to != session || !it->second.query) {
+    return Err(Errc::kNotFound, "query task " + std::to_string(token) +
+                                    " is no longer held by this worker (it timed out); its "
+                                    "answer was dropped");
+  }
+  FinishQueryTask(token, std::move(answer));
+  return Ok();
+}
+
+void TaskQueues::FinishQueryTask(std::uint64_t token, Result<std::string> answer) {
+  auto it = workflow_tasks_.find(token);
+  if (it == workflow_tasks_.end()) return;
+  auto done = std::move(it->second.query_done);
+  workflow_tasks_.erase(it);
+  if (done) PostResult(executor_, std::move(done), std::move(answer));
+}
+
 template <class Outcome>
 asio::awaitable<Outcome> TaskQueues::QueueToolTask(ToolTaskView view,
                                                    HandlerPtr<void(Outcome)> ToolTask::*done) {
@@ -289,7 +331,7 @@ std::uint64_t TaskQueues::RequeueWorkflowTask(std::uint64_t token) {
   WorkflowTask& task = node.mapped();
   task.token = fresh;
   task.leased_to = 0;
-  runs_[task.run.workflow_id].sticky = 0;  // whoever takes it gets the full history
+  if (!task.query) runs_[task.run.workflow_id].sticky = 0;  // whoever takes it rebuilds it
   workflow_tasks_.insert(std::move(node));
   QueueWorkflowTask(fresh);
   return fresh;
@@ -320,6 +362,7 @@ bool TaskQueues::Eligible(const WorkflowTask& task, SessionId session,
   auto s = sessions_.find(session);
   if (s == sessions_.end()) return false;
   if (cache != runs_.end() && !CanServe(s->second.build, cache->second.build)) return false;
+  if (task.query) return true;
   const SessionId sticky = cache == runs_.end() ? 0 : cache->second.sticky;
   return sticky == 0 || sticky == session || sessions_.count(sticky) == 0 ||
          now - task.queued_at >= options_.sticky_timeout;
@@ -360,6 +403,20 @@ std::optional<WorkflowTaskView> TaskQueues::TakeWorkflowTask(SessionId session) 
         continue;
       }
       queue.erase(it);
+      if (task.query) {
+        // A question: the whole history, and the run's stickiness left as it is.
+        WorkflowTaskView view;
+        view.token = task.token;
+        view.run = task.run;
+        view.workflow_type = task.workflow_type;
+        view.now_us = task.now_us;
+        view.full_history = true;
+        view.events = task.new_events;
+        view.query = task.query;
+        task.leased_to = session;
+        task.lease_expires = now + options_.workflow_task_timeout;
+        return view;
+      }
       RunCache& cache = runs_[task.run.workflow_id];
       WorkflowTaskView view;
       view.token = task.token;
@@ -484,6 +541,12 @@ Result<void> TaskQueues::CompleteWorkflowTask(SessionId session, std::uint64_t t
 void TaskQueues::FinishWorkflowTask(std::uint64_t token, Result<std::vector<Command>> result) {
   auto it = workflow_tasks_.find(token);
   if (it == workflow_tasks_.end()) return;
+  if (it->second.query) {
+    FinishQueryTask(token, result ? Result<std::string>(Err(Errc::kInternal,
+                                                            "a query task got commands"))
+                                  : Result<std::string>(result.error()));
+    return;
+  }
   auto done = std::move(it->second.done);
   workflow_tasks_.erase(it);
   PostResult(executor_, std::move(done), std::move(result));
@@ -586,6 +649,26 @@ void TaskQueues::ArmTick() {
 
 void TaskQueues::Tick() {
   const auto now = Clock::now();
+  std::vector<std::uint64_t> unanswered;
+  for (auto& [token, task] : workflow_tasks_) {
+    if (task.query && task.query_deadline <= now) unanswered.push_back(token);
+  }
+  for (std::uint64_t token : unanswered) {
+    const WorkflowTask& task = workflow_tasks_.at(token);
+    const bool hosted = Hosts(task.workflow_type);
+    const std::string what = task.query->validate_update
+                                 ? "the validation of update '" + task.query->name + "'"
+                                 : "query '" + task.query->name + "'";
+    FinishQueryTask(token,
+                    Err(Errc::kDeadlineExceeded,
+                        "no worker answered " + what + " of run '" + task.run.workflow_id +
+                            "' within " + std::to_string(options_.query_timeout.count()) +
+                            " ms" +
+                            (hosted ? std::string("; the workers hosting workflow type '") +
+                                          task.workflow_type + "' are busy or slow: ask again"
+                                    : std::string("; no connected worker hosts workflow type '") +
+                                          task.workflow_type + "': start one")));
+  }
   std::vector<std::uint64_t> expired;
   for (auto& [token, task] : workflow_tasks_) {
     if (task.leased_to == 0 || task.lease_expires > now) continue;

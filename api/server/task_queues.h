@@ -62,6 +62,16 @@ struct TaskQueueOptions {
   std::chrono::milliseconds heartbeat_interval{1000};
   std::chrono::milliseconds lease_timeout{5000};
   std::chrono::milliseconds max_poll_wait{30000};
+  // How long a query, or an update's validation, waits for a worker to answer it (taken and
+  // answered) before it fails with kDeadlineExceeded.
+  std::chrono::milliseconds query_timeout{10000};
+};
+
+// A question about a run carried by a workflow task (QueryRequest, engine/workflow_host.h).
+struct QueryTaskView {
+  std::string name;
+  std::string args_json;
+  bool validate_update = false;
 };
 
 using SessionId = std::uint64_t;
@@ -73,6 +83,8 @@ struct WorkflowTaskView {
   bool full_history = false;
   std::int64_t now_us = 0;
   std::vector<storage::Event> events;
+  // Set: a query task (the events are the full history); answer with CompleteQueryTask.
+  std::optional<QueryTaskView> query;
 };
 
 enum class ToolTaskKind { kAttempt, kReconcile };
@@ -116,6 +128,11 @@ class TaskQueues final : public WorkflowHost, public ToolDispatcher {
   // --- the engine's side ---
   boost::asio::awaitable<Result<std::vector<Command>>> Activate(ActivationRequest request) override;
   void Evict(const storage::RunRef& run) override;
+  // A query or an update's validation: a workflow task of its own for any session hosting the
+  // type (never sticky, never in the way of the run's own workflow task, and a worker that
+  // takes it rebuilds the run from the history it carries). Fails with kDeadlineExceeded
+  // when no worker answered within query_timeout.
+  boost::asio::awaitable<Result<std::string>> Query(QueryRequest request) override;
   boost::asio::awaitable<AttemptOutcome> RunAttempt(AttemptRequest request) override;
   boost::asio::awaitable<ReconcileOutcome> Reconcile(ReconcileRequest request) override;
 
@@ -143,6 +160,14 @@ class TaskQueues final : public WorkflowHost, public ToolDispatcher {
   // holds (the task was reassigned): the reply is dropped.
   Result<void> CompleteWorkflowTask(SessionId session, std::uint64_t token,
                                     Result<std::vector<Command>> result);
+  // A worker's answer to a query task (the reply JSON, or the handler's error). kNotFound for
+  // a token the server no longer holds.
+  Result<void> CompleteQueryTask(SessionId session, std::uint64_t token,
+                                 Result<std::string> answer);
+  bool IsQueryTask(std::uint64_t token) const {
+    auto it = workflow_tasks_.find(token);
+    return it != workflow_tasks_.end() && it->second.query.has_value();
+  }
   // A worker's result for a tool task. A stale report is handed to on_late (attempts) or
   // dropped (lookups); both count as accepted.
   void CompleteToolTask(SessionId session, ToolReport report);
@@ -236,6 +261,10 @@ class TaskQueues final : public WorkflowHost, public ToolDispatcher {
     Clock::time_point queued_at;
     Clock::time_point lease_expires;
     HandlerPtr<void(Result<std::vector<Command>>)> done;
+    // A query task: the question, its answer's handler and when it gives up.
+    std::optional<QueryTaskView> query;
+    HandlerPtr<void(Result<std::string>)> query_done;
+    Clock::time_point query_deadline;
   };
   struct ToolTask {
     ToolTaskView view;
@@ -275,6 +304,7 @@ class TaskQueues final : public WorkflowHost, public ToolDispatcher {
   std::optional<ToolTaskView> TakeToolTask(SessionId session);
   void MatchWaiters();
   void FinishWorkflowTask(std::uint64_t token, Result<std::vector<Command>> result);
+  void FinishQueryTask(std::uint64_t token, Result<std::string> answer);
   void FinishToolTask(std::uint64_t token, std::optional<AttemptOutcome> attempt,
                       std::optional<ReconcileOutcome> reconcile);
   void OnToolCancelled(std::uint64_t token);

@@ -248,6 +248,12 @@ asio::awaitable<Result<void>> WorkerApi::PollWorkflow(SessionState& session, mil
   t.setWorkflowType(Text(task->workflow_type));
   t.setFullHistory(task->full_history);
   t.setNowUs(task->now_us);
+  if (task->query) {
+    auto q = t.initQuery();
+    q.setName(Text(task->query->name));
+    q.setArgsJson(Text(task->query->args_json));
+    q.setValidateUpdate(task->query->validate_update);
+  }
   EventsToWire(task->events, t.initEvents(static_cast<unsigned>(task->events.size())));
   const std::size_t bytes = out.totalSize().wordCount * sizeof(capnp::word);
   if (bytes + 1024 > max_reply_bytes_) {
@@ -287,6 +293,21 @@ asio::awaitable<Result<void>> WorkerApi::PollTool(SessionState& session, millise
 Result<void> WorkerApi::CompleteWorkflow(SessionState& session,
                                        wire::CompleteWorkflowTask::Reader in,
                                        wire::Response::Builder out) {
+  if (tasks_.IsQueryTask(in.getTaskToken())) {
+    // A question's answer: the reply, or the handler's (or validator's) error as is.
+    Result<std::string> answer = Err(Errc::kInternal, "unset");
+    if (in.isQueryResult()) {
+      answer = Str(in.getQueryResult());
+    } else if (in.isFailure()) {
+      answer = FromWire(in.getFailure());
+    } else {
+      return Err(Errc::kInvalidArgument,
+                 "completeWorkflowTask of a query task carries neither queryResult nor a failure");
+    }
+    RECKON_TRY(tasks_.CompleteQueryTask(session.id, in.getTaskToken(), std::move(answer)));
+    out.initResult().setOk();
+    return Ok();
+  }
   Result<std::vector<Command>> result = Err(Errc::kInternal, "unset");
   if (in.isFailure()) {
     result = FromWire(in.getFailure());

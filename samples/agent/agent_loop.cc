@@ -64,10 +64,66 @@ Task<WorkflowOutcome> AgentLoopWorkflow(WorkflowContext& ctx, json::value input)
     messages = carried_messages->as_array();
     results = carried_results->as_object();
   }
+  // A person can ask the running agent how far it got (query "progress"), and give it a new
+  // instruction and get its answer back (update "instruct"); see the header.
+  std::int64_t round_now = first_round - 1;  // the round under way (0 before the first)
+  std::int64_t instructions = 0;             // instructions this run accepted
+  bool closing = false;  // the run is about to hand over or finish: no new instructions
+  ctx.OnQuery("progress", [&](const json::value&) -> Result<json::value> {
+    json::value last_reply = nullptr;
+    for (auto it = messages.rbegin(); it != messages.rend(); ++it) {
+      if (it->as_object().at("role") == "assistant") {
+        last_reply = it->as_object().at("content");
+        break;
+      }
+    }
+    return json::value(json::object{{"round", round_now},
+                                    {"max_rounds", max_rounds},
+                                    {"rounds_per_run", rounds_per_run},
+                                    {"messages", messages.size()},
+                                    {"instructions", instructions},
+                                    {"closing", closing},
+                                    {"last_reply", std::move(last_reply)}});
+  });
+  auto validate = [&closing](const json::value& args) -> Result<void> {
+    const json::object* a = args.if_object();
+    const json::value* text = a != nullptr ? a->if_contains("instruction") : nullptr;
+    if (text == nullptr || !text->is_string() || text->as_string().empty() ||
+        text->as_string().size() > 4000) {
+      return Err(Errc::kInvalidArgument,
+                 "instruct takes {\"instruction\": a text of 1 to 4000 bytes}");
+    }
+    if (closing) {
+      return Err(Errc::kUnavailable,
+                 "the agent is handing over to its next run or finishing; send the "
+                 "instruction again in a moment");
+    }
+    return Ok();
+  };
+  auto instruct = [&ctx, &messages, &instructions](json::value args) -> Task<WorkflowOutcome> {
+    ++instructions;
+    const std::string text(args.at("instruction").as_string());
+    messages.push_back(Message("user", "New instruction from a person: " + text +
+                                           " Take it into account from now on, and reply to "
+                                           "it as you would to the goal."));
+    CallOptions options;
+    options.step_id = "instruct-model";  // "update:<update id>/instruct-model"
+    auto ask = ctx.Call(kProposeTool, json::object{{"messages", messages}}, options);
+    CallResult reply = co_await ask;
+    if (!reply) co_return reply.error();
+    std::string content(reply.value().output.at("content").as_string());
+    messages.push_back(Message("assistant", content));
+    co_return json::value(json::object{{"answer", std::move(content)}});
+  };
+  ctx.OnUpdate("instruct", validate, instruct);
   for (std::int64_t round = first_round; round <= max_rounds; ++round) {
+    round_now = round;
     if (round > first_round && (round - 1) % rounds_per_run == 0) {
       // Every rounds_per_run rounds the run hands over to a new one, so that no history grows
-      // without bound; the conversation so far is the next run's input.
+      // without bound; the conversation so far is the next run's input. Instructions accepted
+      // by this run are answered by it first; new ones are refused meanwhile.
+      closing = true;
+      co_await ctx.AllUpdatesDone();
       json::object next = *in;
       next["carry"] = json::object{
           {"round", round - 1}, {"messages", messages}, {"results", results}};
@@ -94,6 +150,8 @@ Task<WorkflowOutcome> AgentLoopWorkflow(WorkflowContext& ctx, json::value input)
     }
     if (const json::value* done = fragment->if_contains("done");
         done != nullptr && done->is_bool() && done->as_bool()) {
+      closing = true;
+      co_await ctx.AllUpdatesDone();
       const json::value* summary = fragment->if_contains("summary");
       co_return json::object{
           {"summary", summary != nullptr && summary->is_string() ? *summary : json::value("")},

@@ -14,6 +14,19 @@
 // "carry": {"round", "messages", "results"}, the conversation so far, and goes on from the
 // next round. A loop that works for weeks keeps a history of a few rounds, not of all of them.
 //
+// Asking and instructing it while it runs (README, "Asking and instructing a running
+// workflow"):
+//   query "progress"  -> {"round", "max_rounds", "rounds_per_run", "messages", "instructions",
+//                         "closing", "last_reply"}: where the loop is, read from its state.
+//   update "instruct" {"instruction": "..."} -> {"answer": the model's reply}: the instruction
+//            joins the conversation as a user message, the model is asked at once (step
+//            "update:<update id>/instruct-model"), and its reply joins the conversation too,
+//            so every later round works with both. The validator rejects an empty or
+//            over-long instruction, and any instruction while the run is closing (about to
+//            continue as new or to finish): an accepted instruction is always answered by the
+//            run that accepted it (the loop awaits ctx.AllUpdatesDone() before handing over),
+//            and the next run carries the conversation, instruction and answer included.
+//
 // Durable by construction: the model's replies and the tools' results are journaled, so after
 // a crash the loop replays to where it was without asking the model or calling a tool again.
 // What a fragment may do is bounded by the tools' contracts, which the engine enforces on

@@ -65,6 +65,8 @@ std::vector<EventBody> EveryEventType() {
       ChildWorkflowClosed{"child#1", "ship-1", "r3", "completed", R"({"c":"secret-15"})", "",
                           "secret-16"},
       ChildPolicyApplied{"child#1", "ship-1", "cancel"},
+      UpdateAccepted{"u-1", "instruct", R"({"i":"secret-17"})", "operator"},
+      UpdateCompleted{"u-1", R"({"a":"secret-18"})", "failed", "secret-19"},
   };
 }
 

@@ -34,7 +34,9 @@ Result<void> IssueRoleTokens(const std::string& reckon_path, const std::string& 
 std::string RoleForCommand(const std::vector<std::string>& args) {
   if (args.empty()) return "reader";
   const std::string& command = args.front();
-  if (command == "start" || command == "signal" || command == "cancel") return "operator";
+  if (command == "start" || command == "signal" || command == "cancel" || command == "update") {
+    return "operator";
+  }
   if (command == "plan" && args.size() > 1 && args[1] == "run") return "operator";
   if (command == "approve" || command == "deny" || command == "resolve") return "approver";
   if (command == "auth") return "admin";

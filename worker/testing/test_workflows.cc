@@ -102,7 +102,42 @@ json::value CallThenPublishInput(const std::string& tool, json::value tool_input
                       {"messages", messages}};
 }
 
+Task<WorkflowOutcome> Ledger(WorkflowContext& ctx, json::value) {
+  std::int64_t total = 0;
+  ctx.OnQuery("total", [&total](const json::value&) -> Result<json::value> {
+    return json::value(json::object{{"total", total}});
+  });
+  auto validate = [](const json::value& args) -> Result<void> {
+    const json::object* in = args.if_object();
+    const json::value* n = in == nullptr ? nullptr : in->if_contains("n");
+    if (n == nullptr || !n->is_int64() || n->as_int64() <= 0) {
+      return Err(Errc::kInvalidArgument,
+                 "add takes {\"n\": a positive whole number}, not " + json::serialize(args));
+    }
+    return Ok();
+  };
+  auto add = [&ctx, &total](json::value args) -> Task<WorkflowOutcome> {
+    const json::object& in = args.as_object();
+    const std::int64_t n = in.at("n").as_int64();
+    if (const json::value* hold = in.if_contains("hold"); hold && hold->is_bool() && hold->as_bool()) {
+      auto release = ctx.WaitSignal("release");
+      co_await release;
+    }
+    json::object charge_input{{"account", "acct-7"}, {"amount_cents", n}};
+    auto charge = ctx.Call("charge", std::move(charge_input));
+    CallResult charged = co_await charge;
+    if (!charged) co_return charged.error();
+    total += n;
+    co_return json::value(json::object{{"total", total}});
+  };
+  ctx.OnUpdate("add", validate, add);
+  auto stop = ctx.WaitSignal("stop");
+  co_await stop;
+  co_return json::value(json::object{{"total", total}});
+}
+
 Result<void> RegisterTestWorkflows(WorkflowRegistry& workflows) {
+  RECKON_TRY(workflows.Register(kLedger, Ledger));
   RECKON_TRY(workflows.Register(kCallOnce, CallOnce));
   RECKON_TRY(workflows.Register(kSleepThenCall, SleepThenCall));
   RECKON_TRY(workflows.Register(kCallThenPublish, CallThenPublish));

@@ -18,6 +18,7 @@ inline constexpr char kSleepThenCall[] = "sleep_then_call";
 inline constexpr char kSignalThenCall[] = "signal_then_call";
 inline constexpr char kCallThenPublish[] = "call_then_publish";
 inline constexpr char kStartChild[] = "start_child";
+inline constexpr char kLedger[] = "ledger";
 
 // Calls input.tool with input.input (at input.step, if given) and completes with
 // {"ref": provider reference, "output": the tool's output}, or fails with the call's failure.
@@ -53,6 +54,13 @@ Task<WorkflowOutcome> CallThenPublish(WorkflowContext& ctx, boost::json::value i
 
 boost::json::value CallThenPublishInput(const std::string& tool, boost::json::value tool_input,
                                         const std::string& subject, int messages);
+
+// Queries and updates: keeps a total. Query "total" answers it. Update "add" takes
+// {"n": a positive whole number (else the validator rejects it), "hold": optional bool}: with
+// hold it first waits for signal "release" (so a test can stop the server mid-handler), then
+// charges n cents to account acct-7 through tool "charge" and answers {"total": the new total}.
+// The run completes with {"total"} on signal "stop".
+Task<WorkflowOutcome> Ledger(WorkflowContext& ctx, boost::json::value input);
 
 // Registers the workflows above under their names.
 Result<void> RegisterTestWorkflows(WorkflowRegistry& workflows);
