@@ -11,6 +11,7 @@
 #include "reckon/base/intent_hash.h"
 #include "reckon/base/jcs.h"
 #include "reckon/engine/approval.h"
+#include "reckon/engine/heartbeat_details.h"
 #include "reckon/contract/failure_policy.h"
 #include "reckon/contract/secret_fields.h"
 #include "reckon/engine/operation_id.h"
@@ -335,18 +336,22 @@ Result<void> Decider::AttemptFinished(const std::string& operation_id, std::uint
   }
   if (!current) return Ok();  // a stale attempt's failure proves nothing
   return HandleFailure(*op, outcome.kind, redact.Text(outcome.code),
-                       redact.Text(outcome.message));
+                       redact.Text(outcome.message), outcome.heartbeat_details_json,
+                       outcome.not_started);
 }
 
 Result<void> Decider::HandleFailure(OperationRecord& op, FailureKind reported,
-                                    const std::string& code, const std::string& message) {
+                                    const std::string& code, const std::string& message,
+                                    const std::string& raw_details, bool not_started) {
   const RegisteredContract* contract = ContractOf(op);
   if (contract == nullptr) {
     return Emit(OperationRejected{op.operation_id, op.attempt, code, message});
   }
   const ToolContract& c = contract->contract();
+  const std::string details = RedactedHeartbeatDetails(RedactorFor(op), raw_details);
   FailureReport report;
   report.reported = reported;
+  report.not_started = not_started;
   report.code = code;
   report.attempts_made = static_cast<int>(op.attempt);
   report.earlier_outcome_unknown = op.earlier_outcome_unknown;
@@ -358,7 +363,7 @@ Result<void> Decider::HandleFailure(OperationRecord& op, FailureKind reported,
   switch (decision.action) {
     case FailureAction::kFailStep: {
       if (unknown) {
-        RECKON_TRY(Emit(OutcomeUnknown{op.operation_id, op.attempt, reason, 0}));
+        RECKON_TRY(Emit(OutcomeUnknown{op.operation_id, op.attempt, reason, 0, details}));
       }
       return Emit(OperationRejected{op.operation_id, op.attempt, reason,
                                     message.empty() ? decision.reason : message});
@@ -366,12 +371,12 @@ Result<void> Decider::HandleFailure(OperationRecord& op, FailureKind reported,
     case FailureAction::kRetry: {
       const std::int64_t retry_at = ToMicros(now_ + decision.delay);
       if (unknown) {
-        RECKON_TRY(Emit(OutcomeUnknown{op.operation_id, op.attempt, reason, 0}));
+        RECKON_TRY(Emit(OutcomeUnknown{op.operation_id, op.attempt, reason, 0, details}));
         RECKON_TRY(Emit(RetryScheduled{op.operation_id, op.attempt + 1, retry_at,
                                        RetryReason::kUnknownOutcome}));
       } else {
         RECKON_TRY(Emit(AttemptFailedRetryable{op.operation_id, op.attempt, reason, message,
-                                               retry_at}));
+                                               retry_at, details}));
       }
       actions_.push_back(ArmDueAction{op.operation_id, retry_at});
       return Ok();
@@ -380,13 +385,13 @@ Result<void> Decider::HandleFailure(OperationRecord& op, FailureKind reported,
       // The lookup race: never before the attempt's hard deadline plus the grace.
       const std::int64_t at =
           ToMicros(std::max(now_, FromMicros(op.deadline_us)) + decision.delay);
-      RECKON_TRY(Emit(OutcomeUnknown{op.operation_id, op.attempt, reason, at}));
+      RECKON_TRY(Emit(OutcomeUnknown{op.operation_id, op.attempt, reason, at, details}));
       actions_.push_back(ArmDueAction{op.operation_id, at});
       return Ok();
     }
     case FailureAction::kNeedsHuman: {
       if (op.state == OperationState::kInFlight) {
-        RECKON_TRY(Emit(OutcomeUnknown{op.operation_id, op.attempt, reason, 0}));
+        RECKON_TRY(Emit(OutcomeUnknown{op.operation_id, op.attempt, reason, 0, details}));
       }
       return Emit(NeedsHuman{op.operation_id, decision.reason});
     }

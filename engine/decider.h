@@ -152,8 +152,11 @@ class Decider {
   Result<void> ReplayCall(ScheduleCall call);
   Result<void> Continue(ContinueAsNew command);
   Result<void> StartNextAttempt(OperationRecord& op);
+  // `details`: the attempt's last heartbeat details (redacted here); `not_started`: the
+  // dispatcher proved the attempt never reached a worker (AttemptOutcome::not_started).
   Result<void> HandleFailure(OperationRecord& op, FailureKind reported, const std::string& code,
-                             const std::string& message);
+                             const std::string& message, const std::string& details = "",
+                             bool not_started = false);
   Result<void> RequestApproval(OperationRecord& op);
   // kPermissionDenied when `by` started the run and the contract does not allow it.
   Result<void> SeparateDuties(const OperationRecord& op, const RegisteredContract* contract,

@@ -568,6 +568,11 @@ void Engine::StartAttempt(Slot& slot, const StartAttemptAction& action) {
   }
   AttemptRequest request{slot.state.ref(), op->step_id, op->operation_id, op->tool, *op->input,
                          action.attempt, action.deadline_us};
+  if (const ToolContract* contract = contracts_.Find(op->tool); contract != nullptr) {
+    request.heartbeat_timeout = contract->heartbeat_timeout;
+    request.schedule_to_start_timeout = contract->schedule_to_start_timeout;
+  }
+  request.last_heartbeat_details_json = op->last_heartbeat_details_json;
   auto cancel = std::make_shared<asio::cancellation_signal>();
   slot.attempts[action.operation_id] = Slot::RunningAttempt{action.attempt, cancel};
   auto on_done = [this, alive = alive_, workflow_id = slot.state.ref().workflow_id,

@@ -29,6 +29,8 @@ struct RunState::Fold {
     run.definition_hash_ = e.definition_hash;
     run.id_scope_ = IdScope{e.id_version, e.id_namespace, run.ref_.workflow_id, run.ref_.run_id};
     run.previous_run_id_ = e.previous_run_id;
+    run.run_deadline_us_ = e.run_deadline_us;
+    run.run_timeout_ms_ = e.run_timeout_ms;
     return Ok();
   }
   Result<void> operator()(const WorkflowContinuedAsNew& e) {
@@ -159,11 +161,17 @@ struct RunState::Fold {
   Result<void> operator()(const AttemptFailedRetryable& e) {
     RECKON_TRY(OperationRecord * op, Advance(e.operation_id));
     op->due_at_us = e.retry_at_us;
+    if (!e.heartbeat_details_json.empty()) {
+      op->last_heartbeat_details_json = e.heartbeat_details_json;
+    }
     return Ok();
   }
   Result<void> operator()(const OutcomeUnknown& e) {
     RECKON_TRY(OperationRecord * op, Advance(e.operation_id));
     op->earlier_outcome_unknown = true;
+    if (!e.heartbeat_details_json.empty()) {
+      op->last_heartbeat_details_json = e.heartbeat_details_json;
+    }
     op->due_at_us = e.reconcile_at_us;
     return Ok();
   }

@@ -48,6 +48,9 @@ struct OperationRecord {
   std::int64_t due_at_us = 0;              // when the next retry or lookup is due; 0 if none
   std::uint32_t reconcile_rounds = 0;      // lookups started
   bool earlier_outcome_unknown = false;    // an attempt ended unknown and no not_found since
+  // The latest heartbeat details journaled for an ended attempt (JSON, secrets removed);
+  // the next attempt receives them. Empty: none yet.
+  std::string last_heartbeat_details_json;
   // Approval: the current request or grant.
   std::string approval_id;
   std::uint32_t approval_requests = 0;     // ApprovalRequested events so far
@@ -86,6 +89,9 @@ class RunState {
   // none.
   const std::string& previous_run_id() const { return previous_run_id_; }
   const std::string& next_run_id() const { return next_run_id_; }
+  // The run timeout from WorkflowStarted (engine/run_timeout.h); 0: none.
+  std::int64_t run_deadline_us() const { return run_deadline_us_; }
+  std::int64_t run_timeout_ms() const { return run_timeout_ms_; }
   storage::RunStatus status() const { return status_; }
   std::int64_t next_seq() const { return next_seq_; }
   bool started() const { return next_seq_ > 1; }
@@ -117,6 +123,7 @@ class RunState {
   std::string definition_hash_;
   IdScope id_scope_;
   std::string previous_run_id_, next_run_id_;
+  std::int64_t run_deadline_us_ = 0, run_timeout_ms_ = 0;
   storage::RunStatus status_ = storage::RunStatus::kRunning;
   std::string result_json_;
   std::int64_t next_seq_ = 1;

@@ -61,6 +61,10 @@ struct WorkflowStarted {
   std::uint32_t id_version = 0;
   std::string id_namespace;
   std::string previous_run_id;  // the run this one continues (ctx.ContinueAsNew)
+  // The run timeout (engine/run_timeout.h): the deadline, and the duration a continued run
+  // carries over. 0: none.
+  std::int64_t run_deadline_us = 0;
+  std::int64_t run_timeout_ms = 0;
 };
 struct WorkflowCompleted { std::string result_json; };
 struct WorkflowFailed { std::string code; std::string message; };
@@ -132,12 +136,14 @@ struct AttemptFailedRetryable {
   std::string code;
   std::string message;
   std::int64_t retry_at_us = 0;
+  std::string heartbeat_details_json;  // the attempt's last heartbeat details; empty: none
 };
 struct OutcomeUnknown {
   std::string operation_id;
   std::uint32_t attempt = 0;
   std::string reason;
   std::int64_t reconcile_at_us = 0;
+  std::string heartbeat_details_json;  // the attempt's last heartbeat details; empty: none
 };
 struct ReconciliationStarted {
   std::string operation_id;

@@ -33,6 +33,8 @@ void Encode(EventPayload::Builder p, const WorkflowStarted& e) {
   b.setIdVersion(e.id_version);
   b.setIdNamespace(T(e.id_namespace));
   b.setPreviousRunId(T(e.previous_run_id));
+  b.setRunDeadlineUs(e.run_deadline_us);
+  b.setRunTimeoutMs(e.run_timeout_ms);
 }
 void Encode(EventPayload::Builder p, const WorkflowContinuedAsNew& e) {
   auto b = p.initWorkflowContinuedAsNew();
@@ -129,6 +131,7 @@ void Encode(EventPayload::Builder p, const AttemptFailedRetryable& e) {
   b.setCode(T(e.code));
   b.setMessage(T(e.message));
   b.setRetryAtUs(e.retry_at_us);
+  b.setHeartbeatDetailsJson(T(e.heartbeat_details_json));
 }
 void Encode(EventPayload::Builder p, const OutcomeUnknown& e) {
   auto b = p.initOutcomeUnknown();
@@ -136,6 +139,7 @@ void Encode(EventPayload::Builder p, const OutcomeUnknown& e) {
   b.setAttempt(e.attempt);
   b.setReason(T(e.reason));
   b.setReconcileAtUs(e.reconcile_at_us);
+  b.setHeartbeatDetailsJson(T(e.heartbeat_details_json));
 }
 void Encode(EventPayload::Builder p, const ReconciliationStarted& e) {
   auto b = p.initReconciliationStarted();
@@ -200,7 +204,8 @@ Result<EventBody> DecodeUnion(EventPayload::Reader p) {
       auto r = p.getWorkflowStarted();
       return WorkflowStarted{S(r.getWorkflowType()), S(r.getInputJson()),
                              S(r.getDefinitionHash()), S(r.getStartedBy()), r.getIdVersion(),
-                             S(r.getIdNamespace()), S(r.getPreviousRunId())};
+                             S(r.getIdNamespace()), S(r.getPreviousRunId()),
+                             r.getRunDeadlineUs(), r.getRunTimeoutMs()};
     }
     case EventPayload::WORKFLOW_COMPLETED:
       return WorkflowCompleted{S(p.getWorkflowCompleted().getResultJson())};
@@ -262,12 +267,13 @@ Result<EventBody> DecodeUnion(EventPayload::Reader p) {
     case EventPayload::ATTEMPT_FAILED_RETRYABLE: {
       auto r = p.getAttemptFailedRetryable();
       return AttemptFailedRetryable{S(r.getOperationId()), r.getAttempt(), S(r.getCode()),
-                                    S(r.getMessage()), r.getRetryAtUs()};
+                                    S(r.getMessage()), r.getRetryAtUs(),
+                                    S(r.getHeartbeatDetailsJson())};
     }
     case EventPayload::OUTCOME_UNKNOWN: {
       auto r = p.getOutcomeUnknown();
       return OutcomeUnknown{S(r.getOperationId()), r.getAttempt(), S(r.getReason()),
-                            r.getReconcileAtUs()};
+                            r.getReconcileAtUs(), S(r.getHeartbeatDetailsJson())};
     }
     case EventPayload::RECONCILIATION_STARTED: {
       auto r = p.getReconciliationStarted();
