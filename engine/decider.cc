@@ -16,6 +16,7 @@
 #include "reckon/contract/secret_fields.h"
 #include "reckon/engine/operation_id.h"
 #include "reckon/engine/outbox_message.h"
+#include "reckon/engine/run_timeout.h"
 
 namespace reckon {
 
@@ -114,13 +115,21 @@ SecretRedactor Decider::RedactorFor(const OperationRecord& op) const {
 // --- workflow lifecycle ------------------------------------------------------------------
 
 Result<void> Decider::Start(const std::string& workflow_type, const json::value& input,
-                            const std::string& definition_hash, const std::string& started_by) {
+                            const std::string& definition_hash, const std::string& started_by,
+                            std::chrono::milliseconds run_timeout) {
   if (state_.started()) {
     return Err(Errc::kAlreadyExists, "run '" + state_.ref().workflow_id + "' already started");
   }
   RECKON_TRY(std::string canonical, CanonicalizeJson(input));
-  return Emit(WorkflowStarted{workflow_type, std::move(canonical), definition_hash, started_by,
-                              kRunScopedIds, options_.id_namespace, ""});
+  WorkflowStarted started{workflow_type, std::move(canonical), definition_hash, started_by,
+                          kRunScopedIds, options_.id_namespace, ""};
+  if (run_timeout.count() > 0) {
+    started.run_deadline_us = ToMicros(now_ + run_timeout);
+    started.run_timeout_ms = run_timeout.count();
+    actions_.push_back(
+        ArmWorkflowTimerAction{std::string(kRunTimeoutTimer), started.run_deadline_us});
+  }
+  return Emit(std::move(started));
 }
 
 Result<void> Decider::ApplyCommands(std::vector<Command> commands) {
@@ -185,11 +194,14 @@ Result<void> Decider::Continue(ContinueAsNew command) {
   const std::int64_t now_us = ToMicros(now_);
   NextRun next{RunRef{ref.workflow_id, next_id}, state_.workflow_type(), {}};
   std::int64_t seq = 1;
-  next.events.push_back(Event{seq++, now_us,
-                              WorkflowStarted{state_.workflow_type(), command.input_json,
-                                              state_.definition_hash(), state_.started_by(),
-                                              kRunScopedIds, options_.id_namespace,
-                                              ref.run_id}});
+  WorkflowStarted next_start{state_.workflow_type(), command.input_json,
+                             state_.definition_hash(), state_.started_by(),
+                             kRunScopedIds, options_.id_namespace, ref.run_id};
+  if (state_.run_timeout_ms() > 0) {  // the next run gets the same timeout from its start
+    next_start.run_timeout_ms = state_.run_timeout_ms();
+    next_start.run_deadline_us = now_us + state_.run_timeout_ms() * 1000;
+  }
+  next.events.push_back(Event{seq++, now_us, std::move(next_start)});
   for (CarriedSignal& signal : command.signals) {
     next.events.push_back(Event{seq++, now_us,
                                 SignalReceived{std::move(signal.name),
@@ -238,7 +250,7 @@ Result<void> Decider::ScheduleNewCall(ScheduleCall call) {
                                     call.overrides.require_approval}));
   OperationRecord* op = state_.FindOperation(operation_id);
   op->input = std::move(call.input);
-  return StartNextAttempt(*op);
+  return StartNextAttempt(*op);  // refused past the run's deadline (engine/run_timeout.h)
 }
 
 Result<void> Decider::ReplayCall(ScheduleCall call) {
@@ -290,6 +302,9 @@ Result<void> Decider::RequestApproval(OperationRecord& op) {
 }
 
 Result<void> Decider::StartNextAttempt(OperationRecord& op) {
+  if (RunDeadlinePassed() && op.state != OperationState::kApproved) {
+    return RejectForRunTimeout(op);  // no attempt starts past the run's deadline
+  }
   const RegisteredContract* contract = ContractOf(op);
   if (contract == nullptr) {
     return Err(Errc::kInternal, "operation '" + op.operation_id + "' uses tool '" + op.tool +
@@ -487,6 +502,7 @@ Result<void> Decider::ReconcileFinished(const std::string& operation_id, std::ui
 // --- timers, signals, approvals, people ---------------------------------------------------
 
 Result<void> Decider::WorkflowTimerFired(const std::string& timer_id) {
+  if (timer_id == kRunTimeoutTimer) return RunTimedOut();
   if (state_.terminal()) return Ok();                          // cancelled meanwhile
   if (!state_.pending_timers().count(timer_id)) return Ok();  // already fired
   return Emit(TimerFired{timer_id});
@@ -684,6 +700,10 @@ Result<void> Decider::Recover() {
   }
   for (const auto& [timer_id, fire_at] : state_.pending_timers()) {
     actions_.push_back(ArmWorkflowTimerAction{timer_id, fire_at});
+  }
+  if (state_.run_deadline_us() > 0 && !state_.terminal()) {
+    actions_.push_back(
+        ArmWorkflowTimerAction{std::string(kRunTimeoutTimer), state_.run_deadline_us()});
   }
   return Ok();
 }

@@ -6,6 +6,7 @@
 #include <boost/json/parse.hpp>
 
 #include "reckon/engine/decider.h"
+#include "reckon/engine/run_timeout.h"
 
 namespace reckon {
 namespace {
@@ -136,6 +137,72 @@ TEST_F(DeciderTimeoutsTest, OutOfAttemptsANotStartedAttemptRejectsTheOperation) 
   }
   EXPECT_EQ(Op().state, OperationState::kRejected);
   EXPECT_EQ(Op().failure_code, "schedule_to_start_timeout");
+}
+
+TEST_F(DeciderTimeoutsTest, ARunTimeoutWaitsForAnEffectThatMayExistThenFailsTheRun) {
+  ASSERT_TRUE(contracts_.Register(Contract(SideEffect::kReadOnly)));
+  {
+    Decider d(state_, contracts_, kT0);
+    ASSERT_TRUE(d.Start("wf", json::object{}, "", "", 1s));
+    std::vector<Command> commands;
+    commands.push_back(ScheduleCall{"s1", "tool", json::object{}});
+    ASSERT_TRUE(d.ApplyCommands(std::move(commands)));
+    Keep(d);
+    EXPECT_EQ(state_.run_deadline_us(), ToMicros(kT0 + 1s));
+  }
+  const std::string timer(kRunTimeoutTimer);
+  {  // The deadline passes with the attempt in flight: nothing is forgotten, look again later.
+    Decider d(state_, contracts_, kT0 + 1s);
+    ASSERT_TRUE(d.WorkflowTimerFired(timer));
+    EXPECT_TRUE(d.events().empty());
+    ASSERT_EQ(d.actions().size(), 1u);
+    EXPECT_TRUE(std::holds_alternative<ArmWorkflowTimerAction>(d.actions()[0]));
+  }
+  {  // The attempt fails retryable: no new attempt starts past the deadline.
+    AttemptOutcome refused;
+    refused.kind = FailureKind::kUnknown;
+    refused.code = "reply_lost";
+    Decider d(state_, contracts_, kT0 + 1200ms);
+    ASSERT_TRUE(d.AttemptFinished(Op().operation_id, 1, refused));
+    Keep(d);
+    Decider due(state_, contracts_, FromMicros(Op().due_at_us));
+    ASSERT_TRUE(due.Due(Op().operation_id));
+    Keep(due);
+    EXPECT_EQ(Op().state, OperationState::kRejected);
+    EXPECT_EQ(Op().failure_code, "run_timeout");
+    EXPECT_EQ(Op().attempt, 1u);
+  }
+  {  // Nothing may have acted any more: the run fails with run_timeout.
+    Decider d(state_, contracts_, kT0 + 2200ms);
+    ASSERT_TRUE(d.WorkflowTimerFired(timer));
+    Keep(d);
+    ASSERT_EQ(d.events().size(), 1u);
+    EXPECT_EQ(std::get<WorkflowFailed>(d.events()[0].body).code, "run_timeout");
+    EXPECT_EQ(state_.status(), RunStatus::kFailed);
+  }
+  // A restart re-arms the deadline from WorkflowStarted (here: the run is over, so not).
+  RunState folded{RunRef{"wf-1", "r1"}};
+  ASSERT_TRUE(folded.ApplyAll(history_));
+  EXPECT_EQ(folded.run_deadline_us(), ToMicros(kT0 + 1s));
+}
+
+TEST_F(DeciderTimeoutsTest, RecoveryReArmsTheRunDeadline) {
+  {
+    Decider d(state_, contracts_, kT0);
+    ASSERT_TRUE(d.Start("wf", json::object{}, "", "", 5s));
+    Keep(d);
+  }
+  RunState folded{RunRef{"wf-1", "r1"}};
+  ASSERT_TRUE(folded.ApplyAll(history_));
+  Decider d(folded, contracts_, kT0 + 1s);
+  ASSERT_TRUE(d.Recover());
+  ASSERT_EQ(d.actions().size(), 1u);
+  const auto& armed = std::get<ArmWorkflowTimerAction>(d.actions()[0]);
+  EXPECT_EQ(armed.timer_id, kRunTimeoutTimer);
+  EXPECT_EQ(armed.fire_at_us, ToMicros(kT0 + 5s));
+  Decider fired(folded, contracts_, kT0 + 5s);
+  ASSERT_TRUE(fired.WorkflowTimerFired(std::string(kRunTimeoutTimer)));
+  EXPECT_EQ(folded.status(), RunStatus::kFailed);
 }
 
 }  // namespace
