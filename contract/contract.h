@@ -81,6 +81,20 @@ struct ToolContract {
   // Hard deadline of one attempt: past it the attempt can no longer land, and its outcome is
   // unknown.
   std::chrono::milliseconds attempt_timeout{0};
+  // Optional (0: not declared): the longest a running attempt may go without its tool calling
+  // ToolCallContext::Heartbeat. Past it the attempt is treated as lost, as at its deadline:
+  // its outcome is unknown (code heartbeat_timeout) and the class-by-failure table decides
+  // (a read is retried, a non_repeatable_write reconciled). Only the tool's own heartbeats
+  // count, not the worker's automatic renewal of the tasks it holds: a stuck tool must be
+  // seen to stop. Without it, a server-wide lease (the worker's renewals) is all that applies.
+  // Must be shorter than attempt_timeout.
+  std::chrono::milliseconds heartbeat_timeout{0};
+  // Optional (0: not declared): the longest an attempt may wait in a task queue for a worker.
+  // Past it, no worker having taken it, the server withdraws it: the attempt is known not to
+  // have started, so it fails as retryable whatever the side effect (code
+  // schedule_to_start_timeout), retried while attempts are left. Must be shorter than
+  // attempt_timeout. Embedded mode has no queue and never applies it.
+  std::chrono::milliseconds schedule_to_start_timeout{0};
   RetryPolicy retry;
   ReconcilePolicy reconcile;
   ApprovalRule approval;

@@ -123,6 +123,17 @@ Lines Errors(const ToolContract& c) {
                 " attempt deadline, a lost reply, a worker or engine crash mid-attempt; codes " +
                 List(c.unknown_codes, "(none listed)") +
                 "; any failure reported as unknown, whatever its code.");
+  if (c.heartbeat_timeout.count() > 0) {
+    out.push_back("Lost (treated as unknown, code heartbeat_timeout): an attempt whose tool has "
+                  "not heartbeaten for " + FormatDuration(c.heartbeat_timeout) +
+                  "; the tool must call its context's Heartbeat while it works.");
+  }
+  if (c.schedule_to_start_timeout.count() > 0) {
+    out.push_back("Not started (retryable whatever the class, code schedule_to_start_timeout): "
+                  "an attempt no worker took within " +
+                  FormatDuration(c.schedule_to_start_timeout) +
+                  "; the server withdrew it from the queue before any worker saw it.");
+  }
   if (IsWrite(c.side_effect)) {
     out.push_back("After an earlier unknown outcome that no lookup has answered not_found, a "
                   "later rejection or running out of attempts does not fail the step: the "
@@ -304,6 +315,13 @@ boost::json::array CardQuestions(const ToolContract& c) {
                      {"retryable_codes", ToJson(c.retry.retryable_codes)},
                      {"unknown_codes", ToJson(c.unknown_codes)},
                      {"attempt_timeout_ms", c.attempt_timeout.count()}};
+  if (c.heartbeat_timeout.count() > 0) {
+    errors["facts"].as_object()["heartbeat_timeout_ms"] = c.heartbeat_timeout.count();
+  }
+  if (c.schedule_to_start_timeout.count() > 0) {
+    errors["facts"].as_object()["schedule_to_start_timeout_ms"] =
+        c.schedule_to_start_timeout.count();
+  }
   out.push_back(std::move(errors));
 
   json::object reconcile = Question(5, "reconciliation", "How is an unknown outcome reconciled?",

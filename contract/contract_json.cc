@@ -259,6 +259,11 @@ boost::json::value ContractToJson(const ToolContract& c) {
       {"evidence", c.evidence},
   };
   if (c.dedup_window) out["dedup_window_s"] = c.dedup_window->count();
+  // Timeouts added later are present only when declared, so older contracts keep their hash.
+  if (c.heartbeat_timeout.count() != 0) out["heartbeat_timeout_ms"] = c.heartbeat_timeout.count();
+  if (c.schedule_to_start_timeout.count() != 0) {
+    out["schedule_to_start_timeout_ms"] = c.schedule_to_start_timeout.count();
+  }
   // Only when declared, so that contracts without one keep their hash.
   if (!c.output_schema.is_null()) out["output_schema"] = c.output_schema;
   return out;
@@ -269,7 +274,8 @@ Result<ToolContract> ContractFromJson(const boost::json::value& json) {
                                            "attempt_timeout_ms", "retry", "reconcile",
                                            "approval", "dedup_window_s", "secret_fields",
                                            "input_schema", "output_schema", "definitive_codes",
-                                           "unknown_codes", "evidence"}));
+                                           "unknown_codes", "evidence", "heartbeat_timeout_ms",
+                                           "schedule_to_start_timeout_ms"}));
   ToolContract c;
   RECKON_TRY(f.Required("name"));
   RECKON_TRY(f.Read("name", c.name));
@@ -281,6 +287,12 @@ Result<ToolContract> ContractFromJson(const boost::json::value& json) {
   if (!parsed) return FieldError("side_effect", parsed.error().message());
   c.side_effect = parsed.value();
   RECKON_TRY(f.Read("attempt_timeout_ms", c.attempt_timeout));
+  if (f.Find("heartbeat_timeout_ms") != nullptr) {
+    RECKON_TRY(f.Read("heartbeat_timeout_ms", c.heartbeat_timeout));
+  }
+  if (f.Find("schedule_to_start_timeout_ms") != nullptr) {
+    RECKON_TRY(f.Read("schedule_to_start_timeout_ms", c.schedule_to_start_timeout));
+  }
   RECKON_TRY(ReadRetry(f, c.retry));
   RECKON_TRY(ReadReconcile(f, c.reconcile));
   RECKON_TRY(ReadApproval(f, c.approval));

@@ -226,6 +226,21 @@ void CheckApproval(const ToolContract& c, bool schema_ok, Problems& problems) {
   }
 }
 
+void CheckTimeouts(const ToolContract& c, Problems& problems) {
+  if (c.heartbeat_timeout.count() < 0 ||
+      (c.heartbeat_timeout.count() > 0 && c.heartbeat_timeout >= c.attempt_timeout)) {
+    problems.push_back("heartbeat_timeout must be > 0 and shorter than attempt_timeout (or left "
+                       "out): a tool that does not heartbeat within it is treated as lost");
+  }
+  if (c.schedule_to_start_timeout.count() < 0 ||
+      (c.schedule_to_start_timeout.count() > 0 &&
+       c.schedule_to_start_timeout >= c.attempt_timeout)) {
+    problems.push_back("schedule_to_start_timeout must be > 0 and shorter than attempt_timeout "
+                       "(or left out): past the attempt's deadline its outcome is already "
+                       "decided");
+  }
+}
+
 }  // namespace
 
 Result<void> ValidateContract(const ToolContract& c) {
@@ -242,6 +257,7 @@ Result<void> ValidateContract(const ToolContract& c) {
     problems.push_back("attempt_timeout must be > 0: the hard deadline of one attempt, after "
                        "which its outcome is unknown");
   }
+  CheckTimeouts(c, problems);
   if (c.retry.max_attempts < 1) {
     problems.push_back("retry.max_attempts must be >= 1 (1: no retries)");
   }

@@ -75,7 +75,9 @@ FailureDecision DecideAfterFailure(const ToolContract& c, const FailureReport& r
     effective = SideEffect::kNonRepeatableWrite;
     class_name = "deduplicated_write past its dedup window";
   }
-  const FailureKind kind = Classify(c, effective, r.reported, r.code);
+  // Withdrawn before any worker saw it: nothing can have happened, whatever the class.
+  const FailureKind kind =
+      r.not_started ? FailureKind::kRetryable : Classify(c, effective, r.reported, r.code);
   const bool budget_left = r.attempts_made < c.retry.max_attempts;
   const bool write = IsWrite(effective);
 

@@ -48,7 +48,18 @@ struct FailureReport {
   // may already exist, so this operation can no longer simply fail.
   bool earlier_outcome_unknown = false;
   std::chrono::milliseconds since_first_attempt{0};  // for the dedup window
+  // The dispatcher withdrew the attempt before any worker took it (a schedule-to-start
+  // timeout): it is known not to have started, so it is retryable whatever the class and
+  // whatever the code. Only the engine's own dispatcher sets it, never a worker's report.
+  bool not_started = false;
 };
+
+// Codes the engine reports for attempts it gave up on (besides deadline_exceeded, lease_lost
+// and engine_restart): the tool did not heartbeat within the contract's heartbeat_timeout (an
+// unknown outcome), or no worker took the attempt within schedule_to_start_timeout (not
+// started: retryable for every class).
+inline constexpr std::string_view kHeartbeatTimeoutCode = "heartbeat_timeout";
+inline constexpr std::string_view kScheduleToStartTimeoutCode = "schedule_to_start_timeout";
 
 struct FailureDecision {
   FailureAction action = FailureAction::kFailStep;

@@ -12,10 +12,12 @@
 #include "reckon/base/intent_hash.h"
 #include "reckon/base/jcs.h"
 #include "reckon/engine/approval.h"
+#include "reckon/engine/heartbeat_details.h"
 #include "reckon/contract/failure_policy.h"
 #include "reckon/contract/secret_fields.h"
 #include "reckon/engine/operation_id.h"
 #include "reckon/engine/outbox_message.h"
+#include "reckon/engine/run_timeout.h"
 
 namespace reckon {
 
@@ -116,13 +118,21 @@ SecretRedactor Decider::RedactorFor(const OperationRecord& op) const {
 // --- workflow lifecycle ------------------------------------------------------------------
 
 Result<void> Decider::Start(const std::string& workflow_type, const json::value& input,
-                            const std::string& definition_hash, const std::string& started_by) {
+                            const std::string& definition_hash, const std::string& started_by,
+                            std::chrono::milliseconds run_timeout) {
   if (state_.started()) {
     return Err(Errc::kAlreadyExists, "run '" + state_.ref().workflow_id + "' already started");
   }
   RECKON_TRY(std::string canonical, CanonicalizeJson(input));
-  return Emit(WorkflowStarted{workflow_type, std::move(canonical), definition_hash, started_by,
-                              kRunScopedIds, options_.id_namespace, ""});
+  WorkflowStarted started{workflow_type, std::move(canonical), definition_hash, started_by,
+                          kRunScopedIds, options_.id_namespace, ""};
+  if (run_timeout.count() > 0) {
+    started.run_deadline_us = ToMicros(now_ + run_timeout);
+    started.run_timeout_ms = run_timeout.count();
+    actions_.push_back(
+        ArmWorkflowTimerAction{std::string(kRunTimeoutTimer), started.run_deadline_us});
+  }
+  return Emit(std::move(started));
 }
 
 Result<void> Decider::ApplyCommands(std::vector<Command> commands) {
@@ -195,13 +205,16 @@ Result<void> Decider::Continue(ContinueAsNew command) {
   const std::int64_t now_us = ToMicros(now_);
   NextRun next{RunRef{ref.workflow_id, next_id}, state_.workflow_type(), {}};
   std::int64_t seq = 1;
-  next.events.push_back(Event{seq++, now_us,
-                              WorkflowStarted{state_.workflow_type(), command.input_json,
-                                              state_.definition_hash(), state_.started_by(),
-                                              kRunScopedIds, options_.id_namespace,
-                                              ref.run_id, state_.parent_workflow_id(),
-                                              state_.parent_run_id(),
-                                              state_.parent_close_policy()}});
+  WorkflowStarted next_start{state_.workflow_type(), command.input_json,
+                             state_.definition_hash(), state_.started_by(),
+                             kRunScopedIds, options_.id_namespace, ref.run_id,
+                             state_.parent_workflow_id(), state_.parent_run_id(),
+                             state_.parent_close_policy()};
+  if (state_.run_timeout_ms() > 0) {  // the next run gets the same timeout from its start
+    next_start.run_timeout_ms = state_.run_timeout_ms();
+    next_start.run_deadline_us = now_us + state_.run_timeout_ms() * 1000;
+  }
+  next.events.push_back(Event{seq++, now_us, std::move(next_start)});
   for (CarriedSignal& signal : command.signals) {
     next.events.push_back(Event{seq++, now_us,
                                 SignalReceived{std::move(signal.name),
@@ -346,7 +359,7 @@ Result<void> Decider::ScheduleNewCall(ScheduleCall call) {
                                     call.overrides.require_approval}));
   OperationRecord* op = state_.FindOperation(operation_id);
   op->input = std::move(call.input);
-  return StartNextAttempt(*op);
+  return StartNextAttempt(*op);  // refused past the run's deadline (engine/run_timeout.h)
 }
 
 Result<void> Decider::ReplayCall(ScheduleCall call) {
@@ -398,6 +411,9 @@ Result<void> Decider::RequestApproval(OperationRecord& op) {
 }
 
 Result<void> Decider::StartNextAttempt(OperationRecord& op) {
+  if (RunDeadlinePassed() && op.state != OperationState::kApproved) {
+    return RejectForRunTimeout(op);  // no attempt starts past the run's deadline
+  }
   const RegisteredContract* contract = ContractOf(op);
   if (contract == nullptr) {
     return Err(Errc::kInternal, "operation '" + op.operation_id + "' uses tool '" + op.tool +
@@ -444,18 +460,22 @@ Result<void> Decider::AttemptFinished(const std::string& operation_id, std::uint
   }
   if (!current) return Ok();  // a stale attempt's failure proves nothing
   return HandleFailure(*op, outcome.kind, redact.Text(outcome.code),
-                       redact.Text(outcome.message));
+                       redact.Text(outcome.message), outcome.heartbeat_details_json,
+                       outcome.not_started);
 }
 
 Result<void> Decider::HandleFailure(OperationRecord& op, FailureKind reported,
-                                    const std::string& code, const std::string& message) {
+                                    const std::string& code, const std::string& message,
+                                    const std::string& raw_details, bool not_started) {
   const RegisteredContract* contract = ContractOf(op);
   if (contract == nullptr) {
     return Emit(OperationRejected{op.operation_id, op.attempt, code, message});
   }
   const ToolContract& c = contract->contract();
+  const std::string details = RedactedHeartbeatDetails(RedactorFor(op), raw_details);
   FailureReport report;
   report.reported = reported;
+  report.not_started = not_started;
   report.code = code;
   report.attempts_made = static_cast<int>(op.attempt);
   report.earlier_outcome_unknown = op.earlier_outcome_unknown;
@@ -467,7 +487,7 @@ Result<void> Decider::HandleFailure(OperationRecord& op, FailureKind reported,
   switch (decision.action) {
     case FailureAction::kFailStep: {
       if (unknown) {
-        RECKON_TRY(Emit(OutcomeUnknown{op.operation_id, op.attempt, reason, 0}));
+        RECKON_TRY(Emit(OutcomeUnknown{op.operation_id, op.attempt, reason, 0, details}));
       }
       return Emit(OperationRejected{op.operation_id, op.attempt, reason,
                                     message.empty() ? decision.reason : message});
@@ -475,12 +495,12 @@ Result<void> Decider::HandleFailure(OperationRecord& op, FailureKind reported,
     case FailureAction::kRetry: {
       const std::int64_t retry_at = ToMicros(now_ + decision.delay);
       if (unknown) {
-        RECKON_TRY(Emit(OutcomeUnknown{op.operation_id, op.attempt, reason, 0}));
+        RECKON_TRY(Emit(OutcomeUnknown{op.operation_id, op.attempt, reason, 0, details}));
         RECKON_TRY(Emit(RetryScheduled{op.operation_id, op.attempt + 1, retry_at,
                                        RetryReason::kUnknownOutcome}));
       } else {
         RECKON_TRY(Emit(AttemptFailedRetryable{op.operation_id, op.attempt, reason, message,
-                                               retry_at}));
+                                               retry_at, details}));
       }
       actions_.push_back(ArmDueAction{op.operation_id, retry_at});
       return Ok();
@@ -489,13 +509,13 @@ Result<void> Decider::HandleFailure(OperationRecord& op, FailureKind reported,
       // The lookup race: never before the attempt's hard deadline plus the grace.
       const std::int64_t at =
           ToMicros(std::max(now_, FromMicros(op.deadline_us)) + decision.delay);
-      RECKON_TRY(Emit(OutcomeUnknown{op.operation_id, op.attempt, reason, at}));
+      RECKON_TRY(Emit(OutcomeUnknown{op.operation_id, op.attempt, reason, at, details}));
       actions_.push_back(ArmDueAction{op.operation_id, at});
       return Ok();
     }
     case FailureAction::kNeedsHuman: {
       if (op.state == OperationState::kInFlight) {
-        RECKON_TRY(Emit(OutcomeUnknown{op.operation_id, op.attempt, reason, 0}));
+        RECKON_TRY(Emit(OutcomeUnknown{op.operation_id, op.attempt, reason, 0, details}));
       }
       return Emit(NeedsHuman{op.operation_id, decision.reason});
     }
@@ -591,6 +611,7 @@ Result<void> Decider::ReconcileFinished(const std::string& operation_id, std::ui
 // --- timers, signals, approvals, people ---------------------------------------------------
 
 Result<void> Decider::WorkflowTimerFired(const std::string& timer_id) {
+  if (timer_id == kRunTimeoutTimer) return RunTimedOut();
   if (state_.terminal()) return Ok();                          // cancelled meanwhile
   if (!state_.pending_timers().count(timer_id)) return Ok();  // already fired
   return Emit(TimerFired{timer_id});
@@ -794,6 +815,10 @@ Result<void> Decider::Recover() {
     if (!child.closed && !child.child_run_id.empty()) {
       actions_.push_back(WatchChildAction{step, child.child_workflow_id});
     }
+  }
+  if (state_.run_deadline_us() > 0 && !state_.terminal()) {
+    actions_.push_back(
+        ArmWorkflowTimerAction{std::string(kRunTimeoutTimer), state_.run_deadline_us()});
   }
   return Ok();
 }

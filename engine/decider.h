@@ -125,8 +125,10 @@ class Decider {
           DeciderOptions options = {});
 
   // --- inputs ---
+  // `run_timeout` (0: none): the run's deadline, journaled (engine/run_timeout.h).
   Result<void> Start(const std::string& workflow_type, const boost::json::value& input,
-                     const std::string& definition_hash = "", const std::string& started_by = "");
+                     const std::string& definition_hash = "", const std::string& started_by = "",
+                     std::chrono::milliseconds run_timeout = std::chrono::milliseconds(0));
   Result<void> ApplyCommands(std::vector<Command> commands);
   Result<void> AttemptFinished(const std::string& operation_id, std::uint32_t attempt,
                                const AttemptOutcome& outcome);
@@ -194,9 +196,17 @@ class Decider {
   // for an answer that cannot come.
   Result<void> CloseOpenUpdates(std::string_view how);
   Result<void> StartNextAttempt(OperationRecord& op);
+  // `details`: the attempt's last heartbeat details (redacted here); `not_started`: the
+  // dispatcher proved the attempt never reached a worker (AttemptOutcome::not_started).
   Result<void> HandleFailure(OperationRecord& op, FailureKind reported, const std::string& code,
-                             const std::string& message);
+                             const std::string& message, const std::string& details = "",
+                             bool not_started = false);
   Result<void> RequestApproval(OperationRecord& op);
+  // The run timeout (run_timeout.cc): its deadline passed; what happens then; an operation
+  // refused an attempt because of it.
+  bool RunDeadlinePassed() const;
+  Result<void> RunTimedOut();
+  Result<void> RejectForRunTimeout(OperationRecord& op);
   // kPermissionDenied when `by` started the run and the contract does not allow it.
   Result<void> SeparateDuties(const OperationRecord& op, const RegisteredContract* contract,
                               const std::string& by, std::string_view what) const;

@@ -151,7 +151,8 @@ asio::awaitable<Result<RunRef>> Engine::Start(std::string workflow_id, std::stri
   // Build the input before the co_await: GCC 12 destroys some temporaries of a co_await
   // expression twice.
   Input start = StartInput{std::move(workflow_type), std::move(input),
-                           std::move(options.definition_hash), std::move(options.started_by)};
+                           std::move(options.definition_hash), std::move(options.started_by),
+                           options.run_timeout};
   auto started = Await(s, std::move(start));
   RECKON_CO_TRY(co_await std::move(started));
   co_return ref;
@@ -322,7 +323,8 @@ Result<void> Engine::ApplyInput(Decider& decider, Slot& slot, Input& input) {
       [&](auto& in) -> Result<void> {
         using T = std::decay_t<decltype(in)>;
         if constexpr (std::is_same_v<T, StartInput>) {
-          return decider.Start(in.type, in.input, in.definition_hash, in.started_by);
+          return decider.Start(in.type, in.input, in.definition_hash, in.started_by,
+                               in.run_timeout);
         } else if constexpr (std::is_same_v<T, AttemptDone>) {
           return decider.AttemptFinished(in.operation_id, in.attempt, in.outcome);
         } else if constexpr (std::is_same_v<T, DueInput>) {
@@ -609,6 +611,11 @@ void Engine::StartAttempt(Slot& slot, const StartAttemptAction& action) {
   }
   AttemptRequest request{slot.state.ref(), op->step_id, op->operation_id, op->tool, *op->input,
                          action.attempt, action.deadline_us};
+  if (const ToolContract* contract = contracts_.Find(op->tool); contract != nullptr) {
+    request.heartbeat_timeout = contract->heartbeat_timeout;
+    request.schedule_to_start_timeout = contract->schedule_to_start_timeout;
+  }
+  request.last_heartbeat_details_json = op->last_heartbeat_details_json;
   auto cancel = std::make_shared<asio::cancellation_signal>();
   slot.attempts[action.operation_id] = Slot::RunningAttempt{action.attempt, cancel};
   auto on_done = [this, alive = alive_, workflow_id = slot.state.ref().workflow_id,

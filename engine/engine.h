@@ -107,6 +107,9 @@ struct EngineOptions {
 struct StartOptions {
   std::string definition_hash;  // what defines the run besides its type and input (a plan)
   std::string started_by;       // who started it (server mode: the principal)
+  // 0: none. Else the run's deadline, journaled; past it the run ends as engine/run_timeout.h
+  // says (failed with code run_timeout, never forgetting an effect that may exist).
+  std::chrono::milliseconds run_timeout{0};
 };
 
 struct RunSummary {
@@ -286,6 +289,7 @@ class Engine {
     boost::json::value input;
     std::string definition_hash;
     std::string started_by;
+    std::chrono::milliseconds run_timeout{0};
   };
   struct AttemptDone { std::string operation_id; std::uint32_t attempt; AttemptOutcome outcome; };
   struct DueInput { std::string operation_id; };

@@ -32,6 +32,8 @@ struct RunState::Fold {
     run.parent_workflow_id_ = e.parent_workflow_id;
     run.parent_run_id_ = e.parent_run_id;
     run.parent_close_policy_ = e.parent_close_policy;
+    run.run_deadline_us_ = e.run_deadline_us;
+    run.run_timeout_ms_ = e.run_timeout_ms;
     return Ok();
   }
 
@@ -216,11 +218,17 @@ struct RunState::Fold {
   Result<void> operator()(const AttemptFailedRetryable& e) {
     RECKON_TRY(OperationRecord * op, Advance(e.operation_id));
     op->due_at_us = e.retry_at_us;
+    if (!e.heartbeat_details_json.empty()) {
+      op->last_heartbeat_details_json = e.heartbeat_details_json;
+    }
     return Ok();
   }
   Result<void> operator()(const OutcomeUnknown& e) {
     RECKON_TRY(OperationRecord * op, Advance(e.operation_id));
     op->earlier_outcome_unknown = true;
+    if (!e.heartbeat_details_json.empty()) {
+      op->last_heartbeat_details_json = e.heartbeat_details_json;
+    }
     op->due_at_us = e.reconcile_at_us;
     return Ok();
   }

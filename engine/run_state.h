@@ -49,6 +49,9 @@ struct OperationRecord {
   std::int64_t due_at_us = 0;              // when the next retry or lookup is due; 0 if none
   std::uint32_t reconcile_rounds = 0;      // lookups started
   bool earlier_outcome_unknown = false;    // an attempt ended unknown and no not_found since
+  // The latest heartbeat details journaled for an ended attempt (JSON, secrets removed);
+  // the next attempt receives them. Empty: none yet.
+  std::string last_heartbeat_details_json;
   // Approval: the current request or grant.
   std::string approval_id;
   std::uint32_t approval_requests = 0;     // ApprovalRequested events so far
@@ -105,6 +108,9 @@ class RunState {
   const std::string& parent_close_policy() const { return parent_close_policy_; }
   // The children this run started, by step id.
   const std::map<std::string, ChildRecord>& children() const { return children_; }
+  // The run timeout from WorkflowStarted (engine/run_timeout.h); 0: none.
+  std::int64_t run_deadline_us() const { return run_deadline_us_; }
+  std::int64_t run_timeout_ms() const { return run_timeout_ms_; }
   storage::RunStatus status() const { return status_; }
   std::int64_t next_seq() const { return next_seq_; }
   bool started() const { return next_seq_ > 1; }
@@ -145,6 +151,7 @@ class RunState {
   std::string previous_run_id_, next_run_id_;
   std::string parent_workflow_id_, parent_run_id_, parent_close_policy_;
   std::map<std::string, ChildRecord> children_;  // by step id
+  std::int64_t run_deadline_us_ = 0, run_timeout_ms_ = 0;
   storage::RunStatus status_ = storage::RunStatus::kRunning;
   std::string result_json_;
   std::string failure_code_, failure_message_, cancel_reason_;

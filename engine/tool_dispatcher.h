@@ -11,6 +11,8 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/value.hpp>
 
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -28,7 +30,18 @@ struct AttemptRequest {
   boost::json::value input;  // full input, secrets included; never journaled or traced
   std::uint32_t attempt = 0;  // 1-based; the fencing token of this attempt
   std::int64_t deadline_us = 0;  // hard deadline, microseconds since the epoch
+  // From the contract (0: not declared). heartbeat_timeout: the attempt is lost if its tool
+  // does not heartbeat within it; schedule_to_start_timeout: a dispatcher with a queue
+  // withdraws the attempt if no worker takes it within it (reported with not_started).
+  std::chrono::milliseconds heartbeat_timeout{0};
+  std::chrono::milliseconds schedule_to_start_timeout{0};
+  // The progress details an earlier attempt of this operation heartbeated last (JSON, secret
+  // fields removed; empty: none): what a resumed tool starts from.
+  std::string last_heartbeat_details_json;
 };
+
+// Heartbeat details are capped: larger details are dropped (the beat still counts).
+inline constexpr std::size_t kMaxHeartbeatDetailsBytes = 64 * 1024;
 
 struct AttemptOutcome {
   bool success = false;
@@ -37,6 +50,12 @@ struct AttemptOutcome {
   FailureKind kind = FailureKind::kUnknown;  // on failure, as the tool reported it
   std::string code;                           // on failure: provider or transport code
   std::string message;                        // on failure: for people; never contains secrets
+  // The last progress details the tool heartbeated during this attempt (JSON; empty: none).
+  // Journaled, secrets removed, with the event that ends a failed attempt.
+  std::string heartbeat_details_json;
+  // Set only by a dispatcher that withdrew the attempt before any worker took it (a
+  // schedule-to-start timeout): proof that nothing happened. Never taken from a worker.
+  bool not_started = false;
 };
 
 struct ReconcileRequest {

@@ -66,6 +66,10 @@ struct WorkflowStarted {
   std::string parent_workflow_id;
   std::string parent_run_id;
   std::string parent_close_policy;
+  // The run timeout (engine/run_timeout.h): the deadline, and the duration a continued run
+  // carries over. 0: none.
+  std::int64_t run_deadline_us = 0;
+  std::int64_t run_timeout_ms = 0;
 };
 struct WorkflowCompleted { std::string result_json; };
 struct WorkflowFailed { std::string code; std::string message; };
@@ -137,12 +141,14 @@ struct AttemptFailedRetryable {
   std::string code;
   std::string message;
   std::int64_t retry_at_us = 0;
+  std::string heartbeat_details_json;  // the attempt's last heartbeat details; empty: none
 };
 struct OutcomeUnknown {
   std::string operation_id;
   std::uint32_t attempt = 0;
   std::string reason;
   std::int64_t reconcile_at_us = 0;
+  std::string heartbeat_details_json;  // the attempt's last heartbeat details; empty: none
 };
 struct ReconciliationStarted {
   std::string operation_id;

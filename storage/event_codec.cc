@@ -36,6 +36,8 @@ void Encode(EventPayload::Builder p, const WorkflowStarted& e) {
   b.setParentWorkflowId(T(e.parent_workflow_id));
   b.setParentRunId(T(e.parent_run_id));
   b.setParentClosePolicy(T(e.parent_close_policy));
+  b.setRunDeadlineUs(e.run_deadline_us);
+  b.setRunTimeoutMs(e.run_timeout_ms);
 }
 void Encode(EventPayload::Builder p, const ChildWorkflowInitiated& e) {
   auto b = p.initChildWorkflowInitiated();
@@ -171,6 +173,7 @@ void Encode(EventPayload::Builder p, const AttemptFailedRetryable& e) {
   b.setCode(T(e.code));
   b.setMessage(T(e.message));
   b.setRetryAtUs(e.retry_at_us);
+  b.setHeartbeatDetailsJson(T(e.heartbeat_details_json));
 }
 void Encode(EventPayload::Builder p, const OutcomeUnknown& e) {
   auto b = p.initOutcomeUnknown();
@@ -178,6 +181,7 @@ void Encode(EventPayload::Builder p, const OutcomeUnknown& e) {
   b.setAttempt(e.attempt);
   b.setReason(T(e.reason));
   b.setReconcileAtUs(e.reconcile_at_us);
+  b.setHeartbeatDetailsJson(T(e.heartbeat_details_json));
 }
 void Encode(EventPayload::Builder p, const ReconciliationStarted& e) {
   auto b = p.initReconciliationStarted();
@@ -244,7 +248,8 @@ Result<EventBody> DecodeUnion(EventPayload::Reader p) {
                              S(r.getDefinitionHash()), S(r.getStartedBy()), r.getIdVersion(),
                              S(r.getIdNamespace()), S(r.getPreviousRunId()),
                              S(r.getParentWorkflowId()), S(r.getParentRunId()),
-                             S(r.getParentClosePolicy())};
+                             S(r.getParentClosePolicy()), r.getRunDeadlineUs(),
+                             r.getRunTimeoutMs()};
     }
     case EventPayload::WORKFLOW_COMPLETED:
       return WorkflowCompleted{S(p.getWorkflowCompleted().getResultJson())};
@@ -306,12 +311,13 @@ Result<EventBody> DecodeUnion(EventPayload::Reader p) {
     case EventPayload::ATTEMPT_FAILED_RETRYABLE: {
       auto r = p.getAttemptFailedRetryable();
       return AttemptFailedRetryable{S(r.getOperationId()), r.getAttempt(), S(r.getCode()),
-                                    S(r.getMessage()), r.getRetryAtUs()};
+                                    S(r.getMessage()), r.getRetryAtUs(),
+                                    S(r.getHeartbeatDetailsJson())};
     }
     case EventPayload::OUTCOME_UNKNOWN: {
       auto r = p.getOutcomeUnknown();
       return OutcomeUnknown{S(r.getOperationId()), r.getAttempt(), S(r.getReason()),
-                            r.getReconcileAtUs()};
+                            r.getReconcileAtUs(), S(r.getHeartbeatDetailsJson())};
     }
     case EventPayload::RECONCILIATION_STARTED: {
       auto r = p.getReconciliationStarted();

@@ -88,6 +88,11 @@ struct WorkflowStarted {
   parentWorkflowId @7 :Text;
   parentRunId @8 :Text;
   parentClosePolicy @9 :Text;
+  # The run's timeout (docs/ARCHITECTURE.md, decision 46): when it passes, operations that
+  # have not acted are rejected and the run fails with code run_timeout. 0: none. The timeout
+  # is carried to the next run of a ctx.ContinueAsNew, which gets a deadline of its own.
+  runDeadlineUs @10 :Int64;
+  runTimeoutMs @11 :Int64;
 }
 
 # The parent started a child workflow at `stepId`. The child's first run (`childRunId`, whose
@@ -226,13 +231,17 @@ struct AttemptFailedRetryable {
   code @2 :Text;
   message @3 :Text;
   retryAtUs @4 :Int64;
+  # The last progress details the tool heartbeated during this attempt (JSON, secret fields
+  # removed; empty: none). The next attempt of the operation receives them. A payload field.
+  heartbeatDetailsJson @5 :Text;
 }
 
 struct OutcomeUnknown {
   operationId @0 :Text;
   attempt @1 :UInt32;
-  reason @2 :Text;           # deadline_exceeded | connection_lost | worker_lost | engine_restart | ...
+  reason @2 :Text;           # deadline_exceeded | heartbeat_timeout | lease_lost | engine_restart | ...
   reconcileAtUs @3 :Int64;   # earliest reconciliation: hard deadline + grace
+  heartbeatDetailsJson @4 :Text;  # as in AttemptFailedRetryable; a payload field
 }
 
 struct ReconciliationStarted {

@@ -15,7 +15,8 @@
 //   ApprovalDenied           reason        (free text from a person)
 //   OperationCommitted       result_json   (the tool's output)
 //   OperationRejected        message       (the tool's error message)
-//   AttemptFailedRetryable   message       (the tool's error message)
+//   AttemptFailedRetryable   message, heartbeat_details_json  (the tool's words and progress)
+//   OutcomeUnknown           heartbeat_details_json  (the tool's progress)
 //   HumanResolved            note          (free text from a person)
 //   SignalReceived           payload_json
 //   MarkerRecorded           value_json    (now, random, a model reply, a signal name)
@@ -26,8 +27,9 @@
 //   UpdateCompleted          result_json, error_message (the handler's answer)
 //
 // A sealed event's plaintext is its payload fields in the order of its kMembers array, each as
-// a 4-byte little-endian length followed by its bytes. Its authenticated context is the
-// event's place (SealContext). Pure functions; no state.
+// a 4-byte little-endian length followed by its bytes. Members added to a type later go at the
+// end of its array: a plaintext sealed before they existed ends early, and they read as empty.
+// Its authenticated context is the event's place (SealContext). Pure functions; no state.
 #pragma once
 
 #include <array>
@@ -60,7 +62,7 @@ RECKON_PAYLOAD_MEMBER(ApprovalGranted, note);
 RECKON_PAYLOAD_MEMBER(ApprovalDenied, reason);
 RECKON_PAYLOAD_MEMBER(OperationCommitted, result_json);
 RECKON_PAYLOAD_MEMBER(OperationRejected, message);
-RECKON_PAYLOAD_MEMBER(AttemptFailedRetryable, message);
+RECKON_PAYLOAD_MEMBER(OutcomeUnknown, heartbeat_details_json);
 RECKON_PAYLOAD_MEMBER(HumanResolved, note);
 RECKON_PAYLOAD_MEMBER(SignalReceived, payload_json);
 RECKON_PAYLOAD_MEMBER(MarkerRecorded, value_json);
@@ -78,6 +80,12 @@ template <>
 struct PayloadMembers<UpdateCompleted> {
   static constexpr std::array<std::string UpdateCompleted::*, 2> kMembers{
       &UpdateCompleted::result_json, &UpdateCompleted::error_message};
+};
+
+template <>
+struct PayloadMembers<AttemptFailedRetryable> {
+  static constexpr std::array<std::string AttemptFailedRetryable::*, 2> kMembers{
+      &AttemptFailedRetryable::message, &AttemptFailedRetryable::heartbeat_details_json};
 };
 
 // Where an event lives in the journal. A sealed payload is bound to it: its box opens only at

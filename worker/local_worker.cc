@@ -55,8 +55,10 @@ boost::asio::awaitable<AttemptOutcome> LocalWorker::RunAttempt(AttemptRequest re
                          "this worker hosts no tool '" + request.tool + "'");
   }
   ToolCallContext context{request.run.workflow_id, request.step_id, request.operation_id,
-                          request.attempt, SteadyDeadline(request.deadline_us)};
-  co_return co_await tool->execute(std::move(request.input), std::move(context));
+                          request.attempt, SteadyDeadline(request.deadline_us),
+                          std::move(request.last_heartbeat_details_json)};
+  co_return co_await RunTool(*tool, std::move(request.input), std::move(context),
+                             request.heartbeat_timeout);
 }
 
 boost::asio::awaitable<ReconcileOutcome> LocalWorker::Reconcile(ReconcileRequest request) {

@@ -2,9 +2,15 @@
 // engine's own process and implements the engine's two seams (WorkflowHost, ToolDispatcher)
 // directly, so embedded and server mode share every decision the engine makes.
 //
+// Tool heartbeats (local_worker_attempt.cc): a tool's details go with its attempt's report,
+// and the next attempt gets them (ToolCallContext::LastHeartbeatDetails); a contract's
+// heartbeat_timeout is watched here, as the server does for remote workers. There is no queue,
+// so schedule_to_start_timeout never applies in embedded mode.
+//
 // Lives on the engine's executor; not thread-safe. The registries must outlive it.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -31,6 +37,9 @@ class LocalWorker final : public WorkflowHost, public ToolDispatcher {
   std::size_t cached_instances() const { return instances_.size(); }
 
  private:
+  boost::asio::awaitable<AttemptOutcome> RunTool(const Tool& tool, boost::json::value input,
+                                                 ToolCallContext context,
+                                                 std::chrono::milliseconds heartbeat_timeout);
   const WorkflowRegistry& workflows_;
   const ToolRegistry& tools_;
   std::map<std::string, std::unique_ptr<WorkflowInstance>> instances_;  // by workflow id

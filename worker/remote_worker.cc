@@ -57,6 +57,7 @@ RemoteWorker::RemoteWorker(asio::any_io_executor executor, const WorkflowRegistr
       tools_(tools),
       options_(std::move(options)),
       idle_(executor_),
+      heartbeat_timer_(executor_),
       alive_(std::make_shared<bool>(true)) {
   if (options_.worker_id.empty()) options_.worker_id = DefaultWorkerId();
 }
@@ -70,6 +71,7 @@ RemoteWorker::~RemoteWorker() { *alive_ = false; }
 
 void RemoteWorker::Stop() {
   stopped_ = true;
+  heartbeat_timer_.cancel();
   if (client_) client_->Close();
   idle_.cancel();
 }
@@ -130,6 +132,7 @@ asio::awaitable<Result<void>> RemoteWorker::Session(std::shared_ptr<api::Client>
   RECKON_CO_TRY(api::Reply registered, co_await std::move(call));
   heartbeat_interval_ = milliseconds(std::max<std::uint32_t>(
       50, registered.get().getResult().getRegistered().getHeartbeatIntervalMs()));
+  heartbeat_timer_.cancel();  // the loop takes the server's interval now, not after the old one
   spdlog::info("worker {} (build '{}') registered with {}: {} workflow type(s), {} tool(s)",
                options_.worker_id, options_.build_id, options_.server, types.size(), tools.size());
 
@@ -307,7 +310,8 @@ asio::awaitable<std::unique_ptr<capnp::MallocMessageBuilder>> RemoteWorker::RunT
   auto input = api::JsonFromWire(task.getInputJson(), "tool task input");
   ToolCallContext context{api::Str(task.getWorkflowId()), api::Str(task.getStepId()),
                           api::Str(task.getOperationId()), task.getAttempt(),
-                          SteadyDeadline(task.getDeadlineUs())};
+                          SteadyDeadline(task.getDeadlineUs()),
+                          api::Str(task.getLastHeartbeatDetailsJson())};
   if (is_attempt) {
     AttemptOutcome outcome;
     if (tool == nullptr) {
@@ -317,7 +321,9 @@ asio::awaitable<std::unique_ptr<capnp::MallocMessageBuilder>> RemoteWorker::RunT
       outcome = ToolFailed(FailureKind::kDefinitive, "bad_input", input.error().message());
     } else {
       auto cancel = std::make_shared<asio::cancellation_signal>();
-      held_[token] = Held{cancel};
+      auto heartbeat = std::make_shared<ToolHeartbeat>();
+      context.heartbeat = heartbeat;
+      held_[token] = Held{cancel, heartbeat};
       asio::steady_timer deadline(executor_, context.deadline);
       deadline.async_wait([cancel](const boost::system::error_code& ec) {
         if (!ec) cancel->emit(asio::cancellation_type::terminal);
@@ -333,6 +339,9 @@ asio::awaitable<std::unique_ptr<capnp::MallocMessageBuilder>> RemoteWorker::RunT
       }
       deadline.cancel();
       held_.erase(token);
+      if (outcome.heartbeat_details_json.empty()) {
+        outcome.heartbeat_details_json = heartbeat->details_json();
+      }
     }
     api::AttemptOutcomeToWire(outcome, complete);
   } else {
@@ -399,15 +408,27 @@ asio::awaitable<void> RemoteWorker::HeartbeatLoop() {
   auto alive = alive_;
   while (*alive && !stopped_) {
     const milliseconds interval = heartbeat_interval_;
-    co_await Sleep(interval);
+    heartbeat_timer_.expires_after(interval);
+    co_await heartbeat_timer_.async_wait(asio::as_tuple(asio::use_awaitable));
     if (!*alive || stopped_) break;
     std::shared_ptr<api::Client> client = client_;
     if (held_.empty() || !client || !client->connected()) continue;
     auto message = NewRequest();
-    auto tokens = message->initRoot<wire::Request>().initMethod().initHeartbeat().initTaskTokens(
-        static_cast<unsigned>(held_.size()));
+    auto beat = message->initRoot<wire::Request>().initMethod().initHeartbeat();
+    auto tokens = beat.initTaskTokens(static_cast<unsigned>(held_.size()));
     unsigned i = 0;
-    for (const auto& [token, held] : held_) tokens.set(i++, token);
+    std::vector<std::pair<std::uint64_t, std::string>> progress;
+    for (const auto& [token, held] : held_) {
+      tokens.set(i++, token);
+      if (held.heartbeat && held.heartbeat->pending()) {
+        progress.emplace_back(token, held.heartbeat->TakeBeat());
+      }
+    }
+    auto beats = beat.initProgress(static_cast<unsigned>(progress.size()));
+    for (unsigned k = 0; k < progress.size(); ++k) {
+      beats[k].setTaskToken(progress[k].first);
+      beats[k].setDetailsJson(api::Text(progress[k].second));
+    }
     auto call = client->Call(std::move(message), interval * 3);
     auto reply = co_await std::move(call);
     if (!reply) continue;

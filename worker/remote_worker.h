@@ -10,6 +10,8 @@
 // old connection may still be finishing beside a new set); each runs under its hard deadline (the tool
 // sees it in ToolCallContext, and is cancelled when it passes). While tool tasks run, the
 // worker heartbeats their tokens; a token the server no longer holds is cancelled locally.
+// Beats a tool gives itself (ToolCallContext::Heartbeat) go with the next heartbeat, with the
+// tool's latest details, and the details go with the attempt's report too.
 // A report that could not be delivered (the connection dropped) is sent again after
 // reconnecting: a late success is still evidence to the server, never a second effect.
 //
@@ -80,6 +82,7 @@ class RemoteWorker {
  private:
   struct Held {
     std::shared_ptr<boost::asio::cancellation_signal> cancel;
+    std::shared_ptr<ToolHeartbeat> heartbeat;  // the tool's own beats, relayed by HeartbeatLoop
   };
   boost::asio::awaitable<Result<void>> Session(std::shared_ptr<api::Client> client);
   // Long-polls until a reply comes (a task or noTask); nullopt once the connection ends or the
@@ -109,6 +112,8 @@ class RemoteWorker {
   std::deque<std::shared_ptr<capnp::MallocMessageBuilder>> undelivered_;
   std::shared_ptr<api::Client> client_;
   boost::asio::steady_timer idle_;
+  // The heartbeat loop's wait; cancelled when a registration brings a new interval.
+  boost::asio::steady_timer heartbeat_timer_;
   bool stopped_ = false;
   std::shared_ptr<bool> alive_;
 };

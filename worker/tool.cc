@@ -1,6 +1,21 @@
 #include "reckon/worker/tool.h"
 
+#include <boost/json/parse.hpp>
+
 namespace reckon {
+
+void ToolCallContext::Heartbeat() const { Heartbeat(boost::json::value()); }
+
+void ToolCallContext::Heartbeat(const boost::json::value& details) const {
+  if (heartbeat) heartbeat->Beat(details);
+}
+
+boost::json::value ToolCallContext::LastHeartbeatDetails() const {
+  if (last_heartbeat_details_json.empty()) return nullptr;
+  boost::system::error_code ec;
+  boost::json::value parsed = boost::json::parse(last_heartbeat_details_json, ec);
+  return ec ? boost::json::value() : parsed;
+}
 
 AttemptOutcome ToolSucceeded(boost::json::value output, std::string provider_ref) {
   AttemptOutcome outcome;

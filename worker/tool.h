@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,7 @@
 #include "reckon/contract/contract.h"
 #include "reckon/contract/contract_registry.h"
 #include "reckon/engine/tool_dispatcher.h"
+#include "reckon/worker/tool_heartbeat.h"
 
 namespace reckon {
 
@@ -33,6 +35,19 @@ struct ToolCallContext {
   std::string operation_id;  // the idempotency key
   std::uint32_t attempt = 0;
   std::chrono::steady_clock::time_point deadline;
+  // What an earlier attempt of this operation heartbeated last (JSON text; empty: none).
+  std::string last_heartbeat_details_json;
+  // Where this attempt's heartbeats go (worker/tool_heartbeat.h); null: nowhere (a lookup).
+  std::shared_ptr<ToolHeartbeat> heartbeat;
+
+  // Tells the worker the tool is alive and how far it got. A tool whose contract declares
+  // heartbeat_timeout must call it more often than that, or its attempt is treated as lost.
+  // `details` (JSON, at most 64 KiB, secret fields removed before journaling) reach the next
+  // attempt if this one fails or is lost.
+  void Heartbeat() const;
+  void Heartbeat(const boost::json::value& details) const;
+  // The progress details an earlier attempt heartbeated last; null when none.
+  boost::json::value LastHeartbeatDetails() const;
 };
 
 using ToolExecute = std::function<boost::asio::awaitable<AttemptOutcome>(

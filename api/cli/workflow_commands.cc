@@ -6,6 +6,7 @@
 #include <memory>
 #include <sstream>
 
+#include "reckon/api/cli/age_flag.h"
 #include "reckon/api/cli/history_export.h"
 #include "reckon/api/cli/remote.h"
 #include "reckon/api/protocol/wire_convert.h"
@@ -36,6 +37,7 @@ struct StartArgs {
   std::string type;
   std::string input = "{}";
   std::string input_file;
+  std::string run_timeout;  // "3d", "12h", "90s", "500ms"; empty: none
 };
 
 Result<void> RunStart(CommandEnv& env, const StartArgs& args) {
@@ -60,6 +62,10 @@ Result<void> RunStart(CommandEnv& env, const StartArgs& args) {
   start.setWorkflowId(args.workflow_id);
   start.setWorkflowType(args.type);
   start.setInputJson(input);
+  if (!args.run_timeout.empty()) {
+    RECKON_TRY(auto timeout, ParseAge(args.run_timeout, "--run-timeout"));
+    start.setRunTimeoutMs(std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count());
+  }
   RECKON_TRY(api::Reply reply, CallServer(args.remote, std::move(request)));
   auto started = reply.get().getResult().getStarted();
   if (args.remote.json) {
@@ -353,6 +359,9 @@ void AddWorkflowCommands(CLI::App& app, CommandEnv& env) {
     c->add_option("--type", args->type, "Workflow type, as a worker registered it")->required();
     c->add_option("--input", args->input, "Input JSON (default {})");
     c->add_option("--input-file", args->input_file, "Read the input JSON from a file");
+    c->add_option("--run-timeout", args->run_timeout,
+                  "Fail the run with run_timeout if it has not finished within this long "
+                  "(30d, 12h, 15m, 90s, 500ms); effects that may exist are settled first");
     AddRemoteFlags(c, args->remote);
     Bind(c, env, args, "start", RunStart);
   }

@@ -133,6 +133,7 @@ struct StartWorkflow {
   workflowType @1 :Text;
   inputJson @2 :Text;
   definitionHash @3 :Text;  # what defines the run besides its type (a plan's hash); journaled
+  runTimeoutMs @4 :Int64;   # 0: none; else the run fails with run_timeout once it passes
 }
 
 struct SignalWorkflow {
@@ -412,6 +413,9 @@ struct ToolTask {
   inputJson @7 :Text;      # full input; may be "null" for a reconcile task after a restart
   attempt @8 :UInt32;      # the fencing token (attempt number, or reconcile round)
   deadlineUs @9 :Int64;    # hard deadline: stop the call by then
+  # The progress details an earlier attempt of the operation heartbeated last (JSON, secret
+  # fields removed; empty: none): where a resumed tool starts from.
+  lastHeartbeatDetailsJson @10 :Text;
 }
 
 # The zero value of each enum is the safe one: a report that leaves it unset claims nothing.
@@ -448,10 +452,19 @@ struct CompleteToolTask {
       reconcileMessage @13 :Text;
     }
   }
+  heartbeatDetailsJson @14 :Text;  # the attempt's last heartbeat details; empty: none
 }
 
 struct Heartbeat {
   taskTokens @0 :List(UInt64);   # the tool tasks this worker still holds
+  # Tasks whose tool heartbeated itself since the last beat, with its latest details. Only
+  # these count against a contract's heartbeat_timeout; taskTokens only keep the lease.
+  progress @1 :List(ToolProgress);
+}
+
+struct ToolProgress {
+  taskToken @0 :UInt64;
+  detailsJson @1 :Text;  # empty: a beat without details
 }
 
 struct HeartbeatReply {

@@ -208,6 +208,7 @@ void AttemptOutcomeToWire(const AttemptOutcome& outcome, wire::CompleteToolTask:
   a.setKind(KindToWire(outcome.kind));
   a.setCode(Text(outcome.code));
   a.setMessage(Text(outcome.message));
+  out.setHeartbeatDetailsJson(Text(outcome.heartbeat_details_json));
 }
 
 Result<AttemptOutcome> AttemptOutcomeFromWire(wire::CompleteToolTask::Reader in) {
@@ -229,6 +230,11 @@ Result<AttemptOutcome> AttemptOutcomeFromWire(wire::CompleteToolTask::Reader in)
   }
   outcome.code = Str(a.getCode());
   outcome.message = Str(a.getMessage());
+  // Capped and checked again when journaled (engine/heartbeat_details.h); not_started is
+  // never taken from a worker.
+  if (in.getHeartbeatDetailsJson().size() <= kMaxHeartbeatDetailsBytes) {
+    outcome.heartbeat_details_json = Str(in.getHeartbeatDetailsJson());
+  }
   return outcome;
 }
 

@@ -121,6 +121,10 @@ asio::awaitable<Result<void>> ClientApi::Start(const auth::Principal& caller,
   }
   StartOptions options;
   options.definition_hash = std::move(definition_hash);
+  if (in.getRunTimeoutMs() < 0) {
+    co_return Err(Errc::kInvalidArgument, "runTimeoutMs must be >= 0 (0: no run timeout)");
+  }
+  options.run_timeout = std::chrono::milliseconds(in.getRunTimeoutMs());
   options.started_by = caller.name;
   auto started = engine_.Start(std::move(id), std::move(type), std::move(input), std::move(options));
   RECKON_CO_TRY(storage::RunRef ref, co_await std::move(started));

@@ -152,10 +152,14 @@ void TaskQueues::FinishQueryTask(std::uint64_t token, Result<std::string> answer
 
 template <class Outcome>
 asio::awaitable<Outcome> TaskQueues::QueueToolTask(ToolTaskView view,
-                                                   HandlerPtr<void(Outcome)> ToolTask::*done) {
+                                                   HandlerPtr<void(Outcome)> ToolTask::*done,
+                                                   std::chrono::milliseconds heartbeat_timeout,
+                                                   std::chrono::milliseconds schedule_to_start) {
   const std::uint64_t token = view.token;
   ToolTask task;
   task.view = std::move(view);
+  task.heartbeat_timeout = heartbeat_timeout;
+  if (schedule_to_start.count() > 0) task.start_by = Clock::now() + schedule_to_start;
   tool_tasks_.emplace(token, std::move(task));
   auto initiate = [this, token, done](auto handler) {
     ToolTask& queued = tool_tasks_.at(token);
@@ -180,8 +184,11 @@ asio::awaitable<Outcome> TaskQueues::QueueToolTask(ToolTaskView view,
 asio::awaitable<AttemptOutcome> TaskQueues::RunAttempt(AttemptRequest request) {
   ToolTaskView view{NextToken(),     ToolTaskKind::kAttempt, request.run,
                     request.step_id, request.operation_id,   request.tool,
-                    std::move(request.input), request.attempt, request.deadline_us};
-  return QueueToolTask<AttemptOutcome>(std::move(view), &ToolTask::attempt_done);
+                    std::move(request.input), request.attempt, request.deadline_us,
+                    std::move(request.last_heartbeat_details_json)};
+  return QueueToolTask<AttemptOutcome>(std::move(view), &ToolTask::attempt_done,
+                                       request.heartbeat_timeout,
+                                       request.schedule_to_start_timeout);
 }
 
 asio::awaitable<ReconcileOutcome> TaskQueues::Reconcile(ReconcileRequest request) {
@@ -461,6 +468,7 @@ std::optional<ToolTaskView> TaskQueues::TakeToolTask(SessionId session) {
       t->second.worker_id = s->second.worker_id;
       t->second.principal = s->second.principal;
       t->second.lease_expires = Clock::now() + options_.lease_timeout;
+      StartHeartbeatClock(t->second, Clock::now());
       return t->second.view;
     }
   }
@@ -582,6 +590,10 @@ void TaskQueues::FinishToolTask(std::uint64_t token, std::optional<AttemptOutcom
   ToolTask task = std::move(it->second);
   tool_tasks_.erase(it);
   if (task.slot.is_connected()) task.slot.clear();
+  // The worker's report carries the tool's last details; else what its heartbeats brought.
+  if (attempt && attempt->heartbeat_details_json.empty()) {
+    attempt->heartbeat_details_json = std::move(task.details_json);
+  }
   if (task.attempt_done) {
     PostResult(executor_, std::move(task.attempt_done),
                attempt ? std::move(*attempt)
@@ -622,6 +634,12 @@ void TaskQueues::OnToolCancelled(std::uint64_t token) {
 
 std::vector<std::uint64_t> TaskQueues::Heartbeat(SessionId session,
                                                  const std::vector<std::uint64_t>& tokens) {
+  return Heartbeat(session, tokens, {});
+}
+
+std::vector<std::uint64_t> TaskQueues::Heartbeat(SessionId session,
+                                                 const std::vector<std::uint64_t>& tokens,
+                                                 const std::vector<ToolProgress>& progress) {
   std::vector<std::uint64_t> stop;
   const auto now = Clock::now();
   for (std::uint64_t token : tokens) {
@@ -632,6 +650,16 @@ std::vector<std::uint64_t> TaskQueues::Heartbeat(SessionId session,
     }
     it->second.leased_to = session;  // a worker that reconnected carries its leases over
     it->second.lease_expires = now + options_.lease_timeout;
+  }
+  for (const ToolProgress& beat : progress) {
+    auto it = tool_tasks_.find(beat.token);
+    if (it == tool_tasks_.end() || it->second.cancelled || !HoldsLease(it->second, session)) {
+      continue;  // already in `stop` if the worker still holds it
+    }
+    StartHeartbeatClock(it->second, now);
+    if (!beat.details_json.empty() && beat.details_json.size() <= kMaxHeartbeatDetailsBytes) {
+      it->second.details_json = beat.details_json;
+    }
   }
   return stop;
 }
@@ -697,6 +725,7 @@ void TaskQueues::Tick() {
                                                 "heartbeating; the outcome is unknown"),
                    StillUnknown("the worker holding the lookup stopped heartbeating"));
   }
+  ExpireToolTimeouts(now);
   MatchWaiters();  // sticky tasks that waited long enough may now go to anyone
 }
 

@@ -29,6 +29,17 @@
 // for an attempt the engine no longer waits for (stale token, other attempt, after a restart)
 // is handed to `on_late`: a success is evidence of a commit, never a second effect.
 //
+// Per-tool timeouts (task_queue_timeouts.cc; docs/ARCHITECTURE.md, decision 46). A contract's
+// heartbeat_timeout: a leased attempt whose tool has not heartbeaten itself (Heartbeat with
+// `progress`) within it is lost, as a lost lease is (outcome unknown, code heartbeat_timeout);
+// the worker's automatic renewal of the tokens it holds does not count. A contract's
+// schedule_to_start_timeout: an attempt no session has leased within it is withdrawn from its
+// queue and reported retryable with AttemptOutcome::not_started (code
+// schedule_to_start_timeout). Leasing and withdrawing both run on the one executor, and each
+// first checks that the other has not happened: a task is either handed to a worker or
+// withdrawn, never both. The last details a tool heartbeated are kept with its task and go
+// with whatever outcome ends the attempt.
+//
 // Threads: everything runs on one single-threaded executor, the engine's.
 #pragma once
 
@@ -99,6 +110,14 @@ struct ToolTaskView {
   boost::json::value input;
   std::uint32_t attempt = 0;  // or the lookup round
   std::int64_t deadline_us = 0;
+  std::string last_heartbeat_details_json;  // an earlier attempt's progress; empty: none
+};
+
+// A tool's own heartbeat, as a worker relays it: the task and its latest details (empty: a
+// beat without details).
+struct ToolProgress {
+  std::uint64_t token = 0;
+  std::string details_json;
 };
 
 // What a worker reported for a tool task, as the server received it.
@@ -181,6 +200,13 @@ class TaskQueues final : public WorkflowHost, public ToolDispatcher {
   void Undeliverable(std::uint64_t token);
   // Renews the leases of `tokens`; returns those the worker should stop.
   std::vector<std::uint64_t> Heartbeat(SessionId session, const std::vector<std::uint64_t>& tokens);
+  // The same, and the tools of `progress` heartbeated themselves: their heartbeat timeouts
+  // restart and their details are kept (details over kMaxHeartbeatDetailsBytes are dropped).
+  std::vector<std::uint64_t> Heartbeat(SessionId session, const std::vector<std::uint64_t>& tokens,
+                                       const std::vector<ToolProgress>& progress);
+  // Attempts lost to a heartbeat timeout and attempts withdrawn unstarted, so far.
+  std::uint64_t heartbeat_timeouts() const { return heartbeat_timeouts_; }
+  std::uint64_t schedule_to_start_timeouts() const { return schedule_to_start_timeouts_; }
 
   // For metrics (telemetry/metrics.h), read on the event loop at scrape time: per queue, the
   // tasks waiting to be taken and the leases lost so far (workflow tasks that timed out on
@@ -273,6 +299,11 @@ class TaskQueues final : public WorkflowHost, public ToolDispatcher {
     std::string principal;  // and the principal it registered as
     bool cancelled = false;  // the engine stopped waiting; kept until the worker lets go
     Clock::time_point lease_expires;
+    // Per-tool timeouts (zero: not declared) and what they are measured against.
+    std::chrono::milliseconds heartbeat_timeout{0};
+    Clock::time_point heartbeat_expires;  // while leased: the tool's next beat is due by then
+    std::optional<Clock::time_point> start_by;  // while queued: withdrawn if not leased by then
+    std::string details_json;  // the latest details the tool heartbeated in this attempt
     boost::asio::cancellation_slot slot;
     HandlerPtr<void(AttemptOutcome)> attempt_done;
     HandlerPtr<void(ReconcileOutcome)> reconcile_done;
@@ -289,7 +320,14 @@ class TaskQueues final : public WorkflowHost, public ToolDispatcher {
   // Queues a tool task and completes with the outcome stored through `done`.
   template <class Outcome>
   boost::asio::awaitable<Outcome> QueueToolTask(ToolTaskView view,
-                                                HandlerPtr<void(Outcome)> ToolTask::*done);
+                                                HandlerPtr<void(Outcome)> ToolTask::*done,
+                                                std::chrono::milliseconds heartbeat_timeout = {},
+                                                std::chrono::milliseconds schedule_to_start = {});
+  // task_queue_timeouts.cc: ends the attempts whose tool missed its heartbeat timeout and
+  // withdraws those no worker took before their schedule-to-start timeout.
+  void ExpireToolTimeouts(Clock::time_point now);
+  // A task was just leased: its tool's heartbeat timeout starts.
+  static void StartHeartbeatClock(ToolTask& task, Clock::time_point now);
   void QueueWorkflowTask(std::uint64_t token);
   // Puts a leased workflow task back in its queue under a new token, so that a late reply to
   // the earlier delivery can never be taken for the new one. Returns the new token.
@@ -326,6 +364,8 @@ class TaskQueues final : public WorkflowHost, public ToolDispatcher {
   std::map<std::string, std::deque<std::uint64_t>> tool_queues_;  // by tool
   // Leases lost so far, by (kind, queue) as in QueueStats.
   std::map<std::pair<std::string, std::string>, std::uint64_t> leases_lost_;
+  std::uint64_t heartbeat_timeouts_ = 0;
+  std::uint64_t schedule_to_start_timeouts_ = 0;
   std::deque<Waiter<WorkflowTaskView>> workflow_waiters_;
   std::deque<Waiter<ToolTaskView>> tool_waiters_;
   boost::asio::steady_timer tick_;

@@ -287,6 +287,7 @@ asio::awaitable<Result<void>> WorkerApi::PollTool(SessionState& session, millise
   t.setInputJson(Text(input));
   t.setAttempt(task->attempt);
   t.setDeadlineUs(task->deadline_us);
+  t.setLastHeartbeatDetailsJson(Text(task->last_heartbeat_details_json));
   co_return Ok();
 }
 
@@ -351,7 +352,12 @@ Result<void> WorkerApi::Heartbeat(SessionState& session, wire::Heartbeat::Reader
   std::vector<std::uint64_t> tokens;
   tokens.reserve(tokens_in.size());
   for (std::uint64_t token : tokens_in) tokens.push_back(token);
-  auto stop = tasks_.Heartbeat(session.id, tokens);
+  std::vector<ToolProgress> progress;
+  progress.reserve(in.getProgress().size());
+  for (auto beat : in.getProgress()) {
+    progress.push_back(ToolProgress{beat.getTaskToken(), Str(beat.getDetailsJson())});
+  }
+  auto stop = tasks_.Heartbeat(session.id, tokens, progress);
   auto list = out.initResult().initHeartbeat().initCancel(static_cast<unsigned>(stop.size()));
   for (unsigned i = 0; i < stop.size(); ++i) list.set(i, stop[i]);
   return Ok();
