@@ -165,6 +165,8 @@ Result<std::vector<Command>> CommandsFromWire(capnp::List<wire::Command>::Reader
                                 "startChild '" + Str(s.getStepId()) + "' input"));
         commands.push_back(StartChild{Str(s.getStepId()), Str(s.getWorkflowId()),
                                       Str(s.getWorkflowType()), Str(s.getInputJson()), *policy});
+        break;
+      }
       case wire::Command::COMPLETE_UPDATE: {
         auto s = c.getCompleteUpdate();
         commands.push_back(CompleteUpdate{Str(s.getUpdateId()), Str(s.getResultJson()),
