@@ -20,9 +20,7 @@
 //
 // Runs until SIGTERM/SIGINT (exit 0); exit 1 if the server refuses the registration.
 #include <CLI/CLI.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
+#include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/object.hpp>
@@ -37,6 +35,7 @@
 #include "reckon/worker/remote_worker.h"
 #include "reckon/worker/testing/fast_contracts.h"
 #include "reckon/worker/testing/test_workflows.h"
+#include "reckon/worker/testing/worker_process.h"
 
 namespace reckon::testing {
 namespace {
@@ -175,31 +174,7 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "reckon-timeouts-worker: %s\n", registered.error().ToString().c_str());
     return 1;
   }
-  asio::io_context io(1);
-  RemoteWorker worker(io.get_executor(), workflows, tools, options);
-  asio::signal_set signals(io, SIGINT, SIGTERM);
-  signals.async_wait([&](const boost::system::error_code& ec, int) {
-    if (!ec) worker.Stop();
-  });
-  int exit_code = 0;
-  auto run = [&]() -> asio::awaitable<void> {
-    auto ended = co_await worker.Run();
-    if (!ended) {
-      std::fprintf(stderr, "reckon-timeouts-worker: %s\n", ended.error().ToString().c_str());
-      exit_code = 1;
-    }
-    signals.cancel();
-    io.stop();
-  };
-  asio::co_spawn(io, run(), [&](std::exception_ptr thrown) {
-    if (thrown) {
-      std::fprintf(stderr, "reckon-timeouts-worker: internal error\n");
-      exit_code = 1;
-      io.stop();
-    }
-  });
-  io.run();
-  return exit_code;
+  return RunWorkerProcess("reckon-timeouts-worker", workflows, tools, std::move(options));
 }
 
 }  // namespace
