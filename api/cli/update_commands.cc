@@ -6,6 +6,7 @@
 #include <memory>
 #include <random>
 
+#include "reckon/api/cli/bind_command.h"
 #include "reckon/api/cli/remote.h"
 #include "reckon/api/protocol/wire_convert.h"
 #include "reckon/base/identifier.h"
@@ -118,14 +119,6 @@ Result<void> RunUpdate(CommandEnv& env, const UpdateArgs& args) {
   return Write(env, "update " + Str(result.getUpdateId()) + ": " + answer + "\n");
 }
 
-template <class Args, class Run>
-void Bind(CLI::App* command, CommandEnv& env, std::shared_ptr<Args> args, const char* name,
-          Run run) {
-  command->callback([&env, args, name, run] {
-    if (Result<void> result = run(env, *args); !result) ReportError(env, name, result.error());
-  });
-}
-
 }  // namespace
 
 void AddUpdateCommands(CLI::App& app, CommandEnv& env) {
@@ -138,7 +131,7 @@ void AddUpdateCommands(CLI::App& app, CommandEnv& env) {
         ->required();
     c->add_option("args_json", args->args, "Arguments, JSON (default null)");
     AddRemoteFlags(c, args->remote);
-    Bind(c, env, args, "query", RunQuery);
+    BindCommand(c, env, args, "query", RunQuery);
   }
   {
     auto args = std::make_shared<UpdateArgs>();
@@ -154,7 +147,7 @@ void AddUpdateCommands(CLI::App& app, CommandEnv& env) {
     c->add_option("--wait", args->wait_s, "Seconds to wait for the answer (default 60)")
         ->check(CLI::Range(1, 86400));
     AddRemoteFlags(c, args->remote);
-    Bind(c, env, args, "update", RunUpdate);
+    BindCommand(c, env, args, "update", RunUpdate);
   }
 }
 

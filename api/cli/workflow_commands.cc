@@ -6,6 +6,7 @@
 #include <memory>
 #include <sstream>
 
+#include "reckon/api/cli/bind_command.h"
 #include "reckon/api/cli/age_flag.h"
 #include "reckon/api/cli/history_export.h"
 #include "reckon/api/cli/remote.h"
@@ -341,14 +342,6 @@ Result<void> RunSignal(CommandEnv& env, const SignalArgs& args) {
   return Write(env, "signalled " + args.workflow_id + " with " + args.name + "\n");
 }
 
-template <class Args, class Run>
-void Bind(CLI::App* command, CommandEnv& env, std::shared_ptr<Args> args, const char* name,
-          Run run) {
-  command->callback([&env, args, name, run] {
-    if (Result<void> result = run(env, *args); !result) ReportError(env, name, result.error());
-  });
-}
-
 }  // namespace
 
 void AddWorkflowCommands(CLI::App& app, CommandEnv& env) {
@@ -363,7 +356,7 @@ void AddWorkflowCommands(CLI::App& app, CommandEnv& env) {
                   "Fail the run with run_timeout if it has not finished within this long "
                   "(30d, 12h, 15m, 90s, 500ms); effects that may exist are settled first");
     AddRemoteFlags(c, args->remote);
-    Bind(c, env, args, "start", RunStart);
+    BindCommand(c, env, args, "start", RunStart);
   }
   {
     auto args = std::make_shared<ListArgs>();
@@ -374,14 +367,14 @@ void AddWorkflowCommands(CLI::App& app, CommandEnv& env) {
     c->add_flag("--needs-human", args->needs_human,
                 "Only workflows waiting for a person (approval or resolution)");
     AddRemoteFlags(c, args->remote);
-    Bind(c, env, args, "list", RunList);
+    BindCommand(c, env, args, "list", RunList);
   }
   {
     auto args = std::make_shared<IdArgs>();
     CLI::App* c = app.add_subcommand("show", "Show a workflow's state and its operations");
     c->add_option("workflow_id", args->workflow_id, "Workflow id")->required();
     AddRemoteFlags(c, args->remote);
-    Bind(c, env, args, "show", RunShow);
+    BindCommand(c, env, args, "show", RunShow);
   }
   {
     auto args = std::make_shared<HistoryArgs>();
@@ -402,7 +395,7 @@ void AddWorkflowCommands(CLI::App& app, CommandEnv& env) {
         ->type_name("FILE")
         ->needs(journal);
     AddRemoteFlags(c, args->remote);
-    Bind(c, env, args, "history", RunHistory);
+    BindCommand(c, env, args, "history", RunHistory);
   }
   {
     auto args = std::make_shared<IdArgs>();
@@ -410,7 +403,7 @@ void AddWorkflowCommands(CLI::App& app, CommandEnv& env) {
         "trace", "Print a workflow's effect trace (JSON lines; no inputs, results or secrets)");
     c->add_option("workflow_id", args->workflow_id, "Workflow id")->required();
     AddRemoteFlags(c, args->remote);
-    Bind(c, env, args, "trace", RunTrace);
+    BindCommand(c, env, args, "trace", RunTrace);
   }
   {
     auto args = std::make_shared<CancelArgs>();
@@ -419,7 +412,7 @@ void AddWorkflowCommands(CLI::App& app, CommandEnv& env) {
     c->add_option("workflow_id", args->workflow_id, "Workflow id")->required();
     c->add_option("--reason", args->reason, "Why; recorded in the journal");
     AddRemoteFlags(c, args->remote);
-    Bind(c, env, args, "cancel", RunCancel);
+    BindCommand(c, env, args, "cancel", RunCancel);
   }
   {
     auto args = std::make_shared<SignalArgs>();
@@ -428,7 +421,7 @@ void AddWorkflowCommands(CLI::App& app, CommandEnv& env) {
     c->add_option("name", args->name, "Signal name")->required();
     c->add_option("--payload", args->payload, "Payload JSON (default null)");
     AddRemoteFlags(c, args->remote);
-    Bind(c, env, args, "signal", RunSignal);
+    BindCommand(c, env, args, "signal", RunSignal);
   }
 }
 
