@@ -59,6 +59,11 @@ struct FailWorkflow {
   std::string message;
 };
 
+// The code of a FailWorkflow that ends a run as cancelled: the code let a cancellation it was
+// told of (worker/workflow_cancelled.h) end the run. Without a cancel request in the history,
+// a FailWorkflow of this code (a cancelled child's failure, passed on) fails the run as usual.
+inline constexpr std::string_view kWorkflowCancelledCode = "workflow_cancelled";
+
 // The kind of the marker ctx.Patched records the first time a run passes a patch: its step id
 // is "patch:<change id>", its value the change id as a JSON string.
 inline constexpr std::string_view kPatchMarker = "patch";

@@ -34,7 +34,8 @@ bool IsWorkflowNews(const EventBody& body) {
          std::holds_alternative<TimerFired>(body) ||
          std::holds_alternative<SignalReceived>(body) ||
          std::holds_alternative<ChildWorkflowClosed>(body) ||
-         std::holds_alternative<UpdateAccepted>(body);
+         std::holds_alternative<UpdateAccepted>(body) ||
+         std::holds_alternative<WorkflowCancelRequested>(body);
 }
 
 }  // namespace
@@ -166,6 +167,10 @@ Result<void> Decider::ApplyCommands(std::vector<Command> commands) {
           } else if constexpr (std::is_same_v<T, CompleteUpdate>) {
             return FinishUpdate(std::move(c));
           } else {
+            if (c.code == kWorkflowCancelledCode && state_.cancel_requested()) {
+              RECKON_TRY(CloseOpenUpdates("cancelled"));
+              return EmitClose(WorkflowCancelled{});
+            }
             RECKON_TRY(CloseOpenUpdates("failed"));
             return EmitClose(WorkflowFailed{c.code, c.message});
           }
@@ -538,6 +543,7 @@ Result<void> Decider::Cancel(const std::string& reason, const std::string& reque
                "run '" + state_.ref().workflow_id + "' is already " +
                    std::string(RunStatusName(state_.status())) + "; there is nothing to cancel");
   }
+  if (state_.cancel_requested()) return Ok();  // its code is cleaning up already
   for (const auto& [id, op] : state_.operations()) {
     switch (op.state) {
       case OperationState::kInFlight:
@@ -559,22 +565,23 @@ Result<void> Decider::Cancel(const std::string& reason, const std::string& reque
         break;
     }
   }
-  RECKON_TRY(Emit(WorkflowCancelRequested{reason, requested_by}));
+  RECKON_TRY(Emit(WorkflowCancelRequested{reason, requested_by, /*to_code=*/true}));
   std::vector<std::string> pending;
   for (const auto& [id, op] : state_.operations()) {
     if (!IsTerminal(op.state)) pending.push_back(id);
   }
   const std::string why = reason.empty() ? "the workflow was cancelled" : reason;
-  RECKON_TRY(CloseOpenUpdates("cancelled"));
   for (const std::string& id : pending) {
     OperationRecord* op = state_.FindOperation(id);
     if (op->state == OperationState::kAwaitingApproval) {
       RECKON_TRY(Emit(ApprovalDenied{id, op->approval_id, "reckon", "workflow cancelled: " + why}));
     } else {
-      RECKON_TRY(Emit(OperationRejected{id, op->attempt, "workflow_cancelled", why}));
+      RECKON_TRY(Emit(OperationRejected{id, op->attempt, std::string(kWorkflowCancelledCode),
+                                        why}));
     }
   }
-  return EmitClose(WorkflowCancelled{});
+  // The code closes the run: WorkflowCancelRequested is news for it (HasWorkflowNews).
+  return Ok();
 }
 
 Result<void> Decider::SeparateDuties(const OperationRecord& op, const RegisteredContract* contract,

@@ -139,10 +139,14 @@ class Decider {
   Result<void> WorkflowTimerFired(const std::string& timer_id);
   Result<void> Signal(const std::string& name, const std::string& payload_json,
                       const std::string& sent_by = "");
-  // Cancels the run: operations that have not acted yet (prepared, awaiting approval, retry
-  // scheduled) are rejected with workflow_cancelled, and the run ends cancelled. Refused with
+  // Requests the run's cancellation: journals WorkflowCancelRequested and rejects with
+  // workflow_cancelled the operations that have not acted yet (prepared, awaiting approval,
+  // retry scheduled). The run stays open: its code is told at its current await
+  // (worker/workflow_cancelled.h), may clean up with durable steps of its own, and closes the
+  // run (cancelled, unless it chooses to complete or fail). Refused with
   // Errc::kFailedPrecondition while an operation may have acted and its outcome is not known
   // (in flight, unknown, reconciling, needs a person): cancelling must not forget an effect.
+  // A request for a run whose cancel was requested already does nothing.
   Result<void> Cancel(const std::string& reason, const std::string& requested_by = "");
   // A person granted or denied the operation's current approval request. Refused with
   // kPermissionDenied when the decision names another request or another intent hash than

@@ -121,6 +121,9 @@ struct RunSummary {
   std::string result_json;
   int committed_operations = 0;
   std::vector<OperationRecord> operations;
+  // A cancel was requested and the run is still open: its code is cleaning up
+  // (worker/workflow_cancelled.h).
+  bool cancel_requested = false;
 };
 
 // An update to a running run (Engine::Update; ctx.OnUpdate).
@@ -198,7 +201,10 @@ class Engine {
                                                       ApprovalDecision decision);
   boost::asio::awaitable<Result<void>> Resolve(std::string workflow_id,
                                                HumanResolution resolution);
-  // Cancels a run (Decider::Cancel says when it is refused). Completes once durable.
+  // Requests a run's cancellation (Decider::Cancel says when it is refused): the code is told
+  // at its current await (worker/workflow_cancelled.h) in the same batch. Completes once that
+  // batch is durable: the run is cancelled then, unless its code catches the cancellation to
+  // clean up first (RunSummary::cancel_requested shows it).
   boost::asio::awaitable<Result<void>> Cancel(std::string workflow_id, std::string reason);
   boost::asio::awaitable<Result<void>> Cancel(std::string workflow_id, std::string reason,
                                               std::string requested_by);

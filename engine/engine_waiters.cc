@@ -89,6 +89,7 @@ RunSummary Engine::SummaryOf(const RunState& state, const std::string& stuck, bo
   summary.wait = WaitOf(state, stuck, busy);
   summary.result_json = state.result_json();
   summary.committed_operations = state.committed_operations();
+  summary.cancel_requested = state.cancel_requested() && !state.terminal();
   for (const auto& [id, op] : state.operations()) summary.operations.push_back(op);
   return summary;
 }

@@ -84,6 +84,7 @@ struct RunState::Fold {
   // Recorded for the history; the state they imply arrives with later events.
   Result<void> operator()(const WorkflowCancelRequested& e) {
     run.cancel_reason_ = e.reason;
+    run.cancel_requested_ = true;
     return Ok();
   }
   Result<void> operator()(const WorkflowTaskScheduled&) { return Ok(); }

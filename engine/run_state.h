@@ -121,6 +121,9 @@ class RunState {
   const std::string& failure_code() const { return failure_code_; }
   const std::string& failure_message() const { return failure_message_; }
   const std::string& cancel_reason() const { return cancel_reason_; }
+  // A cancel was requested (WorkflowCancelRequested) and the run has not closed yet: its code
+  // is cleaning up (worker/workflow_cancelled.h). Stays true once the run closes.
+  bool cancel_requested() const { return cancel_requested_; }
   int committed_operations() const { return committed_operations_; }
 
   OperationRecord* FindOperation(const std::string& operation_id);
@@ -155,6 +158,7 @@ class RunState {
   storage::RunStatus status_ = storage::RunStatus::kRunning;
   std::string result_json_;
   std::string failure_code_, failure_message_, cancel_reason_;
+  bool cancel_requested_ = false;
   std::int64_t next_seq_ = 1;
   int committed_operations_ = 0;
   std::map<std::string, OperationRecord> operations_;  // by operation id

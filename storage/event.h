@@ -76,6 +76,10 @@ struct WorkflowFailed { std::string code; std::string message; };
 struct WorkflowCancelRequested {
   std::string reason;
   std::string requested_by;  // the principal (server mode)
+  // The run's code is told (it sees WorkflowCancelledError at its current await and closes the
+  // run itself). False in histories written before cancellation reached the code: the request,
+  // its rejections and WorkflowCancelled were one batch the code never saw.
+  bool to_code = false;
 };
 struct WorkflowCancelled {};
 struct WorkflowTaskScheduled {};

@@ -95,6 +95,7 @@ void Encode(EventPayload::Builder p, const WorkflowCancelRequested& e) {
   auto b = p.initWorkflowCancelRequested();
   b.setReason(T(e.reason));
   b.setRequestedBy(T(e.requested_by));
+  b.setToCode(e.to_code);
 }
 void Encode(EventPayload::Builder p, const WorkflowCancelled&) { p.initWorkflowCancelled(); }
 void Encode(EventPayload::Builder p, const WorkflowTaskScheduled&) {
@@ -259,7 +260,8 @@ Result<EventBody> DecodeUnion(EventPayload::Reader p) {
     }
     case EventPayload::WORKFLOW_CANCEL_REQUESTED:
       return WorkflowCancelRequested{S(p.getWorkflowCancelRequested().getReason()),
-                                     S(p.getWorkflowCancelRequested().getRequestedBy())};
+                                     S(p.getWorkflowCancelRequested().getRequestedBy()),
+                                     p.getWorkflowCancelRequested().getToCode()};
     case EventPayload::WORKFLOW_CANCELLED: return WorkflowCancelled{};
     case EventPayload::WORKFLOW_TASK_SCHEDULED: return WorkflowTaskScheduled{};
     case EventPayload::WORKFLOW_TASK_STARTED:

@@ -20,7 +20,7 @@ TEST(EventCodecTest, RoundTripsEveryEventType) {
                       "r7", "cancel"},
       WorkflowCompleted{R"({"ok":true})"},
       WorkflowFailed{"rejected", "card declined"},
-      WorkflowCancelRequested{"user asked"},
+      WorkflowCancelRequested{"user asked", "bob", true},
       WorkflowCancelled{},
       WorkflowTaskScheduled{},
       WorkflowTaskStarted{"worker-1", "build-7"},

@@ -158,6 +158,8 @@ struct WorkflowFailed {
 struct WorkflowCancelRequested {
   reason @0 :Text;
   requestedBy @1 :Text;      # the principal (server mode)
+  toCode @2 :Bool;           # the code is told (WorkflowCancelledError); false: an older cancel
+                             # that closed the run in the same batch, unseen by the code
 }
 
 struct WorkflowTaskStarted {

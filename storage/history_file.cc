@@ -213,4 +213,14 @@ Result<HistoryFile> ReadLatestHistory(Journal& journal, const std::string& workf
   return HistoryFile{workflow_id, row->ref.run_id, row->workflow_type, std::move(events)};
 }
 
+Result<HistoryFile> ReadRunHistory(Journal& journal, const RunRef& run) {
+  RECKON_TRY(std::optional<RunRow> row, journal.FindRun(run));
+  if (!row) {
+    return Err(Errc::kNotFound, "workflow '" + run.workflow_id + "' has no run '" + run.run_id +
+                                    "' in the journal");
+  }
+  RECKON_TRY(std::vector<Event> events, journal.ReadEvents(row->ref));
+  return HistoryFile{run.workflow_id, row->ref.run_id, row->workflow_type, std::move(events)};
+}
+
 }  // namespace reckon::storage

@@ -59,5 +59,7 @@ Result<HistoryFile> ReadHistoryFile(const std::string& path);
 // call it on the host's thread between batches). kNotFound if the journal has no such run;
 // the journal's errors otherwise (a sealed payload without its key: kFailedPrecondition).
 Result<HistoryFile> ReadLatestHistory(Journal& journal, const std::string& workflow_id);
+// The same for one run of a workflow id (an earlier run of a chain that continued as new).
+Result<HistoryFile> ReadRunHistory(Journal& journal, const RunRef& run);
 
 }  // namespace reckon::storage

@@ -24,6 +24,9 @@ struct Ending {
   RunStatus status = RunStatus::kRunning;
   std::int64_t seq = 0;
   std::string detail;  // the failure code, for a failed run; the next input, for a continued one
+  // A cancel the code never saw (histories written before cancellation reached the code): the
+  // request, its rejections and the cancellation were one batch, and `seq` is the request's.
+  bool cancel_unseen = false;
 };
 
 Ending EndingOf(const HistoryFile& history) {
@@ -34,8 +37,12 @@ Ending EndingOf(const HistoryFile& history) {
     if (const auto* failed = std::get_if<storage::WorkflowFailed>(&event.body)) {
       return {RunStatus::kFailed, event.seq, failed->code};
     }
-    if (std::holds_alternative<storage::WorkflowCancelRequested>(event.body)) {
-      return {RunStatus::kCancelled, event.seq, ""};
+    if (const auto* request = std::get_if<storage::WorkflowCancelRequested>(&event.body);
+        request && !request->to_code) {
+      return {RunStatus::kCancelled, event.seq, "", true};
+    }
+    if (std::holds_alternative<storage::WorkflowCancelled>(event.body)) {
+      return {RunStatus::kCancelled, event.seq, ""};  // the code ended the run, told of a cancel
     }
     if (const auto* next = std::get_if<storage::WorkflowContinuedAsNew>(&event.body)) {
       return {RunStatus::kContinuedAsNew, event.seq, next->input_json};
@@ -44,11 +51,11 @@ Ending EndingOf(const HistoryFile& history) {
   return {};
 }
 
-// The events the code saw. A cancel request, the rejections it causes and the cancellation are
-// one batch that never reached the code: replay stops before it.
+// The events the code saw: all of them, except an older history's cancel batch, which never
+// reached the code: replay stops before it.
 std::span<const Event> EventsShown(const HistoryFile& history, const Ending& ending) {
   std::span<const Event> all(history.events);
-  if (ending.status != RunStatus::kCancelled) return all;
+  if (!ending.cancel_unseen) return all;
   return all.first(static_cast<std::size_t>(ending.seq - 1));
 }
 
@@ -57,7 +64,8 @@ std::string RunText(const HistoryFile& history) {
 }
 
 // The run's state when the code issued its last commands: everything shown except an ending
-// the code itself caused (WorkflowCompleted, WorkflowFailed, WorkflowContinuedAsNew), as
+// the code itself caused (WorkflowCompleted, WorkflowFailed, WorkflowContinuedAsNew, and the
+// WorkflowCancelled of a cancel the code was told of), as
 // recovery would hold it.
 Result<void> Fold(RunState& state, std::span<const Event> shown, const Ending& ending,
                   const HistoryFile& history) {
@@ -157,8 +165,15 @@ Result<void> CheckEnding(const HistoryFile& history, std::int64_t last_seq, cons
       return Diverged(history, last_seq,
                       now + ", where the history continued as new with " + ending.detail +
                           " at seq " + std::to_string(ending.seq));
-    case RunStatus::kRunning:
     case RunStatus::kCancelled:
+      if (!ending.cancel_unseen) {
+        if (failed && failed->code == kWorkflowCancelledCode) return Ok();
+        return Diverged(history, last_seq,
+                        now + ", where the history has it end cancelled at seq " +
+                            std::to_string(ending.seq));
+      }
+      [[fallthrough]];
+    case RunStatus::kRunning:
       if (!finished) return Ok();
       return Diverged(history, last_seq,
                       now + ", where the history has it still " +

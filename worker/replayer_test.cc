@@ -153,12 +153,15 @@ TEST_F(ReplayerTest, AHistoryThatEndsMidRunReplaysToWhereItEnds) {
   EXPECT_EQ(replayed.value().calls_replayed, 1u);
 }
 
+// The code was told of the cancel (worker/workflow_cancelled.h) and let it end the run: the
+// replay shows it everything and checks that it ends the run the same way.
 TEST_F(ReplayerTest, ACancelledHistoryReplaysWhatTheCodeSaw) {
   const HistoryFile history = Record(Until::kCancelled);
   auto replayed = Replay(history, {});
   ASSERT_TRUE(replayed) << replayed.error().message();
   EXPECT_EQ(replayed.value().history_status, RunStatus::kCancelled);
-  EXPECT_LT(replayed.value().events_shown, history.events.size());
+  EXPECT_EQ(replayed.value().events_shown, history.events.size());
+  EXPECT_TRUE(replayed.value().code_finished);
 }
 
 TEST_F(ReplayerTest, ADifferentToolAtAStepIsNamed) {

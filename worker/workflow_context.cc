@@ -485,6 +485,11 @@ Result<void> WorkflowContext::Observe(const Event& event) {
           }
           step.seq = event.seq;
           Ready(e.step_id, event.seq);
+        } else if constexpr (std::is_same_v<T, WorkflowCancelRequested>) {
+          // An older history's request closed the run in its own batch, unseen by the code.
+          if (e.to_code) {
+            news_[event.seq] = News{News::kCancel, {}, e.reason, e.requested_by};
+          }
         } else if constexpr (std::is_same_v<T, UpdateAccepted>) {
           news_[event.seq] = News{News::kUpdate, e.update_id, e.name, e.args_json};
         } else if constexpr (std::is_same_v<T, UpdateCompleted>) {
@@ -512,6 +517,8 @@ void WorkflowContext::RunReady() {
       ready_.push_back(std::move(news.key));
     } else if (news.kind == News::kUpdate) {
       StartUpdate(news.key, news.name, news.args_json);
+    } else if (news.kind == News::kCancel) {
+      DeliverCancel(std::move(news.name), std::move(news.args_json));
     }
   }
 }

@@ -30,6 +30,10 @@
 // so the other ids do not move), so the journal says which signal a run waits for
 // (engine/run_wait.h); histories without it replay as before, and gain it on replay.
 //
+// Cancellation reaches the code (worker/workflow_cancelled.h): the await the main code is
+// blocked in when a cancel request arrives throws WorkflowCancelledError; code that catches it
+// may clean up with durable steps, then `co_return ctx.Cancelled()`.
+//
 // Calls are issued when Call() is invoked, not when awaited, so independent calls run in
 // parallel: issue both, then await both. Replies come back as CallResult: the tool's output,
 // or a CallFailure (rejected input, definitive provider rejection, denied approval, attempts
@@ -81,6 +85,7 @@
 #include "reckon/storage/event.h"
 #include "reckon/worker/step_id.h"
 #include "reckon/worker/task.h"
+#include "reckon/worker/workflow_cancelled.h"
 
 namespace reckon {
 
@@ -252,6 +257,16 @@ class WorkflowContext {
   Result<std::string> Publish(std::string_view subject, std::string_view payload,
                               PublishOptions options);
 
+  // --- cancellation (worker/workflow_cancelled.h) -----------------------------------------
+  // True once a cancel request reached the code (from the point of the history where the
+  // await threw WorkflowCancelledError on): clean-up code can ask.
+  bool cancel_requested() const { return cancel_.has_value(); }
+  // The canceller's reason; empty before a request, or when they gave none.
+  std::string cancel_reason() const { return cancel_ ? cancel_->reason : std::string(); }
+  // The outcome that ends the run as cancelled once the code has cleaned up (a CallFailure of
+  // code "workflow_cancelled"); without a cancel request in the history the run fails with it.
+  WorkflowOutcome Cancelled() const;
+
   const std::string& workflow_id() const { return workflow_id_; }
   const std::string& run_id() const { return run_id_; }
   // The run this one continues (ContinueAsNew), or empty.
@@ -331,6 +346,16 @@ class WorkflowContext {
   std::string Scoped(std::string step_id) const;
   int& Counter();
   std::map<std::string, int>& SignalWaits();
+  // The cancel request at the current history position reached the code: the await the main
+  // code is blocked in throws WorkflowCancelledError (nothing happens once the main code is
+  // done).
+  void DeliverCancel(std::string reason, std::string requested_by);
+  // The main code's suspended coroutine, unregistered from whatever it waited on; null when
+  // the main code is not blocked in an await of this context.
+  std::coroutine_handle<> TakeMainWaiter();
+  // Called first by every awaiter's await_resume: throws when the awaiter was resumed to be
+  // told of a cancellation (DeliverCancel), once.
+  void ThrowIfCancelDelivered();
   // An accepted update reached the code: its handler starts (or it completes at once with an
   // error when the code has no such update).
   void StartUpdate(const std::string& update_id, const std::string& name,
@@ -380,9 +405,9 @@ class WorkflowContext {
   std::map<std::string, std::deque<Waiter>> signal_waiters_;
   // History events the code has not been handed yet, by seq (RunReady).
   struct News {
-    enum Kind { kStep, kSignal, kUpdate } kind = kStep;
+    enum Kind { kStep, kSignal, kUpdate, kCancel } kind = kStep;
     std::string key;  // step id, signal name or update id
-    std::string name, args_json;  // an update's
+    std::string name, args_json;  // an update's; a cancel's reason and requester
   };
   std::map<std::int64_t, News> news_;
   std::int64_t position_ = 0;  // the seq of the last event handed to the code
@@ -404,6 +429,11 @@ class WorkflowContext {
   bool UpdatesOpen() const;
   std::vector<Command> commands_;
   std::string divergence_;  // first nondeterminism seen
+  struct CancelNotice {
+    std::string reason, requested_by;
+  };
+  std::optional<CancelNotice> cancel_;  // the request that reached the code
+  bool cancel_delivery_ = false;        // DeliverCancel is resuming the main code to throw
 };
 
 // An accepted update whose handler runs (or ran) in this context.
@@ -424,7 +454,7 @@ class WorkflowContext::UpdatesDoneAwaiter {
   void await_suspend(std::coroutine_handle<> h) {
     ctx_->updates_done_waiters_.push_back(Waiter{h, ctx_->scope_});
   }
-  void await_resume() {}
+  void await_resume() { ctx_->ThrowIfCancelDelivered(); }
 
  private:
   WorkflowContext* ctx_;
@@ -442,7 +472,10 @@ class WorkflowContext::CallAwaiter {
   void await_suspend(std::coroutine_handle<> h) {
     ctx_->steps_[step_id_].waiter = Waiter{h, ctx_->scope_};
   }
-  CallResult await_resume() { return *ctx_->steps_[step_id_].result; }
+  CallResult await_resume() {
+    ctx_->ThrowIfCancelDelivered();
+    return *ctx_->steps_[step_id_].result;
+  }
 
  private:
   WorkflowContext* ctx_;
@@ -460,7 +493,7 @@ class WorkflowContext::TimerAwaiter {
   void await_suspend(std::coroutine_handle<> h) {
     ctx_->steps_[step_id_].waiter = Waiter{h, ctx_->scope_};
   }
-  void await_resume() {}
+  void await_resume() { ctx_->ThrowIfCancelDelivered(); }
 
  private:
   WorkflowContext* ctx_;
@@ -480,6 +513,7 @@ class WorkflowContext::SignalAwaiter {
   }
   // The signal's payload as JSON text.
   std::string await_resume() {
+    ctx_->ThrowIfCancelDelivered();
     auto& queue = ctx_->signals_[name_];
     std::string payload = std::move(queue.front().payload_json);
     queue.pop_front();
@@ -506,7 +540,10 @@ class WorkflowContext::ChildAwaiter {
   void await_suspend(std::coroutine_handle<> h) {
     ctx_->steps_[step_id_].waiter = Waiter{h, ctx_->scope_};
   }
-  WorkflowOutcome await_resume() { return *ctx_->steps_[step_id_].child_result; }
+  WorkflowOutcome await_resume() {
+    ctx_->ThrowIfCancelDelivered();
+    return *ctx_->steps_[step_id_].child_result;
+  }
 
  private:
   WorkflowContext* ctx_;
@@ -525,6 +562,7 @@ class WorkflowContext::AnyAwaiter {
   }
   std::size_t await_resume() {
     if (waiter_) ctx_->Unregister(waits_, waiter_);
+    ctx_->ThrowIfCancelDelivered();
     return static_cast<std::size_t>(ctx_->Winner(waits_));
   }
 

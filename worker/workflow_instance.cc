@@ -77,6 +77,9 @@ void WorkflowInstance::Finish() {
     } else {
       held_close_ = FailWorkflow{outcome.error().code, outcome.error().message};
     }
+  } catch (const WorkflowCancelledError& e) {
+    // The code let the cancellation end the run (the decider closes it as cancelled).
+    held_close_ = FailWorkflow{std::string(kWorkflowCancelledCode), e.what()};
   } catch (const std::exception& e) {
     // A bug in workflow code: the run fails loudly rather than hanging.
     held_close_ = FailWorkflow{"workflow_exception", e.what()};
