@@ -21,9 +21,12 @@ struct RunIdentity {
   std::string workflow_type;
 };
 
-Result<RunIdentity> DescribeRun(const RemoteFlags& remote, const std::string& workflow_id) {
+Result<RunIdentity> DescribeRun(const RemoteFlags& remote, const std::string& workflow_id,
+                                const std::string& run_id) {
   auto request = NewRequest();
-  request->getRoot<wire::Request>().initMethod().initDescribeWorkflow().setWorkflowId(workflow_id);
+  auto key = request->getRoot<wire::Request>().initMethod().initDescribeWorkflow();
+  key.setWorkflowId(workflow_id);
+  key.setRunId(run_id);
   RECKON_TRY(api::Reply reply, CallServer(remote, std::move(request)));
   auto summary = reply.get().getResult().getWorkflow().getSummary();
   return RunIdentity{Str(summary.getRunId()), Str(summary.getWorkflowType())};
@@ -32,15 +35,18 @@ Result<RunIdentity> DescribeRun(const RemoteFlags& remote, const std::string& wo
 }  // namespace
 
 Result<storage::HistoryFile> FetchServerHistory(const RemoteFlags& remote,
-                                                const std::string& workflow_id) {
-  RECKON_TRY(RunIdentity before, DescribeRun(remote, workflow_id));
+                                                const std::string& workflow_id,
+                                                const std::string& run_id) {
+  RECKON_TRY(RunIdentity before, DescribeRun(remote, workflow_id, run_id));
   auto request = NewRequest();
-  request->getRoot<wire::Request>().initMethod().initGetHistory().setWorkflowId(workflow_id);
+  auto key = request->getRoot<wire::Request>().initMethod().initGetHistory();
+  key.setWorkflowId(workflow_id);
+  key.setRunId(run_id);
   RECKON_TRY(api::Reply reply, CallServer(remote, std::move(request)));
   storage::EventDecoder decoder;
   RECKON_TRY(std::vector<storage::Event> events,
              api::EventsFromWire(reply.get().getResult().getHistory(), decoder));
-  RECKON_TRY(RunIdentity after, DescribeRun(remote, workflow_id));
+  RECKON_TRY(RunIdentity after, DescribeRun(remote, workflow_id, run_id));
   if (after.run_id != before.run_id) {
     return Err(Errc::kConflict, "a new run of '" + workflow_id + "' (run " + after.run_id +
                                     ") started while its history was exported; export again");
@@ -51,7 +57,8 @@ Result<storage::HistoryFile> FetchServerHistory(const RemoteFlags& remote,
 
 Result<storage::HistoryFile> ReadJournalHistory(const std::string& journal,
                                                 const std::string& payload_key,
-                                                const std::string& workflow_id) {
+                                                const std::string& workflow_id,
+                                                const std::string& run_id) {
   if (storage::BackendOf(journal) != storage::BackendKind::kSqlite) {
     return Err(Errc::kInvalidArgument,
                "--journal reads SQLite journal files only; export a PostgreSQL journal's "
@@ -65,7 +72,8 @@ Result<storage::HistoryFile> ReadJournalHistory(const std::string& journal,
   options.mode = storage::SqliteJournalOptions::Mode::kReadOnly;
   options.payload_codec = codec.get();
   RECKON_TRY(auto opened, storage::OpenSqliteJournal(journal, options));
-  auto history = storage::ReadLatestHistory(*opened, workflow_id);
+  auto history = run_id.empty() ? storage::ReadLatestHistory(*opened, workflow_id)
+                                : storage::ReadRunHistory(*opened, storage::RunRef{workflow_id, run_id});
   if (!history && history.error().code() == Errc::kFailedPrecondition && payload_key.empty()) {
     return history.error().WithContext(
         "the journal's payloads are sealed; pass its key file with --payload-key");
@@ -78,9 +86,10 @@ Result<void> ExportHistory(CommandEnv& env, const RemoteFlags& remote,
                            const HistoryExportArgs& args) {
   storage::HistoryFile history;
   if (args.journal.empty()) {
-    RECKON_TRY(history, FetchServerHistory(remote, args.workflow_id));
+    RECKON_TRY(history, FetchServerHistory(remote, args.workflow_id, args.run_id));
   } else {
-    RECKON_TRY(history, ReadJournalHistory(args.journal, args.payload_key, args.workflow_id));
+    RECKON_TRY(history, ReadJournalHistory(args.journal, args.payload_key, args.workflow_id,
+                                           args.run_id));
   }
   RECKON_TRY(storage::WriteHistoryFile(args.file, history));
   if (remote.json) {

@@ -21,18 +21,21 @@ namespace reckon::cli {
 
 struct HistoryExportArgs {
   std::string workflow_id;
+  std::string run_id;       // one run of the id (an earlier run of a chain); empty: the newest
   std::string file;         // where to write
   std::string journal;      // empty: ask the server in `remote`
   std::string payload_key;  // --journal only: the journal's payload key file
 };
 
-// The newest run of the workflow id, from the server.
+// Run `run_id` of the workflow id (empty: the newest), from the server.
 Result<storage::HistoryFile> FetchServerHistory(const RemoteFlags& remote,
-                                                const std::string& workflow_id);
-// The newest run of the workflow id, from a SQLite journal file opened read-only.
+                                                const std::string& workflow_id,
+                                                const std::string& run_id);
+// The same, from a SQLite journal file opened read-only.
 Result<storage::HistoryFile> ReadJournalHistory(const std::string& journal,
                                                 const std::string& payload_key,
-                                                const std::string& workflow_id);
+                                                const std::string& workflow_id,
+                                                const std::string& run_id);
 
 // Fetches (or reads) the history, writes the file and reports what it wrote on env.out (one
 // JSON object with `json`).

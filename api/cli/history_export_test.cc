@@ -182,6 +182,49 @@ TEST_F(HistoryExportTest, SealedPayloadsExportInTheClearFromTheServerOrWithTheKe
   EXPECT_EQ(ReadText(direct), ReadText(file));
 }
 
+// A chain of three runs (continue_n): `--run` prints and exports an earlier one, from the
+// server or the journal file, and that history replays to its continuation.
+TEST_F(HistoryExportTest, AnEarlierRunOfAChainIsPrintedAndExportedByItsRunId) {
+  Boot({});
+  const CliRun started = server_->StartWorkflow("c-1", "continue_n", R"({"n": 0, "rounds": 2})");
+  ASSERT_EQ(started.code(), 0) << started.Describe();
+  json::value shown;
+  ASSERT_TRUE(Eventually([&] {
+    const CliRun run = Cli({"show", "c-1", "--json"});
+    if (run.code() != 0) return false;
+    shown = json::parse(run.out);
+    return shown.at("status") == "completed";
+  }));
+  const json::array& runs = shown.at("runs").as_array();
+  ASSERT_EQ(runs.size(), 3u) << json::serialize(shown);
+  const std::string first(runs[0].at("run_id").as_string());
+
+  const CliRun printed = Cli({"history", "c-1", "--run", first});
+  ASSERT_EQ(printed.code(), 0) << printed.Describe();
+  EXPECT_NE(printed.out.find("WorkflowContinuedAsNew"), std::string::npos) << printed.out;
+  EXPECT_NE(printed.out.find(R"(\"n\":0)"), std::string::npos) << printed.out;  // its input
+
+  const std::string file = out_.File("c-1-first.json");
+  const CliRun exported = Cli({"history", "c-1", "--run", first, "--export", file});
+  ASSERT_EQ(exported.code(), 0) << exported.Describe();
+  auto history = storage::ReadHistoryFile(file);
+  ASSERT_TRUE(history) << history.error().message();
+  EXPECT_EQ(history.value().run_id, first);
+  auto replayed = Replay(history.value());
+  ASSERT_TRUE(replayed) << replayed.error().message();
+  EXPECT_EQ(replayed.value().history_status, storage::RunStatus::kContinuedAsNew);
+
+  const std::string direct = out_.File("c-1-first-direct.json");
+  const CliRun read = Cli({"history", "c-1", "--run", first, "--journal",
+                           server_->journal_path(), "--export", direct});
+  ASSERT_EQ(read.code(), 0) << read.Describe();
+  EXPECT_EQ(ReadText(direct), ReadText(file));
+
+  const CliRun unknown = Cli({"history", "c-1", "--run", "r-nope"});
+  EXPECT_NE(unknown.code(), 0);
+  EXPECT_NE(unknown.err.find("no run 'r-nope'"), std::string::npos) << unknown.Describe();
+}
+
 TEST_F(HistoryExportTest, BadRequestsAreRefusedAndWriteNothing) {
   Boot({});
   const std::string file = out_.File("none.json");

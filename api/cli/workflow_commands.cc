@@ -188,12 +188,19 @@ Result<void> RunShow(CommandEnv& env, const IdArgs& args) {
                                       {"status", Str(c.getStatus())}});
     }
     out["children"] = std::move(children);
+    if (detail.getCancelRequested()) out["cancel_requested"] = Str(detail.getCancelReason());
     return WriteJson(env, out);
   }
   std::string text;
   text += "workflow  " + Str(s.getWorkflowId()) + " (run " + Str(s.getRunId()) + ")\n";
   text += "type      " + Str(s.getWorkflowType()) + "\n";
   text += "status    " + Str(s.getStatus()) + "\n";
+  if (detail.getCancelRequested()) {
+    text += "cancel    requested" +
+            (detail.getCancelReason().size() > 0 ? " (" + Str(detail.getCancelReason()) + ")"
+                                                 : std::string()) +
+            "; the workflow code is cleaning up\n";
+  }
   if (detail.getRuns().size() > 1) {
     // Runs that continued as new, oldest first: the chain that led to this run.
     std::string chain = detail.getEarlierRuns() > 0
@@ -264,9 +271,16 @@ Result<void> RunHistory(CommandEnv& env, const HistoryArgs& history_args) {
   if (!history_args.export_args.file.empty()) {
     return ExportHistory(env, history_args.remote, history_args.export_args);
   }
+  if (!history_args.export_args.run_id.empty()) {
+    if (auto valid = ValidateId(IdKind::kWorkflowId, history_args.export_args.run_id); !valid) {
+      return valid.error().WithContext("--run");
+    }
+  }
   const IdArgs args{history_args.remote, history_args.export_args.workflow_id};
   auto request = NewRequest();
-  request->getRoot<wire::Request>().initMethod().initGetHistory().setWorkflowId(args.workflow_id);
+  auto key = request->getRoot<wire::Request>().initMethod().initGetHistory();
+  key.setWorkflowId(args.workflow_id);
+  key.setRunId(history_args.export_args.run_id);
   RECKON_TRY(api::Reply reply, CallServer(args.remote, std::move(request)));
   auto events = reply.get().getResult().getHistory();
   std::string text;
@@ -317,6 +331,16 @@ Result<void> RunCancel(CommandEnv& env, const CancelArgs& args) {
   cancel.setWorkflowId(args.workflow_id);
   cancel.setReason(args.reason);
   RECKON_TRY(CallServer(args.remote, std::move(request)));
+  // The code may catch the cancellation to clean up first (worker/workflow_cancelled.h).
+  auto describe = NewRequest();
+  describe->getRoot<wire::Request>().initMethod().initDescribeWorkflow().setWorkflowId(
+      args.workflow_id);
+  auto described = CallServer(args.remote, std::move(describe));
+  if (described && described.value().get().getResult().getWorkflow().getCancelRequested()) {
+    return Write(env, "cancel requested for " + args.workflow_id +
+                          "; its code is cleaning up (`reckon show " + args.workflow_id +
+                          "` shows when it ends)\n");
+  }
   return Write(env, "cancelled " + args.workflow_id + "\n");
 }
 
@@ -381,6 +405,10 @@ void AddWorkflowCommands(CLI::App& app, CommandEnv& env) {
     CLI::App* c = app.add_subcommand(
         "history", "Print a workflow's journaled events, or save them for the replayer (--export)");
     c->add_option("workflow_id", args->export_args.workflow_id, "Workflow id")->required();
+    c->add_option("--run", args->export_args.run_id,
+                  "One run of the id (an earlier run of a chain, as `reckon show` lists them); "
+                  "default: the newest")
+        ->type_name("RUN_ID");
     CLI::Option* export_file = c->add_option(
         "--export", args->export_args.file,
         "Write the history file FILE (docs/HISTORY_FORMAT.md) instead of printing")

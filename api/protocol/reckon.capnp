@@ -121,6 +121,9 @@ struct UpdateResult {
 
 struct WorkflowKey {
   workflowId @0 :Text;
+  # One run of the id (an earlier run of a chain that continued as new, `reckon show` lists
+  # them); empty: the newest. Read by describeWorkflow, getHistory and getTrace.
+  runId @1 :Text;
 }
 
 struct WorkflowRef {
@@ -217,6 +220,10 @@ struct WorkflowDetail {
   parent @7 :WorkflowRef;
   parentClosePolicy @8 :Text;
   children @9 :List(ChildLink);
+  # A cancel was requested and the run is still open: its code is cleaning up (the reason as
+  # the canceller gave it).
+  cancelRequested @10 :Bool;
+  cancelReason @11 :Text;
 }
 
 struct ChildLink {

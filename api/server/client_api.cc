@@ -46,16 +46,18 @@ asio::awaitable<Result<void>> ClientApi::Handle(const auth::Principal& caller,
     }
     case wire::Request::Method::DESCRIBE_WORKFLOW: {
       const std::string id = Str(method.getDescribeWorkflow().getWorkflowId());
-      RECKON_CO_TRY(queries_.Describe(id, out));
+      RECKON_CO_TRY(queries_.Describe(id, Str(method.getDescribeWorkflow().getRunId()), out));
       NoteBuildWait(tasks_, id, out);
       co_return Ok();
     }
     case wire::Request::Method::LIST_WORKFLOWS:
       co_return queries_.List(method.getListWorkflows(), out);
     case wire::Request::Method::GET_HISTORY:
-      co_return queries_.History(Str(method.getGetHistory().getWorkflowId()), out);
+      co_return queries_.History(Str(method.getGetHistory().getWorkflowId()),
+                                 Str(method.getGetHistory().getRunId()), out);
     case wire::Request::Method::GET_TRACE:
-      co_return queries_.Trace(Str(method.getGetTrace().getWorkflowId()), out);
+      co_return queries_.Trace(Str(method.getGetTrace().getWorkflowId()),
+                               Str(method.getGetTrace().getRunId()), out);
     case wire::Request::Method::LIST_CONTRACTS:
       co_return queries_.Contracts(out);
     case wire::Request::Method::LIST_WORKERS:

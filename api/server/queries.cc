@@ -59,9 +59,20 @@ Result<RunWait> Queries::WaitOf(const storage::RunRow& row, const std::string& s
   return reckon::WaitOf(state, stuck, false);
 }
 
-Result<Queries::Loaded> Queries::Load(const std::string& workflow_id) {
+Result<Queries::Loaded> Queries::Load(const std::string& workflow_id,
+                                      const std::string& run_id) {
   if (workflow_id.empty()) return Err(Errc::kInvalidArgument, "workflowId is empty");
-  RECKON_TRY(auto row, journal_.FindLatestRun(workflow_id));
+  std::optional<storage::RunRow> row;
+  if (run_id.empty()) {
+    RECKON_TRY(row, journal_.FindLatestRun(workflow_id));
+  } else {
+    RECKON_TRY(row, journal_.FindRun(storage::RunRef{workflow_id, run_id}));
+    if (!row) {
+      return Err(Errc::kNotFound, "workflow '" + workflow_id + "' has no run '" + run_id +
+                                      "' in this journal; `reckon show " + workflow_id +
+                                      "` lists its runs");
+    }
+  }
   if (!row) {
     return Err(Errc::kNotFound, "no workflow '" + workflow_id +
                                     "' in this journal; `reckon list` shows the ids it has");
@@ -108,11 +119,13 @@ Result<void> Queries::FillChain(const std::string& workflow_id,
   return Ok();
 }
 
-Result<void> Queries::Describe(const std::string& workflow_id, wire::Response::Builder out) {
-  RECKON_TRY(Loaded run, Load(workflow_id));
+Result<void> Queries::Describe(const std::string& workflow_id, const std::string& run_id,
+                               wire::Response::Builder out) {
+  RECKON_TRY(Loaded run, Load(workflow_id, run_id));
   RECKON_TRY(auto ops, journal_.ListOperations(run.row.run_pk));
   auto detail = out.initResult().initWorkflow();
-  const std::string stuck = StuckReason(engine_, workflow_id);
+  // Only an open run (the newest) can be stuck; an earlier run of a chain never is.
+  const std::string stuck = run.state.terminal() ? "" : StuckReason(engine_, workflow_id);
   FillSummary(run.row, ops, stuck, reckon::WaitOf(run.state, stuck, false), detail.initSummary());
   detail.setInputJson(Text(run.state.input_json()));
   detail.setResultJson(Text(run.state.result_json()));
@@ -124,6 +137,8 @@ Result<void> Queries::Describe(const std::string& workflow_id, wire::Response::B
     parent.setRunId(Text(run.state.parent_run_id()));
     detail.setParentClosePolicy(Text(run.state.parent_close_policy()));
   }
+  detail.setCancelRequested(run.state.cancel_requested() && !run.state.terminal());
+  detail.setCancelReason(Text(run.state.cancel_reason()));
   auto children = detail.initChildren(static_cast<unsigned>(run.state.children().size()));
   unsigned k = 0;
   for (const auto& [step, child] : run.state.children()) {
@@ -243,14 +258,16 @@ Result<void> Queries::Page(wire::ListWorkflows::Reader filter, wire::Response::B
   return Ok();
 }
 
-Result<void> Queries::History(const std::string& workflow_id, wire::Response::Builder out) {
-  RECKON_TRY(Loaded run, Load(workflow_id));
+Result<void> Queries::History(const std::string& workflow_id, const std::string& run_id,
+                              wire::Response::Builder out) {
+  RECKON_TRY(Loaded run, Load(workflow_id, run_id));
   EventsToWire(run.events, out.initResult().initHistory(static_cast<unsigned>(run.events.size())));
   return Ok();
 }
 
-Result<void> Queries::Trace(const std::string& workflow_id, wire::Response::Builder out) {
-  RECKON_TRY(Loaded run, Load(workflow_id));
+Result<void> Queries::Trace(const std::string& workflow_id, const std::string& run_id,
+                            wire::Response::Builder out) {
+  RECKON_TRY(Loaded run, Load(workflow_id, run_id));
   std::vector<std::string> lines;
   for (const storage::Event& event : run.events) {
     for (const TraceLine& line : TraceLinesFor(run.state, std::span(&event, 1))) {

@@ -21,17 +21,21 @@ class Queries {
   Queries(storage::Journal& journal, const Engine& engine, const ContractRegistry& contracts)
       : journal_(journal), engine_(engine), contracts_(contracts) {}
 
-  Result<void> Describe(const std::string& workflow_id, wire::Response::Builder out);
+  // `run_id` (here and below): one run of the workflow id; empty: the newest.
+  Result<void> Describe(const std::string& workflow_id, const std::string& run_id,
+                        wire::Response::Builder out);
   // Every matching run (no limit), or one page of them (limit 1..500: workflowPage).
   Result<void> List(wire::ListWorkflows::Reader filter, wire::Response::Builder out);
-  Result<void> History(const std::string& workflow_id, wire::Response::Builder out);
-  Result<void> Trace(const std::string& workflow_id, wire::Response::Builder out);
+  Result<void> History(const std::string& workflow_id, const std::string& run_id,
+                       wire::Response::Builder out);
+  Result<void> Trace(const std::string& workflow_id, const std::string& run_id,
+                     wire::Response::Builder out);
   Result<void> Contracts(wire::Response::Builder out);
 
  private:
   Result<void> Page(wire::ListWorkflows::Reader filter, wire::Response::Builder out);
   struct Loaded;
-  Result<Loaded> Load(const std::string& workflow_id);
+  Result<Loaded> Load(const std::string& workflow_id, const std::string& run_id);
   // The chain of runs of the workflow id (continue-as-new) into `detail`.
   Result<void> FillChain(const std::string& workflow_id, wire::WorkflowDetail::Builder detail);
   Result<RunWait> WaitOf(const storage::RunRow& row, const std::string& stuck);

@@ -52,12 +52,19 @@ Result<void> CheckClientMethod(wire::Request::Method::Reader m) {
       RECKON_TRY(Id(IdKind::kWorkflowId, in.getWorkflowId(), "workflowId"));
       return TextField(TextKind::kText, in.getReason(), "reason");
     }
-    case M::DESCRIBE_WORKFLOW:
-      return Id(IdKind::kWorkflowId, m.getDescribeWorkflow().getWorkflowId(), "workflowId");
-    case M::GET_HISTORY:
-      return Id(IdKind::kWorkflowId, m.getGetHistory().getWorkflowId(), "workflowId");
-    case M::GET_TRACE:
-      return Id(IdKind::kWorkflowId, m.getGetTrace().getWorkflowId(), "workflowId");
+    // A run id follows the rules of a workflow id (the engine makes them so).
+    case M::DESCRIBE_WORKFLOW: {
+      RECKON_TRY(Id(IdKind::kWorkflowId, m.getDescribeWorkflow().getWorkflowId(), "workflowId"));
+      return IdIfGiven(IdKind::kWorkflowId, m.getDescribeWorkflow().getRunId(), "runId");
+    }
+    case M::GET_HISTORY: {
+      RECKON_TRY(Id(IdKind::kWorkflowId, m.getGetHistory().getWorkflowId(), "workflowId"));
+      return IdIfGiven(IdKind::kWorkflowId, m.getGetHistory().getRunId(), "runId");
+    }
+    case M::GET_TRACE: {
+      RECKON_TRY(Id(IdKind::kWorkflowId, m.getGetTrace().getWorkflowId(), "workflowId"));
+      return IdIfGiven(IdKind::kWorkflowId, m.getGetTrace().getRunId(), "runId");
+    }
     case M::WATCH_WORKFLOW:
       return Id(IdKind::kWorkflowId, m.getWatchWorkflow().getWorkflowId(), "workflowId");
     case M::LIST_WORKFLOWS: {

@@ -179,6 +179,41 @@ TEST_F(ServerWorkflowTest, CancelOverTheWireThenDescribeSaysCancelled) {
       << refused.error().message();
 }
 
+// The remote worker's code is told of the cancel at its signal wait and undoes its charge with
+// a durable call of its own (step "undo"), journaled after the request, then ends cancelled.
+TEST_F(ServerWorkflowTest, CancelReachesRemoteCodeWhichUndoesItsWorkBeforeTheRunEnds) {
+  json::value input = CallOnce("charge");
+  input.as_object()["signal"] = "go";
+  auto started = Start("u-1", "undo_on_cancel", input);
+  ASSERT_TRUE(started) << started.error().ToString();
+  ASSERT_TRUE(Eventually([&] {
+    auto d = Describe("u-1");
+    return d && d.value().get().getResult().getWorkflow().getSummary().getCommittedOperations() == 1;
+  }));
+  auto message = Request();
+  auto cancel = message->getRoot<wire::Request>().initMethod().initCancelWorkflow();
+  cancel.setWorkflowId("u-1");
+  cancel.setReason("order withdrawn");
+  auto cancelled = Call(std::move(message));
+  ASSERT_TRUE(cancelled) << cancelled.error().ToString();
+  ASSERT_TRUE(Eventually([&] { return Status("u-1") == "cancelled"; })) << Status("u-1");
+  auto described = Describe("u-1");
+  ASSERT_TRUE(described);
+  std::vector<std::string> steps;
+  for (auto op : described.value().get().getResult().getWorkflow().getOperations()) {
+    EXPECT_EQ(std::string(op.getState().cStr()), "committed") << op.getStepId().cStr();
+    steps.emplace_back(op.getStepId().cStr());
+  }
+  EXPECT_EQ(steps, (std::vector<std::string>{"charge#1", "undo"}));
+  EXPECT_FALSE(described.value().get().getResult().getWorkflow().getCancelRequested());
+  // In the journal the undo comes after the request.
+  const CliRun history = server_->Cli({"history", "u-1"});
+  ASSERT_EQ(history.code(), 0) << history.Describe();
+  const std::size_t request = history.out.find("WorkflowCancelRequested");
+  ASSERT_NE(request, std::string::npos) << history.out;
+  EXPECT_NE(history.out.find("undo", request), std::string::npos) << history.out;
+}
+
 // A remote worker's code starts a child over the wire (the startChild command); the server
 // starts it in the parent's transaction, drives it on a worker, and hands its result back.
 TEST_F(ServerWorkflowTest, AChildWorkflowStartedByRemoteCodeRunsAndReturnsItsResult) {

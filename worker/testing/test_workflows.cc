@@ -74,6 +74,35 @@ json::value SignalThenCallInput(const std::string& signal, const std::string& to
   return json::object{{"signal", signal}, {"tool", tool}, {"input", std::move(tool_input)}};
 }
 
+Task<WorkflowOutcome> UndoOnCancel(WorkflowContext& ctx, json::value input) {
+  const json::object& in = input.as_object();
+  const std::string tool(in.at("tool").as_string());
+  auto call = ctx.Call(tool, in.at("input"));
+  CallResult done = co_await call;
+  if (!done) co_return done.error();
+  bool cancelled = false;
+  std::string payload;
+  try {
+    auto signal = ctx.WaitSignal(std::string(in.at("signal").as_string()));
+    payload = co_await signal;
+  } catch (const WorkflowCancelledError&) {
+    cancelled = true;  // no co_await in a handler: undo below
+  }
+  if (!cancelled) co_return json::value(json::object{{"signal", payload}});
+  auto undo = ctx.Call(tool, in.at("input"), CallOptions{.step_id = "undo"});
+  CallResult undone = co_await undo;
+  if (!undone) co_return undone.error();
+  co_return ctx.Cancelled();
+}
+
+Task<WorkflowOutcome> ContinueN(WorkflowContext& ctx, json::value input) {
+  const json::object& in = input.as_object();
+  const std::int64_t n = in.at("n").as_int64();
+  if (n >= in.at("rounds").as_int64()) co_return json::value(json::object{{"n", n}});
+  json::object next{{"n", n + 1}, {"rounds", in.at("rounds")}};
+  co_return ctx.ContinueAsNew(std::move(next));
+}
+
 Task<WorkflowOutcome> CallThenPublish(WorkflowContext& ctx, json::value input) {
   const json::object& in = input.as_object();
   std::string tool(in.at("tool").as_string());
@@ -138,6 +167,8 @@ Task<WorkflowOutcome> Ledger(WorkflowContext& ctx, json::value) {
 
 Result<void> RegisterTestWorkflows(WorkflowRegistry& workflows) {
   RECKON_TRY(workflows.Register(kLedger, Ledger));
+  RECKON_TRY(workflows.Register(kUndoOnCancel, UndoOnCancel));
+  RECKON_TRY(workflows.Register(kContinueN, ContinueN));
   RECKON_TRY(workflows.Register(kCallOnce, CallOnce));
   RECKON_TRY(workflows.Register(kSleepThenCall, SleepThenCall));
   RECKON_TRY(workflows.Register(kCallThenPublish, CallThenPublish));

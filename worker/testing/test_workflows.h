@@ -19,6 +19,8 @@ inline constexpr char kSignalThenCall[] = "signal_then_call";
 inline constexpr char kCallThenPublish[] = "call_then_publish";
 inline constexpr char kStartChild[] = "start_child";
 inline constexpr char kLedger[] = "ledger";
+inline constexpr char kUndoOnCancel[] = "undo_on_cancel";
+inline constexpr char kContinueN[] = "continue_n";
 
 // Calls input.tool with input.input (at input.step, if given) and completes with
 // {"ref": provider reference, "output": the tool's output}, or fails with the call's failure.
@@ -44,6 +46,16 @@ Task<WorkflowOutcome> SignalThenCall(WorkflowContext& ctx, boost::json::value in
 
 boost::json::value SignalThenCallInput(const std::string& signal, const std::string& tool,
                                        boost::json::value tool_input);
+
+// SignalThenCall's input, with cancellation handled (worker/workflow_cancelled.h): calls
+// input.tool with input.input (step "<tool>#1"), then waits for signal input.signal. Told of a
+// cancel, it calls the tool again at step "undo" with the same input, then ends the run
+// cancelled; with the signal, it completes with {"signal": the payload}.
+Task<WorkflowOutcome> UndoOnCancel(WorkflowContext& ctx, boost::json::value input);
+
+// A chain of runs: input {"n", "rounds"}; while n < rounds it continues as new with n + 1,
+// then completes with {"n": n}. So rounds + 1 runs.
+Task<WorkflowOutcome> ContinueN(WorkflowContext& ctx, boost::json::value input);
 
 // Does what CallOnce does with input.tool and input.input, then publishes input.messages
 // (default 1) messages to input.subject through the outbox (ctx.Publish, steps publish#2 ..

@@ -165,6 +165,10 @@ json::object DetailJson(wire::WorkflowDetail::Reader d) {
                                  {"run_id", Str(d.getParent().getRunId())},
                                  {"close_policy", Str(d.getParentClosePolicy())}};
   }
+  if (d.getCancelRequested()) {
+    // Cancelling: the code was told and cleans up before it closes the run.
+    out["cancel_requested"] = json::object{{"reason", Str(d.getCancelReason())}};
+  }
   return out;
 }
 
@@ -543,7 +547,9 @@ boost::asio::awaitable<HttpReply> HttpApi::Api(HttpRequest& request, const std::
   Method::Builder method = MethodOf(message);
   std::chrono::milliseconds timeout = kCallTimeout;
   // How to turn the reply into JSON.
-  enum class Shape { kNone, kWhoAmI, kPage, kDetail, kEvents, kTrace, kStarted, kContracts };
+  enum class Shape {
+    kNone, kWhoAmI, kPage, kDetail, kEvents, kTrace, kStarted, kContracts, kQuery, kUpdate
+  };
   Shape shape = Shape::kNone;
   auto text = [&](std::string_view name) {
     auto value = StringField(body.value(), name);
@@ -574,13 +580,19 @@ boost::asio::awaitable<HttpReply> HttpApi::Api(HttpRequest& request, const std::
     start.setInputJson(Text(JsonField(body.value(), "input")));
     shape = Shape::kStarted;
   } else if (is({"runs", "*"}, http::verb::get)) {
-    method.initDescribeWorkflow().setWorkflowId(Text(at[1]));
+    auto key = method.initDescribeWorkflow();
+    key.setWorkflowId(Text(at[1]));
+    key.setRunId(Text(param("run_id")));  // an earlier run of a chain; empty: the newest
     shape = Shape::kDetail;
   } else if (is({"runs", "*", "history"}, http::verb::get)) {
-    method.initGetHistory().setWorkflowId(Text(at[1]));
+    auto key = method.initGetHistory();
+    key.setWorkflowId(Text(at[1]));
+    key.setRunId(Text(param("run_id")));
     shape = Shape::kEvents;
   } else if (is({"runs", "*", "trace"}, http::verb::get)) {
-    method.initGetTrace().setWorkflowId(Text(at[1]));
+    auto key = method.initGetTrace();
+    key.setWorkflowId(Text(at[1]));
+    key.setRunId(Text(param("run_id")));
     shape = Shape::kTrace;
   } else if (is({"runs", "*", "watch"}, http::verb::get)) {
     auto watch = method.initWatchWorkflow();
@@ -607,6 +619,22 @@ boost::asio::awaitable<HttpReply> HttpApi::Api(HttpRequest& request, const std::
     signal.setWorkflowId(Text(at[1]));
     signal.setName(Text(text("name")));
     signal.setPayloadJson(Text(JsonField(body.value(), "payload")));
+  } else if (is({"runs", "*", "query"}, http::verb::post)) {
+    // A reader's question to the run's code (ctx.OnQuery): nothing is journaled.
+    auto ask = method.initQueryWorkflow();
+    ask.setWorkflowId(Text(at[1]));
+    ask.setName(Text(text("name")));
+    ask.setArgsJson(Text(JsonField(body.value(), "args")));
+    shape = Shape::kQuery;
+  } else if (is({"runs", "*", "update"}, http::verb::post)) {
+    // An instruction to the run's code (ctx.OnUpdate), answered once its handler returns.
+    auto update = method.initUpdateWorkflow();
+    update.setWorkflowId(Text(at[1]));
+    update.setName(Text(text("name")));
+    update.setArgsJson(Text(JsonField(body.value(), "args")));
+    update.setUpdateId(Text(text("update_id")));
+    timeout = std::chrono::milliseconds(NumberParam(query, "wait_ms", 60000, 600000, bad));
+    shape = Shape::kUpdate;
   } else if (is({"runs", "*", "operations", "*", "approve"}, http::verb::post) ||
              is({"runs", "*", "operations", "*", "deny"}, http::verb::post)) {
     auto decide = method.initDecideApproval();
@@ -697,6 +725,22 @@ boost::asio::awaitable<HttpReply> HttpApi::Api(HttpRequest& request, const std::
                                          {"card", Str(c.getCard())}});
       }
       out = json::object{{"contracts", std::move(contracts)}};
+      break;
+    }
+    case Shape::kQuery:
+      out = json::object{{"result", ParsedJsonField(Str(result.getQueryResult()))}};
+      break;
+    case Shape::kUpdate: {
+      auto answer = result.getUpdateResult();
+      json::object o{{"update_id", Str(answer.getUpdateId())}};
+      if (answer.getErrorCode().size() == 0) {
+        o["result"] = ParsedJsonField(Str(answer.getResultJson()));
+      } else {
+        // The handler's own failure: the update was accepted and answered.
+        o["error"] = json::object{{"code", Str(answer.getErrorCode())},
+                                  {"message", Str(answer.getErrorMessage())}};
+      }
+      out = std::move(o);
       break;
     }
   }

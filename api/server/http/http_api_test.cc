@@ -247,6 +247,50 @@ TEST_F(HttpApiTest, RunsPageByCursorAndFilter) {
   EXPECT_EQ(bad_cursor.status, 400u) << bad_cursor.raw;
 }
 
+// The test worker's "ledger" workflow keeps a total: query "total" reads it, update "add"
+// (validated: a positive n) charges and adds.
+TEST_F(HttpApiTest, AQueryReadsAndAnUpdateInstructsARunningWorkflow) {
+  const std::string start = json::serialize(json::object{
+      {"workflow_id", "l-1"}, {"workflow_type", "ledger"}, {"input", json::object{}}});
+  Reply started;
+  ASSERT_TRUE(Eventually([&] {
+    started = As("operator", http::verb::post, "/api/v1/runs", start);
+    return started.status == 200;
+  })) << started.raw;
+  const std::string total = R"({"name": "total"})";
+  Reply asked;
+  ASSERT_TRUE(Eventually([&] {
+    asked = As("reader", http::verb::post, "/api/v1/runs/l-1/query", total);
+    return asked.status == 200;
+  })) << asked.raw;
+  EXPECT_EQ(asked.body.at("result").at("total").as_int64(), 0);
+
+  const std::string add = R"({"name": "add", "args": {"n": 5}, "update_id": "u-1"})";
+  const Reply updated = As("operator", http::verb::post, "/api/v1/runs/l-1/update", add);
+  ASSERT_EQ(updated.status, 200u) << updated.raw;
+  EXPECT_EQ(updated.body.at("update_id").as_string(), "u-1");
+  EXPECT_EQ(updated.body.at("result").at("total").as_int64(), 5);
+  // The same update id is the same update: answered again, not applied twice.
+  const Reply again = As("operator", http::verb::post, "/api/v1/runs/l-1/update", add);
+  ASSERT_EQ(again.status, 200u) << again.raw;
+  EXPECT_EQ(again.body.at("result").at("total").as_int64(), 5);
+  asked = As("reader", http::verb::post, "/api/v1/runs/l-1/query", total);
+  ASSERT_EQ(asked.status, 200u) << asked.raw;
+  EXPECT_EQ(asked.body.at("result").at("total").as_int64(), 5);
+
+  const Reply rejected = As("operator", http::verb::post, "/api/v1/runs/l-1/update",
+                            R"({"name": "add", "args": {"n": -1}})");
+  EXPECT_EQ(rejected.status, 400u) << rejected.raw;
+  EXPECT_NE(rejected.raw.find("positive"), std::string::npos) << rejected.raw;
+  const Reply unknown = As("reader", http::verb::post, "/api/v1/runs/l-1/query",
+                           R"({"name": "no_such_query"})");
+  EXPECT_EQ(unknown.status, 404u) << unknown.raw;
+  const Reply no_run = As("reader", http::verb::post, "/api/v1/runs/nobody/query", total);
+  EXPECT_EQ(no_run.status, 404u) << no_run.raw;
+  const Reply reader_update = As("reader", http::verb::post, "/api/v1/runs/l-1/update", add);
+  EXPECT_EQ(reader_update.status, 403u) << reader_update.raw;
+}
+
 TEST_F(HttpApiTest, AnApprovalFromTheInboxIsBoundToTheIntentHashShown) {
   Reply started;
   ASSERT_TRUE(Eventually([&] {

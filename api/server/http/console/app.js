@@ -725,6 +725,10 @@
         ['Operations', num(s.committed_operations) + ' of ' + num(s.operations) + ' committed'],
       ];
       if (s.stuck_reason) rows.push(['Stuck', s.stuck_reason]);
+      if (detail.cancel_requested) {
+        rows.push(['Cancel', 'requested' + (detail.cancel_requested.reason
+          ? ' (' + detail.cancel_requested.reason + ')' : '') + '; the workflow code is cleaning up']);
+      }
       replace(facts, h('dl', { class: 'facts' }, rows.map(([k, v]) =>
         [h('dt', null, k), h('dd', { test: 'fact-' + k.toLowerCase().replace(/ /g, '-') }, v)])));
       replace(io,
