@@ -65,6 +65,24 @@ TEST(PowerLossFileTest, UnsyncedCreationAndDeletionMayBeUndone) {
   EXPECT_FALSE(deleted.ImageAfterCut(Cut::kDropAll, rng));
 }
 
+// Another file's sync commits this file's creation and deletion, not its writes.
+TEST(PowerLossFileTest, AnotherFilesSyncCommitsCreationAndDeletionOnly) {
+  std::mt19937_64 rng(5);
+  PowerLossFile file(std::nullopt);
+  file.Create();
+  file.Write(0, "data");
+  file.SyncMetadata();
+  EXPECT_EQ(*file.ImageAfterCut(Cut::kDropAll, rng), "");
+  EXPECT_EQ(*file.ImageAfterCut(Cut::kKeepAll, rng), "data");
+  file.Sync();
+  file.Delete(/*dir_synced=*/false);
+  file.Create();
+  file.Write(0, "new");
+  file.SyncMetadata();  // the old file is gone, the new one exists, empty until its sync
+  EXPECT_EQ(*file.ImageAfterCut(Cut::kDropAll, rng), "");
+  EXPECT_EQ(*file.ImageAfterCut(Cut::kKeepAll, rng), "new");
+}
+
 TEST(PowerLossFileTest, SubsetCutsOnlyChangeWrittenBytes) {
   PowerLossFile file(std::string(4096, '.'));
   file.Write(0, std::string(700, 'a'));
