@@ -87,7 +87,10 @@ std::unique_ptr<Journal> OpenJournal(const std::string& path, const std::string&
 struct World {
   World(std::uint64_t seed, Sync sync)
       : sync(sync),
-        vfs(PowerLossVfs::Register("engine-power-loss-" + std::to_string(seed), seed).value()) {
+        vfs(PowerLossVfs::Register("engine-power-loss-" + std::to_string(seed), seed,
+                                   seed % 2 == 0 ? PowerLossVfs::Metadata::kStrictPosix
+                                                 : PowerLossVfs::Metadata::kOrdered)
+                .value()) {
     (void)tools.Register(
         ProviderTool(FastContract(kPay, SideEffect::kNonRepeatableWrite), provider));
     (void)workflows.Register(kCallOnce, CallOnce);

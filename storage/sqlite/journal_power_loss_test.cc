@@ -1,6 +1,7 @@
 // The SQLite journal through simulated power cuts (docs/TESTING.md, "Power-loss storage").
 //
-// Each seed opens a fresh journal through a PowerLossVfs (storage/testing/power_loss_vfs.h) in
+// Each seed opens a fresh journal through a PowerLossVfs (storage/testing/power_loss_vfs.h;
+// odd seeds with metadata ordered as on ext4, even seeds with strict POSIX directory syncs) in
 // the production durability settings (WAL, synchronous = FULL, the integrity check at open)
 // and runs a JournalWorkload (storage/testing/journal_workload.h) through many cuts. A cut is
 // armed at a random mutating file call, so it lands anywhere: while the journal opens and
@@ -113,8 +114,11 @@ Result<void> CheckAfterReboot(const std::string& path, SqliteJournalOptions opti
 Result<PowerLossReport> RunPowerCuts(std::uint64_t seed, int cuts, Sync sync) {
   testing::TempDir dir;
   const std::string path = dir.File("journal.db");
+  // Odd seeds: metadata in order (ext4, XFS); even seeds: strict POSIX (power_loss_vfs.h).
+  const auto metadata =
+      seed % 2 == 0 ? PowerLossVfs::Metadata::kStrictPosix : PowerLossVfs::Metadata::kOrdered;
   RECKON_TRY(std::unique_ptr<PowerLossVfs> vfs,
-             PowerLossVfs::Register("power-loss-" + std::to_string(seed), seed));
+             PowerLossVfs::Register("power-loss-" + std::to_string(seed), seed, metadata));
   JournalWorkload workload(seed * 0x9E3779B97F4A7C15ull + 1);
   std::mt19937_64 rng(seed);
   PowerLossReport report;

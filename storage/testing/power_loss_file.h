@@ -11,10 +11,9 @@
 // VFS reports and SQLite relies on). The shapes of subset a cut may take are Cut's values.
 //
 // A file that did not exist is created by a pending kCreate; a deletion without a directory
-// sync is a pending kDelete (with one, it is durable at once). Creations and deletions become
-// durable at the next sync of any file (SyncMetadata), as on ext4 and XFS, whose journal
-// commits metadata in order; strict POSIX promises less (docs/TESTING.md says what that
-// would change).
+// sync is a pending kDelete (with one, it is durable at once). Creations and deletions also
+// become durable when the directory is synced (SyncMetadata); when that happens is the VFS's
+// model (PowerLossVfs::Metadata).
 //
 // Not modelled: reordering across files (each file is cut on its own, which includes every
 // cross-file order a barrier-respecting disk could produce, since SQLite never relies on order
@@ -53,8 +52,8 @@ class PowerLossFile {
   // `dir_synced`: the directory was fsynced after the unlink, so the deletion is durable.
   void Delete(bool dir_synced);
   void Sync();  // every pending mutation becomes durable
-  // Another file was synced: as ext4's ordered journal does, that commits every earlier
-  // creation and deletion of this file too (its writes and truncations stay pending).
+  // The directory was synced: every earlier creation and deletion of this file is durable
+  // (its writes and truncations stay pending).
   void SyncMetadata();
 
   // The file as it is after a power cut of shape `cut` (nullopt: it does not exist). Draws

@@ -65,8 +65,8 @@ TEST(PowerLossFileTest, UnsyncedCreationAndDeletionMayBeUndone) {
   EXPECT_FALSE(deleted.ImageAfterCut(Cut::kDropAll, rng));
 }
 
-// Another file's sync commits this file's creation and deletion, not its writes.
-TEST(PowerLossFileTest, AnotherFilesSyncCommitsCreationAndDeletionOnly) {
+// A directory sync commits this file's creation and deletion, not its writes.
+TEST(PowerLossFileTest, DirectorySyncCommitsCreationAndDeletionOnly) {
   std::mt19937_64 rng(5);
   PowerLossFile file(std::nullopt);
   file.Create();

@@ -13,6 +13,7 @@ struct ShimFile {
   sqlite3_file base;          // pMethods: the shim's methods, or null until opened
   PowerLossVfs* vfs;
   const std::string* path;    // the key in PowerLossVfs::files_; null: not tracked
+  bool dir_sync_due;          // the unix VFS syncs the directory at this handle's first sync
   sqlite3_file* real() { return reinterpret_cast<sqlite3_file*>(this + 1); }
 };
 static_assert(sizeof(ShimFile) % 8 == 0, "the real file that follows must stay aligned");
@@ -56,6 +57,7 @@ struct PowerLossVfs::Glue {
     shim.base.pMethods = nullptr;
     shim.vfs = &self;
     shim.path = nullptr;
+    shim.dir_sync_due = false;
     const bool tracked = name != nullptr && (flags & kTrackedKinds) != 0 &&
                          (flags & SQLITE_OPEN_DELETEONCLOSE) == 0;
     std::lock_guard lock(self.mutex_);
@@ -67,6 +69,7 @@ struct PowerLossVfs::Glue {
     if (tracked) {
       if (!existed) state->Create();
       shim.path = &self.files_.find(name)->first;
+      shim.dir_sync_due = (flags & SQLITE_OPEN_CREATE) != 0 && (flags & SQLITE_OPEN_MAIN_DB) == 0;
       if ((flags & SQLITE_OPEN_MAIN_DB) != 0) self.databases_.insert(name);
     }
     ++self.open_files_;
@@ -85,7 +88,10 @@ struct PowerLossVfs::Glue {
     const Tick tick = self.TickLocked();
     if (tick == Tick::kDark) return SQLITE_IOERR_DELETE;
     int rc = self.real_->xDelete(self.real_, name, 0);  // the directory sync is the model's
-    if (rc == SQLITE_OK) found->second.Delete(sync_dir != 0 && tick == Tick::kGo);
+    if (rc == SQLITE_OK) {
+      found->second.Delete(/*dir_synced=*/false);
+      if (sync_dir != 0 && tick == Tick::kGo) self.SyncDirectoryLocked();
+    }
     return tick == Tick::kTripped ? SQLITE_IOERR_DELETE : rc;
   }
 
@@ -168,13 +174,9 @@ struct PowerLossVfs::Glue {
     PowerLossVfs& self = *shim.vfs;
     std::lock_guard lock(self.mutex_);
     if (self.TickLocked() != Tick::kGo) return SQLITE_IOERR_FSYNC;
-    for (auto& [path, other] : self.files_) {
-      if (&path == shim.path) {
-        other.Sync();
-      } else {
-        other.SyncMetadata();
-      }
-    }
+    if (self.metadata_ == Metadata::kOrdered || shim.dir_sync_due) self.SyncDirectoryLocked();
+    shim.dir_sync_due = false;
+    self.files_.at(*shim.path).Sync();
     ++self.stats_.syncs;
     return SQLITE_OK;
   }
@@ -234,8 +236,9 @@ const sqlite3_io_methods PowerLossVfs::Glue::kMethods = {
     nullptr,
 };
 
-PowerLossVfs::PowerLossVfs(std::string name, std::uint64_t seed, sqlite3_vfs* real)
-    : name_(std::move(name)), real_(real), rng_(seed) {
+PowerLossVfs::PowerLossVfs(std::string name, std::uint64_t seed, Metadata metadata,
+                           sqlite3_vfs* real)
+    : name_(std::move(name)), metadata_(metadata), real_(real), rng_(seed) {
   vfs_.iVersion = 2;
   vfs_.szOsFile = static_cast<int>(sizeof(ShimFile)) + real->szOsFile;
   vfs_.mxPathname = real->mxPathname;
@@ -257,7 +260,8 @@ PowerLossVfs::PowerLossVfs(std::string name, std::uint64_t seed, sqlite3_vfs* re
 }
 
 Result<std::unique_ptr<PowerLossVfs>> PowerLossVfs::Register(std::string name,
-                                                             std::uint64_t seed) {
+                                                             std::uint64_t seed,
+                                                             Metadata metadata) {
   sqlite3_initialize();
   sqlite3_vfs* real = sqlite3_vfs_find("unix");
   if (real == nullptr) {
@@ -267,7 +271,7 @@ Result<std::unique_ptr<PowerLossVfs>> PowerLossVfs::Register(std::string name,
     return Err(Errc::kAlreadyExists,
                "a SQLite VFS named '" + name + "' is registered already; pick another name");
   }
-  std::unique_ptr<PowerLossVfs> vfs(new PowerLossVfs(std::move(name), seed, real));
+  std::unique_ptr<PowerLossVfs> vfs(new PowerLossVfs(std::move(name), seed, metadata, real));
   if (int rc = sqlite3_vfs_register(&vfs->vfs_, 0); rc != SQLITE_OK) {
     return Err(Errc::kInternal, std::string("registering the power-loss VFS failed: ") +
                                     sqlite3_errstr(rc));
@@ -293,6 +297,10 @@ PowerLossFile& PowerLossVfs::TrackLocked(const std::string& path) {
   auto found = files_.find(path);
   if (found != files_.end()) return found->second;
   return files_.emplace(path, PowerLossFile(ReadRealFile(path))).first->second;
+}
+
+void PowerLossVfs::SyncDirectoryLocked() {
+  for (auto& [path, file] : files_) file.SyncMetadata();
 }
 
 void PowerLossVfs::ArmCut(std::int64_t ops) {

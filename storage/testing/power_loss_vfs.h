@@ -52,9 +52,22 @@ namespace reckon::storage {
 
 class PowerLossVfs {
  public:
+  // When creations and deletions of files (directory entries) become durable.
+  enum class Metadata {
+    // At the next sync of any file, as on ext4 and XFS, whose journal commits metadata in order.
+    kOrdered,
+    // Only at a directory sync, all POSIX promises. The unix VFS syncs the directory at the
+    // first sync of a WAL or rollback journal it opened with SQLITE_OPEN_CREATE, and after a
+    // deletion SQLite asks it to (synchronous = EXTRA); nowhere else. A file's own sync still
+    // makes its own creation durable (a simplification: the main database's directory entry
+    // is synced by the journal's first directory sync in any case).
+    kStrictPosix,
+  };
+
   // Registers a VFS called `name` over SQLite's "unix" VFS. kAlreadyExists if a VFS of that
   // name is registered; kUnavailable if there is no unix VFS.
-  static Result<std::unique_ptr<PowerLossVfs>> Register(std::string name, std::uint64_t seed);
+  static Result<std::unique_ptr<PowerLossVfs>> Register(std::string name, std::uint64_t seed,
+                                                        Metadata metadata = Metadata::kOrdered);
   ~PowerLossVfs();
   PowerLossVfs(const PowerLossVfs&) = delete;
   PowerLossVfs& operator=(const PowerLossVfs&) = delete;
@@ -91,12 +104,15 @@ class PowerLossVfs {
   friend struct Glue;
   enum class Tick { kGo, kTripped, kDark };
 
-  PowerLossVfs(std::string name, std::uint64_t seed, sqlite3_vfs* real);
+  PowerLossVfs(std::string name, std::uint64_t seed, Metadata metadata, sqlite3_vfs* real);
+  // A directory sync: every file's pending creations and deletions become durable.
+  void SyncDirectoryLocked();
   Tick TickLocked();  // one mutating call: whether it runs, trips the cut, or meets the dark
   // The tracked state of `path`, created from the real file's content on first sight.
   PowerLossFile& TrackLocked(const std::string& path);
 
   const std::string name_;
+  const Metadata metadata_;
   sqlite3_vfs* const real_;  // SQLite's unix VFS; not owned
   sqlite3_vfs vfs_{};        // what SQLite calls; pAppData points here
 
