@@ -308,7 +308,9 @@ std::string RunSeed(std::uint64_t seed, Sync sync, Totals& totals) {
       }
       totals.outcomes_lost += lost > 0 ? 1 : 0;
     }
-    if (!done) return where + ": the runs did not complete in " + std::to_string(kMaxLives) + " lives";
+    if (!done) {
+      return where + ": the runs did not complete in " + std::to_string(kMaxLives) + " lives";
+    }
     {
       Life life(world);  // one more life, no cut: nothing left to do, nothing done twice
       if (!life.RecoverAndRun()) return where + ": the last life did not find every run completed";

@@ -5,7 +5,9 @@
 namespace reckon::storage {
 namespace {
 
-std::string Describe(const RunRef& run) { return "run '" + run.workflow_id + "/" + run.run_id + "'"; }
+std::string Describe(const RunRef& run) {
+  return "run '" + run.workflow_id + "/" + run.run_id + "'";
+}
 
 const std::string* ValueOf(const Event& event) {
   const auto* marker = std::get_if<MarkerRecorded>(&event.body);
@@ -38,7 +40,8 @@ AppendRequest JournalWorkload::NewRun() {
   request.workflow_type = "power-loss";
   const int events = 1 + static_cast<int>(rng_() % 3);
   for (int i = 0; i < events; ++i) {
-    request.events.push_back(MarkerRecorded{"s" + std::to_string(i), "pl", Value(40 + rng_() % 400)});
+    request.events.push_back(
+        MarkerRecorded{"s" + std::to_string(i), "pl", Value(40 + rng_() % 400)});
   }
   if (rng_() % 2 == 0) {
     request.operations.push_back(OperationRow{"op-" + std::to_string(++counter_), "s0", "noop",

@@ -120,7 +120,8 @@ std::optional<std::string> PowerLossFile::ImageAfterCut(Cut cut, std::mt19937_64
   std::optional<std::string> image = durable_;
   const std::size_t n = pending_.size();
   auto sectors_kept = [&](const Mutation& m) {
-    const std::int64_t touched = SectorsTouched(m.offset, static_cast<std::int64_t>(m.bytes.size()));
+    const auto size = static_cast<std::int64_t>(m.bytes.size());
+    const std::int64_t touched = SectorsTouched(m.offset, size);
     return std::uniform_int_distribution<std::int64_t>(0, touched - 1)(rng);
   };
   switch (cut) {
@@ -143,10 +144,11 @@ std::optional<std::string> PowerLossFile::ImageAfterCut(Cut cut, std::mt19937_64
         kept[i] = (rng() & 1) != 0;
         if (kept[i] && pending_[i].kind == Mutation::kWrite) kept_writes.push_back(i);
       }
-      const std::size_t torn =
-          kept_writes.empty()
-              ? n
-              : kept_writes[std::uniform_int_distribution<std::size_t>(0, kept_writes.size() - 1)(rng)];
+      std::size_t torn = n;  // none
+      if (!kept_writes.empty()) {
+        std::uniform_int_distribution<std::size_t> pick(0, kept_writes.size() - 1);
+        torn = kept_writes[pick(rng)];
+      }
       for (std::size_t i = 0; i < n; ++i) {
         if (!kept[i]) continue;
         if (i == torn) {

@@ -328,8 +328,8 @@ Result<PowerLossVfs::RebootReport> PowerLossVfs::Reboot() {
   std::lock_guard lock(mutex_);
   if (open_files_ != 0) {
     return Err(Errc::kFailedPrecondition,
-               std::to_string(open_files_) + " file(s) are still open through the power-loss VFS '" +
-                   name_ + "': close every connection before the reboot");
+               std::to_string(open_files_) + " file(s) are still open through the power-loss " +
+                   "VFS '" + name_ + "': close every connection before the reboot");
   }
   RebootReport report;
   for (auto& [path, file] : files_) {
