@@ -42,11 +42,12 @@ Error SqliteError(sqlite3* db, int rc, std::string_view what) {
 
 }  // namespace
 
-Result<SqliteDb> SqliteDb::Open(const std::string& path, bool read_only) {
+Result<SqliteDb> SqliteDb::Open(const std::string& path, bool read_only,
+                                const std::string& vfs) {
   sqlite3* raw = nullptr;
   int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   flags |= SQLITE_OPEN_NOMUTEX;  // one owner at a time; see the class comment
-  int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
+  int rc = sqlite3_open_v2(path.c_str(), &raw, flags, vfs.empty() ? nullptr : vfs.c_str());
   std::unique_ptr<sqlite3, Closer> db(raw);
   if (rc != SQLITE_OK) {
     std::string message = "cannot open journal '" + path + "': ";

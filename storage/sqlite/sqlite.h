@@ -23,8 +23,11 @@ class Statement;
 
 class SqliteDb {
  public:
-  // Opens (creating if absent) the database file at `path`.
-  static Result<SqliteDb> Open(const std::string& path, bool read_only = false);
+  // Opens (creating if absent) the database file at `path`. `vfs`: the registered name of the
+  // SQLite VFS to open it with; empty for the default (tests put a fault-injecting VFS here,
+  // storage/testing/power_loss_vfs.h).
+  static Result<SqliteDb> Open(const std::string& path, bool read_only = false,
+                               const std::string& vfs = {});
 
   SqliteDb(SqliteDb&&) noexcept = default;
   SqliteDb& operator=(SqliteDb&&) noexcept = default;

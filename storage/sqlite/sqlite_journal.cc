@@ -123,7 +123,7 @@ Result<std::unique_ptr<SqliteJournal>> SqliteJournal::Open(const std::string& pa
   if (read_only && !std::filesystem::exists(path)) {
     return Err(Errc::kNotFound, "journal '" + path + "' does not exist");
   }
-  RECKON_TRY(SqliteDb db, SqliteDb::Open(path, read_only));
+  RECKON_TRY(SqliteDb db, SqliteDb::Open(path, read_only, options.vfs));
   db.SetBusyWait(options.busy_timeout);
   if (options.mode == Mode::kOwner && options.check_at_open) {
     RECKON_TRY(QuickCheckAtOpen(db));

@@ -60,6 +60,9 @@ struct SqliteJournalOptions {
   // with kFailedPrecondition naming its key id. Costs one AES-GCM seal per event with a payload
   // (docs/PERFORMANCE.md, "Payload codec").
   const PayloadCodec* payload_codec = nullptr;
+  // The registered name of the SQLite VFS the file is opened with; empty: SQLite's default.
+  // Tests only: the power-loss tests put storage/testing/power_loss_vfs.h here.
+  std::string vfs;
 };
 
 // Opens or creates the journal at `path`, applies pending migrations, and checks that the
