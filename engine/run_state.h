@@ -122,6 +122,9 @@ class RunState {
   const std::string& failure_message() const { return failure_message_; }
   const std::string& cancel_reason() const { return cancel_reason_; }
   int committed_operations() const { return committed_operations_; }
+  // The build of the worker that last ran the run's code, as its last WorkflowTaskStarted
+  // records it (server mode; docs/VERSIONING.md); nullopt before any.
+  const std::optional<std::string>& last_build() const { return last_build_; }
 
   OperationRecord* FindOperation(const std::string& operation_id);
   OperationRecord* FindOperationByStep(const std::string& step_id);
@@ -156,6 +159,7 @@ class RunState {
   std::string result_json_;
   std::string failure_code_, failure_message_, cancel_reason_;
   std::int64_t next_seq_ = 1;
+  std::optional<std::string> last_build_;
   int committed_operations_ = 0;
   std::map<std::string, OperationRecord> operations_;  // by operation id
   std::map<std::string, std::string> step_to_operation_;

@@ -108,6 +108,12 @@ asio::awaitable<Result<std::vector<Command>>> TaskQueues::Activate(ActivationReq
 
 void TaskQueues::Evict(const storage::RunRef& run) { runs_.erase(run.workflow_id); }
 
+std::optional<storage::WorkflowTaskStarted> TaskQueues::TakeRanOn(const storage::RunRef& run) {
+  auto it = runs_.find(run.workflow_id);
+  if (it == runs_.end()) return std::nullopt;
+  return std::exchange(it->second.ran_on, std::nullopt);
+}
+
 asio::awaitable<Result<std::string>> TaskQueues::Query(QueryRequest request) {
   const std::uint64_t token = NextToken();
   WorkflowTask task;
@@ -568,7 +574,10 @@ Result<void> TaskQueues::CompleteWorkflowTask(SessionId session, std::uint64_t t
     // The first workflow task a worker ran to the end pins the run to that worker's build.
     RunCache& cache = runs_[task.run.workflow_id];
     auto s = sessions_.find(session);
-    if (!cache.build && s != sessions_.end()) cache.build = s->second.build.build_id;
+    if (s != sessions_.end()) {
+      if (!cache.build) cache.build = s->second.build.build_id;
+      cache.ran_on = storage::WorkflowTaskStarted{s->second.worker_id, s->second.build.build_id};
+    }
   }
   FinishWorkflowTask(token, std::move(result));
   return Ok();

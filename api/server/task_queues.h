@@ -18,7 +18,9 @@
 // Builds. A session declares a worker build (build_routing.h). A run is pinned to the build of
 // the session that takes its first workflow task (or to the build its history records, when
 // the engine hands over a full history); its workflow tasks then go only to sessions that
-// CanServe that build, and wait in the queue while none is connected. Tool tasks are not
+// CanServe that build, and wait in the queue while none is connected. The worker and build of
+// the session that completed an activation go back to the engine (TakeRanOn), which journals
+// them as WorkflowTaskStarted when the run's build changes, so a restart keeps the pin. Tool tasks are not
 // routed by build: a tool's contract, not the workflow code, says what it does.
 //
 // Tool tasks. The attempt number is the lease's fencing token (decision 12). A worker holding
@@ -152,6 +154,8 @@ class TaskQueues final : public WorkflowHost, public ToolDispatcher {
   // --- the engine's side ---
   boost::asio::awaitable<Result<std::vector<Command>>> Activate(ActivationRequest request) override;
   void Evict(const storage::RunRef& run) override;
+  // The worker and build of the session whose completion returned the run's last activation.
+  std::optional<storage::WorkflowTaskStarted> TakeRanOn(const storage::RunRef& run) override;
   // A query or an update's validation: a workflow task of its own for any session hosting the
   // type (never sticky, never in the way of the run's own workflow task, and a worker that
   // takes it rebuilds the run from the history it carries). Fails with kDeadlineExceeded
@@ -294,6 +298,8 @@ class TaskQueues final : public WorkflowHost, public ToolDispatcher {
   struct RunCache {
     SessionId sticky = 0;  // the session that holds the run's instance, 0 if none is known
     std::optional<std::string> build;  // the build the run is pinned to; nullopt: not yet
+    // Who completed the run's last activation, until the engine takes it (TakeRanOn).
+    std::optional<storage::WorkflowTaskStarted> ran_on;
   };
   struct WorkflowTask {
     std::uint64_t token = 0;
