@@ -25,6 +25,8 @@ std::uint64_t GetU64(const std::byte* in) {
 }  // namespace
 
 std::size_t EventWireBytes(const storage::Event& event) {
+  // TODO(perf): this encodes the payload once more than EventsToWire does; a delivery could
+  // keep its encoded payloads instead.
   // A HistoryEvent is 2 data words and 2 pointers; its type text has a NUL; its payload is
   // padded to a word.
   constexpr std::size_t kStruct = 4 * 8;
