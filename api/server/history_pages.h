@@ -1,4 +1,4 @@
-// History pages (docs/PROTOCOL.md, "History pages"; docs/ARCHITECTURE.md, decision 47): how the
+// History pages (docs/PROTOCOL.md, "History pages"; docs/ARCHITECTURE.md, decision 48): how the
 // server cuts the events of a workflow task into pages bounded by bytes, and the page token
 // that says where the next page starts.
 //
