@@ -171,6 +171,12 @@ class Decider {
   Result<void> AcceptUpdate(const std::string& update_id, const std::string& name,
                             const std::string& args_json, const std::string& sent_by);
 
+  // The activation about to be applied ran on `ran.worker` of build `ran.build_id` (server
+  // mode; engine/decider_builds.cc): journals it as WorkflowTaskStarted when that build differs
+  // from the run's last recorded one (an unversioned worker matches a run with none), so the
+  // run's build survives a restart and an activation on the same build adds nothing.
+  Result<void> WorkflowTaskRan(storage::WorkflowTaskStarted ran);
+
   // --- outputs ---
   const std::vector<storage::Event>& events() const { return events_; }
   const std::vector<Action>& actions() const { return actions_; }

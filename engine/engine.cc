@@ -365,6 +365,9 @@ asio::awaitable<Result<void>> Engine::Activate(Slot& slot, Decider& decider, std
   ActivationRequest request{slot.state.ref(), slot.state.workflow_type(), events, full,
                             clock_.NowMicros(), decider.events()};
   RECKON_CO_TRY(auto commands, co_await host_.Activate(request));
+  if (auto ran = host_.TakeRanOn(slot.state.ref())) {
+    RECKON_CO_TRY(decider.WorkflowTaskRan(std::move(*ran)));
+  }
   co_return decider.ApplyCommands(std::move(commands));
 }
 

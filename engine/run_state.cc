@@ -88,7 +88,10 @@ struct RunState::Fold {
     return Ok();
   }
   Result<void> operator()(const WorkflowTaskScheduled&) { return Ok(); }
-  Result<void> operator()(const WorkflowTaskStarted&) { return Ok(); }
+  Result<void> operator()(const WorkflowTaskStarted& e) {
+    run.last_build_ = e.build_id;
+    return Ok();
+  }
   Result<void> operator()(const WorkflowTaskCompleted&) { return Ok(); }
   // --- updates (ctx.OnUpdate) ----------------------------------------------------------------
   Result<void> operator()(const UpdateAccepted& e) {

@@ -125,6 +125,9 @@ class RunState {
   // is cleaning up (worker/workflow_cancelled.h). Stays true once the run closes.
   bool cancel_requested() const { return cancel_requested_; }
   int committed_operations() const { return committed_operations_; }
+  // The build of the worker that last ran the run's code, as its last WorkflowTaskStarted
+  // records it (server mode; docs/VERSIONING.md); nullopt before any.
+  const std::optional<std::string>& last_build() const { return last_build_; }
 
   OperationRecord* FindOperation(const std::string& operation_id);
   OperationRecord* FindOperationByStep(const std::string& step_id);
@@ -160,6 +163,7 @@ class RunState {
   std::string failure_code_, failure_message_, cancel_reason_;
   bool cancel_requested_ = false;
   std::int64_t next_seq_ = 1;
+  std::optional<std::string> last_build_;
   int committed_operations_ = 0;
   std::map<std::string, OperationRecord> operations_;  // by operation id
   std::map<std::string, std::string> step_to_operation_;

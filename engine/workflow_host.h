@@ -7,6 +7,7 @@
 #include <boost/asio/awaitable.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -57,6 +58,15 @@ class WorkflowHost {
   // returned awaitable first suspends or completes; copy what must live longer.
   virtual boost::asio::awaitable<Result<std::vector<Command>>> Activate(
       ActivationRequest request) = 0;
+
+  // Who ran the activation of `run` that Activate just returned: the worker and its build
+  // (server mode), which the engine journals as WorkflowTaskStarted when the run's build
+  // changes. nullopt: the host does not say (embedded mode has one worker and no builds). The
+  // engine calls it once, right after a successful Activate, before anything else of the run.
+  virtual std::optional<storage::WorkflowTaskStarted> TakeRanOn(const storage::RunRef& run) {
+    (void)run;
+    return std::nullopt;
+  }
 
   // Drops any cached state of the run (it finished, or the engine gave up on it).
   virtual void Evict(const storage::RunRef& run) = 0;

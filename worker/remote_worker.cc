@@ -192,7 +192,11 @@ asio::awaitable<void> RemoteWorker::WorkflowLoop(std::shared_ptr<api::Client> cl
     if (!reply) break;  // the connection ended, or the worker stops
     auto result = reply->get().getResult();
     if (!result.isWorkflowTask()) continue;  // noTask: poll again
-    auto completion = Activate(result.getWorkflowTask());
+    auto task = result.getWorkflowTask();
+    auto fetch = ReadEvents(client, task);
+    std::optional<Result<std::vector<storage::Event>>> events = co_await std::move(fetch);
+    if (!events) continue;  // dropped: the server gives the task to a worker again
+    auto completion = Activate(task, std::move(*events));
     auto sent = client->Call(std::move(completion), kReportTimeout);
     auto ack = co_await std::move(sent);
     if (!ack && ack.error().code() != Errc::kUnavailable) {
@@ -202,13 +206,54 @@ asio::awaitable<void> RemoteWorker::WorkflowLoop(std::shared_ptr<api::Client> cl
   }
 }
 
+asio::awaitable<std::optional<Result<std::vector<storage::Event>>>> RemoteWorker::ReadEvents(
+    std::shared_ptr<api::Client> client, wire::WorkflowTask::Reader task) {
+  using Events = Result<std::vector<storage::Event>>;
+  Events events = api::EventsFromWire(task.getEvents(), decoder_);
+  if (!events || task.getNextPageToken().size() == 0) co_return events;
+  const std::uint64_t token = task.getTaskToken();
+  auto page_token = kj::heapArray<capnp::byte>(task.getNextPageToken());
+  int pages = 1;
+  while (page_token.size() != 0) {
+    auto message = NewRequest();
+    auto get = message->initRoot<wire::Request>().initMethod().initGetWorkflowTaskPage();
+    get.setTaskToken(token);
+    get.setPageToken(page_token.asPtr());
+    auto call = client->Call(std::move(message), kReportTimeout);
+    auto reply = co_await std::move(call);
+    if (!reply) {
+      // The task is no longer ours (timed out, the server restarted), or the connection went:
+      // either way the server hands it out again; nothing was run.
+      spdlog::info("worker {}: workflow task {} dropped while reading page {} of its events: {}",
+                   options_.worker_id, token, pages + 1, reply.error().message());
+      co_return std::nullopt;
+    }
+    auto page = reply.value().get().getResult().getWorkflowTaskPage();
+    auto more = api::EventsFromWire(page.getEvents(), decoder_);
+    if (!more) co_return Events(more.error());
+    if (more.value().empty() ||
+        (!events.value().empty() && more.value().front().seq != events.value().back().seq + 1)) {
+      co_return Events(Err(Errc::kInternal,
+                           "page " + std::to_string(pages + 1) + " of workflow task " +
+                               std::to_string(token) + " does not continue the events before it"));
+    }
+    for (storage::Event& event : more.value()) events.value().push_back(std::move(event));
+    page_token = kj::heapArray<capnp::byte>(page.getNextPageToken());
+    ++pages;
+  }
+  spdlog::info("worker {}: workflow task {}: {} events in {} pages", options_.worker_id, token,
+                events.value().size(), pages);
+  ++paged_tasks_;
+  co_return events;
+}
+
 WorkflowInstance* RemoteWorker::CachedInstance(const std::string& workflow_id) {
   auto it = instances_.find(workflow_id);
   return it == instances_.end() ? nullptr : it->second.get();
 }
 
 std::unique_ptr<capnp::MallocMessageBuilder> RemoteWorker::Activate(
-    wire::WorkflowTask::Reader task) {
+    wire::WorkflowTask::Reader task, Result<std::vector<storage::Event>> events) {
   auto message = NewRequest();
   auto complete = message->initRoot<wire::Request>().initMethod().initCompleteWorkflowTask();
   complete.setTaskToken(task.getTaskToken());
@@ -217,7 +262,6 @@ std::unique_ptr<capnp::MallocMessageBuilder> RemoteWorker::Activate(
     api::ToWire(error, complete.initFailure());
     return std::move(message);
   };
-  auto events = api::EventsFromWire(task.getEvents(), decoder_);
   if (!events) return fail(events.error());
   if (task.hasQuery()) {
     // A question about the run: answered from a fresh replay, the cache left alone.

@@ -5,7 +5,10 @@
 //
 // Workflow tasks: instances are cached by workflow id, so a task usually carries only the
 // events the code has not seen; a task for a run that is not cached (evicted, or this worker
-// restarted) is answered "not cached" and comes back with the full history.
+// restarted) is answered "not cached" and comes back with the full history. Events that take
+// more than the server's page budget come in pages: the worker reads every page
+// (getWorkflowTaskPage) before it runs any code, and drops a task whose pages it cannot read
+// (the server hands it out again).
 // Tool tasks: at most `tool_slots` run at once (right after a reconnect, calls started on the
 // old connection may still be finishing beside a new set); each runs under its hard deadline (the tool
 // sees it in ToolCallContext, and is cancelled when it passes). While tool tasks run, the
@@ -78,6 +81,8 @@ class RemoteWorker {
 
   const std::string& worker_id() const { return options_.worker_id; }
   std::size_t cached_runs() const { return instances_.size(); }
+  // Workflow tasks whose events came in more than one page, so far.
+  std::uint64_t paged_tasks() const { return paged_tasks_; }
 
  private:
   struct Held {
@@ -92,7 +97,14 @@ class RemoteWorker {
   boost::asio::awaitable<void> WorkflowLoop(std::shared_ptr<api::Client> client);
   boost::asio::awaitable<void> ToolLoop(std::shared_ptr<api::Client> client);
   boost::asio::awaitable<void> HeartbeatLoop();
-  std::unique_ptr<capnp::MallocMessageBuilder> Activate(api::wire::WorkflowTask::Reader task);
+  // The task's events: its first page and, when it has a next-page token, every further page
+  // (getWorkflowTaskPage), in order. nullopt: the task was dropped (the server no longer holds
+  // it for this connection, or the connection ended); the server hands it out again. An error:
+  // events that do not decode or do not follow each other, sent back as the task's failure.
+  boost::asio::awaitable<std::optional<Result<std::vector<storage::Event>>>> ReadEvents(
+      std::shared_ptr<api::Client> client, api::wire::WorkflowTask::Reader task);
+  std::unique_ptr<capnp::MallocMessageBuilder> Activate(api::wire::WorkflowTask::Reader task,
+                                                        Result<std::vector<storage::Event>> events);
   boost::asio::awaitable<std::unique_ptr<capnp::MallocMessageBuilder>> RunToolTask(
       api::wire::ToolTask::Reader task);
   boost::asio::awaitable<void> Deliver(std::shared_ptr<api::Client> client,
@@ -114,6 +126,7 @@ class RemoteWorker {
   boost::asio::steady_timer idle_;
   // The heartbeat loop's wait; cancelled when a registration brings a new interval.
   boost::asio::steady_timer heartbeat_timer_;
+  std::uint64_t paged_tasks_ = 0;
   bool stopped_ = false;
   std::shared_ptr<bool> alive_;
 };

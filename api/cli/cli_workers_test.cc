@@ -77,6 +77,22 @@ class CliWorkersTest : public ::testing::Test {
     return history.is_array() ? history.as_array().size() : 0;
   }
 
+  // The builds the run's WorkflowTaskStarted events record, in order, each with its worker.
+  std::vector<std::string> BuildsJournaled(const std::string& id) {
+    std::vector<std::string> builds;
+    const json::value history = Json({"history", id});
+    if (!history.is_array()) return {"no history"};
+    for (const json::value& event : history.as_array()) {
+      if (event.at("type") != "WorkflowTaskStarted") continue;
+      const json::object& body = event.at("event").as_object();
+      const json::value* build = body.if_contains("buildId");
+      const json::value* worker = body.if_contains("worker");
+      builds.push_back((build ? std::string(build->as_string()) : std::string()) + "@" +
+                       (worker ? std::string(worker->as_string()) : std::string()));
+    }
+    return builds;
+  }
+
   std::unique_ptr<ReckonServer> server_;
 };
 
@@ -150,6 +166,47 @@ TEST_F(CliWorkersTest, RunsStayWithTheirBuildAndWaitForACompatibleWorker) {
   EXPECT_EQ(reader.at("compatible_builds"), json::array({"v1"}));
   EXPECT_TRUE(Json({"workers"}).at("waiting").as_array().empty());
   ASSERT_TRUE(server_->Stop());
+}
+
+// The build a run is pinned to is journaled (WorkflowTaskStarted, only when the build that
+// ran the code changes), so a server restart keeps it: after a SIGKILL of the server, the v1
+// run waits for a v1 (or compatible) worker while a v2 worker is connected.
+TEST_F(CliWorkersTest, ARunKeepsItsBuildAcrossAServerRestart) {
+  StartWorker("w-v1", {"--build-id", "v1"});
+  const CliRun started = server_->StartWorkflow("kept-1", "ledger", "{}");
+  ASSERT_EQ(started.code(), 0) << started.Describe();
+  ASSERT_TRUE(WaitsOn("kept-1", "signal"));
+  EXPECT_EQ(BuildsJournaled("kept-1"), std::vector<std::string>{"v1@w-v1"});
+  // More activations on the same build journal nothing more.
+  const CliRun added = server_->Cli({"update", "kept-1", "add", R"({"n": 2})"});
+  ASSERT_EQ(added.code(), 0) << added.Describe();
+  EXPECT_EQ(BuildsJournaled("kept-1"), std::vector<std::string>{"v1@w-v1"});
+
+  ASSERT_TRUE(server_->StopWorker("w-v1"));
+  ASSERT_TRUE(server_->KillServer());
+  ASSERT_TRUE(server_->RestartServer());
+  StartWorker("w-v2", {"--build-id", "v2"});
+  ASSERT_TRUE(Eventually([&] { return !Worker("w-v2").is_null(); }));
+  // The recovered run's replay waits for its build; v2 does not take it.
+  ASSERT_TRUE(WaitsOn("kept-1", "worker")) << server_->Cli({"show", "kept-1"}).out;
+  EXPECT_EQ(Summary("kept-1").at("wait_detail"), "v1");
+  const json::value listed = Json({"workers"});
+  ASSERT_TRUE(listed.is_object());
+  ASSERT_EQ(listed.at("waiting").as_array().size(), 1u);
+  EXPECT_EQ(listed.at("waiting").as_array()[0].at("build_id"), "v1");
+  auto stop = server_->StartCli({"signal", "kept-1", "stop"});  // answered once durable
+  ASSERT_TRUE(stop) << stop.error().ToString();
+  EXPECT_EQ(Summary("kept-1").at("status"), "running");
+
+  // A worker declaring v1 compatible takes it and finishes it; its build is journaled.
+  StartWorker("w-v2-reads-v1", {"--build-id", "v2", "--compatible-with", "v1"});
+  ASSERT_TRUE(WaitsOn("kept-1", "nothing"));
+  EXPECT_EQ(Summary("kept-1").at("status"), "completed");
+  EXPECT_EQ(BuildsJournaled("kept-1"),
+            (std::vector<std::string>{"v1@w-v1", "v2@w-v2-reads-v1"}));
+  auto ended = stop.value().WaitFor(30s);
+  ASSERT_TRUE(ended) << ended.error().ToString();
+  EXPECT_TRUE(ended.value().Succeeded()) << ended.value().ToString();
 }
 
 TEST_F(CliWorkersTest, ABadBuildIdIsRefusedAtRegistration) {

@@ -33,6 +33,7 @@ struct ServerArgs {
   long shard_lease_ms = 3000;
   long heartbeat_ms = 1000;
   long workflow_task_timeout_ms = 10000;
+  std::int64_t history_page_bytes = 2 << 20;
   std::string sync = "full";
   // Limits against abuse, in the flags' units (docs/SECURITY.md); see ServerOptions.
   std::int64_t max_connections = 1024;
@@ -102,6 +103,7 @@ void RunServerCommand(CommandEnv& env, ServerArgs& args) {
   args.config.tasks.heartbeat_interval = std::chrono::milliseconds(args.heartbeat_ms);
   args.config.tasks.workflow_task_timeout =
       std::chrono::milliseconds(args.workflow_task_timeout_ms);
+  args.config.tasks.history_page_bytes = static_cast<std::size_t>(args.history_page_bytes);
   args.config.journal.sync = args.sync == "normal" ? storage::SqliteJournalOptions::Sync::kNormal
                              : args.sync == "off"  ? storage::SqliteJournalOptions::Sync::kOff
                                                    : storage::SqliteJournalOptions::Sync::kFull;
@@ -282,6 +284,11 @@ void AddServerCommands(CLI::App& app, CommandEnv& env) {
     c->add_option("--lease-timeout-ms", args->lease_timeout_ms,
                   "A tool task not heartbeaten this long is lost (outcome unknown)")
         ->check(CLI::Range(100L, 3600000L))
+        ->capture_default_str();
+    c->add_option("--history-page-bytes", args->history_page_bytes,
+                  "Bytes of history events per page of a workflow task (docs/PROTOCOL.md, "
+                  "\"History pages\"); at most half the frame limit is used")
+        ->check(CLI::Range(std::int64_t{256}, std::int64_t{64} << 20))
         ->capture_default_str();
     c->add_option("--heartbeat-ms", args->heartbeat_ms, "How often workers heartbeat")
         ->check(CLI::Range(50L, 600000L))

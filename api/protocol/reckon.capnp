@@ -56,6 +56,9 @@ struct Request {
     # Send an update to a running run (ctx.OnUpdate) and wait for its answer. Reply:
     # updateResult; a validator's rejection is an error.
     updateWorkflow @26 :UpdateWorkflow;
+    # The next page of a workflow task's events (WorkflowTask.nextPageToken). Reply:
+    # workflowTaskPage.
+    getWorkflowTaskPage @27 :GetWorkflowTaskPage;
   }
 
   credential @19 :Text;
@@ -86,6 +89,7 @@ struct Response {
     workers @18 :WorkerList;        # listWorkers
     queryResult @19 :Text;          # queryWorkflow: the handler's reply, JSON
     updateResult @20 :UpdateResult; # updateWorkflow
+    workflowTaskPage @21 :WorkflowTaskPage; # getWorkflowTaskPage
   }
 }
 
@@ -324,6 +328,20 @@ struct WorkflowTask {
   # whose full history is `events`. Answer with CompleteWorkflowTask.queryResult (or failure);
   # nothing the replay issues is kept.
   query @7 :QueryTask;
+  # Non-empty: `events` is only the first page of the task's events (docs/PROTOCOL.md,
+  # "History pages"). Fetch the rest with getWorkflowTaskPage, in order, before running the
+  # code; the task's events are the pages' events concatenated. Empty: `events` is all of them.
+  nextPageToken @8 :Data;
+}
+
+struct GetWorkflowTaskPage {
+  taskToken @0 :UInt64;   # the task the page belongs to, still held by this connection
+  pageToken @1 :Data;     # the task's nextPageToken, or the last page's, as received
+}
+
+struct WorkflowTaskPage {
+  events @0 :List(HistoryEvent);
+  nextPageToken @1 :Data; # empty: this was the last page
 }
 
 struct QueryTask {

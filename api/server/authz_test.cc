@@ -75,6 +75,7 @@ const std::vector<std::pair<Method::Which, Fill>>& EveryMethod() {
       {Method::REGISTER_WORKER, [](Method::Builder m) { m.initRegisterWorker(); }},  // no id
       {Method::POLL_WORKFLOW_TASK, [](Method::Builder m) { m.initPollWorkflowTask(); }},
       {Method::COMPLETE_WORKFLOW_TASK, [](Method::Builder m) { m.initCompleteWorkflowTask(); }},
+      {Method::GET_WORKFLOW_TASK_PAGE, [](Method::Builder m) { m.initGetWorkflowTaskPage(); }},
       {Method::POLL_TOOL_TASK, [](Method::Builder m) { m.initPollToolTask(); }},
       {Method::COMPLETE_TOOL_TASK, [](Method::Builder m) { m.initCompleteToolTask(); }},
       {Method::HEARTBEAT, [](Method::Builder m) { m.initHeartbeat(); }},

@@ -3,7 +3,8 @@
 //
 // A worker declares the build of its code (empty: unversioned) and the other builds whose runs
 // it can replay. A run remembers the build of the worker that took its first workflow task
-// (journaled in WorkflowTaskStarted.build_id when the engine records it). The rule:
+// (journaled in WorkflowTaskStarted.build_id in that activation's batch; the engine adds
+// another one only when the build that runs the code changes). The rule:
 //   - a run whose build is not known yet (no workflow task taken) goes to any worker, and is
 //     pinned to the build of the worker that takes it;
 //   - an unversioned run (pinned to "") goes to any worker;

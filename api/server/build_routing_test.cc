@@ -117,6 +117,12 @@ TEST_F(BuildQueues, ARunStaysWithTheBuildThatStartedItAndWaitsWhenNoneIsConnecte
   ASSERT_TRUE(t1);
   ASSERT_TRUE(queues.CompleteWorkflowTask(1, t1->token, std::vector<Command>{}));
   EXPECT_EQ(queues.BuildOf("wf-1"), std::optional<std::string>("v1"));
+  // The engine learns who ran it, once (it journals the build when it changes).
+  auto ran = queues.TakeRanOn({"wf-1", "r1"});
+  ASSERT_TRUE(ran);
+  EXPECT_EQ(ran->worker, "w-v1");
+  EXPECT_EQ(ran->build_id, "v1");
+  EXPECT_FALSE(queues.TakeRanOn({"wf-1", "r1"}));
   journal = {Signal(1)};
 
   Add(2, "w-v2", kV2);
@@ -143,6 +149,7 @@ TEST_F(BuildQueues, ARunStaysWithTheBuildThatStartedItAndWaitsWhenNoneIsConnecte
   EXPECT_EQ(workers[2].build.compatible, std::set<std::string>{"v1"});
   EXPECT_TRUE(workers[1].workflow_tasks.empty());
   ASSERT_TRUE(queues.CompleteWorkflowTask(4, t2->token, std::vector<Command>{}));
+  EXPECT_EQ(queues.TakeRanOn({"wf-1", "r1"})->build_id, "v2");
   RunFor(10ms);
   ASSERT_TRUE(second && second->has_value());
   EXPECT_EQ(queues.BuildOf("wf-1"), std::optional<std::string>("v1")) << "still a v1 run";

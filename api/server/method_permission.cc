@@ -23,6 +23,7 @@ std::optional<Permission> PermissionOf(Method::Which method) {
     case Method::RESOLVE_OPERATION: return Permission::kResolve;
     case Method::REGISTER_WORKER:
     case Method::POLL_WORKFLOW_TASK:
+    case Method::GET_WORKFLOW_TASK_PAGE:
     case Method::COMPLETE_WORKFLOW_TASK:
     case Method::POLL_TOOL_TASK:
     case Method::COMPLETE_TOOL_TASK:
@@ -61,6 +62,7 @@ std::string_view MethodName(Method::Which method) {
     case Method::LIST_WORKERS: return "listWorkers";
     case Method::QUERY_WORKFLOW: return "queryWorkflow";
     case Method::UPDATE_WORKFLOW: return "updateWorkflow";
+    case Method::GET_WORKFLOW_TASK_PAGE: return "getWorkflowTaskPage";
   }
   return "an unknown method";
 }

@@ -188,6 +188,7 @@ class ServerInputTest : public ::testing::Test {
       case wire::Request::Method::RESOLVE_OPERATION: return "approver";
       case wire::Request::Method::REGISTER_WORKER:
       case wire::Request::Method::POLL_WORKFLOW_TASK:
+      case wire::Request::Method::GET_WORKFLOW_TASK_PAGE:
       case wire::Request::Method::COMPLETE_WORKFLOW_TASK:
       case wire::Request::Method::POLL_TOOL_TASK:
       case wire::Request::Method::COMPLETE_TOOL_TASK:

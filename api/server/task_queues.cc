@@ -108,6 +108,12 @@ asio::awaitable<Result<std::vector<Command>>> TaskQueues::Activate(ActivationReq
 
 void TaskQueues::Evict(const storage::RunRef& run) { runs_.erase(run.workflow_id); }
 
+std::optional<storage::WorkflowTaskStarted> TaskQueues::TakeRanOn(const storage::RunRef& run) {
+  auto it = runs_.find(run.workflow_id);
+  if (it == runs_.end()) return std::nullopt;
+  return std::exchange(it->second.ran_on, std::nullopt);
+}
+
 asio::awaitable<Result<std::string>> TaskQueues::Query(QueryRequest request) {
   const std::uint64_t token = NextToken();
   WorkflowTask task;
@@ -338,10 +344,38 @@ std::uint64_t TaskQueues::RequeueWorkflowTask(std::uint64_t token) {
   WorkflowTask& task = node.mapped();
   task.token = fresh;
   task.leased_to = 0;
+  task.unsent.clear();
+  task.unsent.shrink_to_fit();
+  task.unsent_from = 0;
   if (!task.query) runs_[task.run.workflow_id].sticky = 0;  // whoever takes it rebuilds it
   workflow_tasks_.insert(std::move(node));
   QueueWorkflowTask(fresh);
   return fresh;
+}
+
+void TaskQueues::KeepPages(std::uint64_t token, std::vector<storage::Event> rest,
+                           std::size_t first) {
+  auto it = workflow_tasks_.find(token);
+  if (it == workflow_tasks_.end()) return;
+  it->second.unsent = std::move(rest);
+  it->second.unsent_from = first;
+}
+
+Result<TaskQueues::HeldPages> TaskQueues::Pages(SessionId session, std::uint64_t token) {
+  auto it = workflow_tasks_.find(token);
+  if (it == workflow_tasks_.end() || it->second.leased_to != session) {
+    return Err(Errc::kNotFound,
+               "workflow task " + std::to_string(token) +
+                   " is no longer held by this worker (it finished, timed out and went back to "
+                   "its queue, or the server restarted); drop it and poll again");
+  }
+  WorkflowTask& task = it->second;
+  if (task.unsent.empty()) {
+    return Err(Errc::kFailedPrecondition, "workflow task " + std::to_string(token) +
+                                              " came in one page; it has no further pages");
+  }
+  task.lease_expires = Clock::now() + options_.workflow_task_timeout;
+  return HeldPages{task.run, task.unsent, task.unsent_from};
 }
 
 void TaskQueues::Undeliverable(std::uint64_t token) {
@@ -540,7 +574,10 @@ Result<void> TaskQueues::CompleteWorkflowTask(SessionId session, std::uint64_t t
     // The first workflow task a worker ran to the end pins the run to that worker's build.
     RunCache& cache = runs_[task.run.workflow_id];
     auto s = sessions_.find(session);
-    if (!cache.build && s != sessions_.end()) cache.build = s->second.build.build_id;
+    if (s != sessions_.end()) {
+      if (!cache.build) cache.build = s->second.build.build_id;
+      cache.ran_on = storage::WorkflowTaskStarted{s->second.worker_id, s->second.build.build_id};
+    }
   }
   FinishWorkflowTask(token, std::move(result));
   return Ok();

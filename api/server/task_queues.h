@@ -18,7 +18,9 @@
 // Builds. A session declares a worker build (build_routing.h). A run is pinned to the build of
 // the session that takes its first workflow task (or to the build its history records, when
 // the engine hands over a full history); its workflow tasks then go only to sessions that
-// CanServe that build, and wait in the queue while none is connected. Tool tasks are not
+// CanServe that build, and wait in the queue while none is connected. The worker and build of
+// the session that completed an activation go back to the engine (TakeRanOn), which journals
+// them as WorkflowTaskStarted when the run's build changes, so a restart keeps the pin. Tool tasks are not
 // routed by build: a tool's contract, not the workflow code, says what it does.
 //
 // Tool tasks. The attempt number is the lease's fencing token (decision 12). A worker holding
@@ -58,6 +60,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -76,6 +79,10 @@ struct TaskQueueOptions {
   // How long a query, or an update's validation, waits for a worker to answer it (taken and
   // answered) before it fails with kDeadlineExceeded.
   std::chrono::milliseconds query_timeout{10000};
+  // The byte budget of one page of a workflow task's events (--history-page-bytes;
+  // docs/PROTOCOL.md, "History pages"): a task whose events take more goes out as its first
+  // page plus a next-page token. The worker API caps it at half the frame limit.
+  std::size_t history_page_bytes = 2u << 20;
 };
 
 // A question about a run carried by a workflow task (QueryRequest, engine/workflow_host.h).
@@ -147,6 +154,8 @@ class TaskQueues final : public WorkflowHost, public ToolDispatcher {
   // --- the engine's side ---
   boost::asio::awaitable<Result<std::vector<Command>>> Activate(ActivationRequest request) override;
   void Evict(const storage::RunRef& run) override;
+  // The worker and build of the session whose completion returned the run's last activation.
+  std::optional<storage::WorkflowTaskStarted> TakeRanOn(const storage::RunRef& run) override;
   // A query or an update's validation: a workflow task of its own for any session hosting the
   // type (never sticky, never in the way of the run's own workflow task, and a worker that
   // takes it rebuilds the run from the history it carries). Fails with kDeadlineExceeded
@@ -195,6 +204,21 @@ class TaskQueues final : public WorkflowHost, public ToolDispatcher {
   void FailWorkflowTask(std::uint64_t token, Error error) {
     FinishWorkflowTask(token, std::move(error));
   }
+  // Paging (docs/PROTOCOL.md, "History pages"). The worker API keeps here the events of a
+  // delivered workflow task past its first page: `rest` are its events [first, first +
+  // rest.size()). They stay while the task is leased, and go when it finishes or goes back to
+  // its queue.
+  void KeepPages(std::uint64_t token, std::vector<storage::Event> rest, std::size_t first);
+  struct HeldPages {
+    storage::RunRef run;
+    std::span<const storage::Event> events;  // valid until the next call into TaskQueues
+    std::size_t first = 0;
+  };
+  // The kept events of task `token` for a page request of `session`, renewing the task's
+  // lease (a worker reading pages is working on it). Errc::kNotFound when the session no longer
+  // holds the task: it finished, timed out and went back to its queue under a new token, or
+  // the server restarted; the worker drops it. kFailedPrecondition when the task has no pages.
+  Result<HeldPages> Pages(SessionId session, std::uint64_t token);
   // The poll that took `token` could not hand it over (its connection closed first): the task
   // goes back to its queue as if never taken.
   void Undeliverable(std::uint64_t token);
@@ -274,6 +298,8 @@ class TaskQueues final : public WorkflowHost, public ToolDispatcher {
   struct RunCache {
     SessionId sticky = 0;  // the session that holds the run's instance, 0 if none is known
     std::optional<std::string> build;  // the build the run is pinned to; nullopt: not yet
+    // Who completed the run's last activation, until the engine takes it (TakeRanOn).
+    std::optional<storage::WorkflowTaskStarted> ran_on;
   };
   struct WorkflowTask {
     std::uint64_t token = 0;
@@ -283,6 +309,10 @@ class TaskQueues final : public WorkflowHost, public ToolDispatcher {
     std::vector<storage::Event> batch_events;  // decided, not yet durable
     std::int64_t now_us = 0;
     int bounces = 0;  // workers answered "cannot run it now" (not cached, retryable)
+    // While leased: the delivery's events past its first page (KeepPages), from its event
+    // `unsent_from` on.
+    std::vector<storage::Event> unsent;
+    std::size_t unsent_from = 0;
     SessionId leased_to = 0;  // 0 while queued
     Clock::time_point queued_at;
     Clock::time_point lease_expires;

@@ -10,6 +10,7 @@
 
 #include "reckon/api/protocol/client.h"
 #include "reckon/api/protocol/wire_convert.h"
+#include "reckon/api/server/history_pages.h"
 #include "reckon/api/server/request_fields.h"
 #include "reckon/contract/contract_json.h"
 
@@ -60,12 +61,18 @@ Result<int> LoadJournaledContracts(storage::Journal& journal, ContractRegistry& 
 
 WorkerApi::WorkerApi(storage::Journal& journal, ContractRegistry& contracts, TaskQueues& tasks,
                      std::size_t max_reply_bytes)
-    : journal_(journal), contracts_(contracts), tasks_(tasks), max_reply_bytes_(max_reply_bytes) {}
+    : journal_(journal),
+      contracts_(contracts),
+      tasks_(tasks),
+      max_reply_bytes_(max_reply_bytes),
+      page_bytes_(std::max<std::size_t>(
+          1, std::min(tasks.options().history_page_bytes, max_reply_bytes / 2))) {}
 
 bool WorkerApi::Handles(wire::Request::Method::Which method) {
   switch (method) {
     case wire::Request::Method::REGISTER_WORKER:
     case wire::Request::Method::POLL_WORKFLOW_TASK:
+    case wire::Request::Method::GET_WORKFLOW_TASK_PAGE:
     case wire::Request::Method::COMPLETE_WORKFLOW_TASK:
     case wire::Request::Method::POLL_TOOL_TASK:
     case wire::Request::Method::COMPLETE_TOOL_TASK:
@@ -96,6 +103,10 @@ asio::awaitable<Result<void>> WorkerApi::Handle(SessionState& session,
           std::min(milliseconds(method.getPollWorkflowTask().getWaitMs()), timeout);
       auto polled = PollWorkflow(session, wait, out);
       co_return co_await std::move(polled);
+    }
+    case wire::Request::Method::GET_WORKFLOW_TASK_PAGE: {
+      RECKON_CO_TRY(NeedsRegistration(session, "getWorkflowTaskPage"));
+      co_return WorkflowTaskPage(session, method.getGetWorkflowTaskPage(), out);
     }
     case wire::Request::Method::COMPLETE_WORKFLOW_TASK: {
       RECKON_CO_TRY(NeedsRegistration(session, "completeWorkflowTask"));
@@ -254,19 +265,77 @@ asio::awaitable<Result<void>> WorkerApi::PollWorkflow(SessionState& session, mil
     q.setArgsJson(Text(task->query->args_json));
     q.setValidateUpdate(task->query->validate_update);
   }
-  EventsToWire(task->events, t.initEvents(static_cast<unsigned>(task->events.size())));
-  const std::size_t bytes = out.totalSize().wordCount * sizeof(capnp::word);
-  if (bytes + 1024 > max_reply_bytes_) {
-    // It would never fit in a frame: stop the run with the reason instead of retrying forever.
-    Error error = Err(Errc::kResourceExhausted,
-                      "the history of '" + task->run.workflow_id + "' takes " +
-                          std::to_string(bytes) + " bytes, over the frame limit of " +
-                          std::to_string(max_reply_bytes_) +
-                          " bytes; raise the limit or split the work into shorter workflows");
-    tasks_.FailWorkflowTask(task->token, error);
-    co_return error;
+  // The first page of the events; the rest waits in the task queues for getWorkflowTaskPage.
+  const std::span<const storage::Event> events(task->events);
+  const std::size_t end = events.empty() ? 0 : PageEnd(events, 0, page_bytes_);
+  EventsToWire(events.first(end), t.initEvents(static_cast<unsigned>(end)));
+  if (end < events.size()) {
+    const std::string next = PageToken(task->token, end);
+    t.setNextPageToken(kj::arrayPtr(reinterpret_cast<const capnp::byte*>(next.data()),
+                                    next.size()));
+  }
+  if (end > 0) {
+    RECKON_CO_TRY(FitsFrame(out, task->token, task->run, events.front(), events[end - 1]));
+  }
+  if (end < events.size()) {
+    spdlog::info("workflow task {} of '{}': {} events, {} in its first page, the rest in pages "
+                 "of at most {} bytes",
+                 task->token, task->run.workflow_id, events.size(), end, page_bytes_);
+    std::vector<storage::Event> rest(std::make_move_iterator(task->events.begin() + end),
+                                     std::make_move_iterator(task->events.end()));
+    tasks_.KeepPages(task->token, std::move(rest), end);
   }
   co_return Ok();
+}
+
+Result<void> WorkerApi::FitsFrame(wire::Response::Builder out, std::uint64_t token,
+                                  const storage::RunRef& run, const storage::Event& first,
+                                  const storage::Event& last) {
+  const std::size_t bytes = out.totalSize().wordCount * sizeof(capnp::word);
+  if (bytes + 1024 <= max_reply_bytes_) return Ok();
+  // Pages stay within half a frame, so only an event that alone outgrows a frame gets here:
+  // stop the run with the reason instead of retrying forever.
+  Error error = Err(
+      Errc::kResourceExhausted,
+      "a workflow task of '" + run.workflow_id + "' cannot be delivered: its page of events " +
+          std::to_string(first.seq) + ".." + std::to_string(last.seq) + " takes " +
+          std::to_string(bytes) + " bytes, over the frame limit of " +
+          std::to_string(max_reply_bytes_) +
+          " bytes (an event larger than a frame travels in no page); keep tool outputs, "
+          "inputs and signal payloads well under the frame limit");
+  tasks_.FailWorkflowTask(token, error);
+  return error;
+}
+
+Result<void> WorkerApi::WorkflowTaskPage(SessionState& session,
+                                         wire::GetWorkflowTaskPage::Reader in,
+                                         wire::Response::Builder out) {
+  const std::uint64_t token = in.getTaskToken();
+  RECKON_TRY(TaskQueues::HeldPages held, tasks_.Pages(session.id, token));
+  auto raw = in.getPageToken();
+  RECKON_TRY(const std::size_t from,
+             PageTokenPosition(std::span<const std::byte>(
+                                   reinterpret_cast<const std::byte*>(raw.begin()), raw.size()),
+                               token));
+  if (from < held.first || from - held.first >= held.events.size()) {
+    return Err(Errc::kInvalidArgument,
+               "pageToken names event " + std::to_string(from) + " of workflow task " +
+                   std::to_string(token) + ", outside its pages (events " +
+                   std::to_string(held.first) + ".." +
+                   std::to_string(held.first + held.events.size() - 1) +
+                   "); pass the nextPageToken as received");
+  }
+  const std::size_t begin = from - held.first;
+  const std::size_t end = PageEnd(held.events, begin, page_bytes_);
+  const std::span<const storage::Event> page = held.events.subspan(begin, end - begin);
+  auto reply = out.initResult().initWorkflowTaskPage();
+  EventsToWire(page, reply.initEvents(static_cast<unsigned>(page.size())));
+  if (end < held.events.size()) {
+    const std::string next = PageToken(token, held.first + end);
+    reply.setNextPageToken(kj::arrayPtr(reinterpret_cast<const capnp::byte*>(next.data()),
+                                        next.size()));
+  }
+  return FitsFrame(out, token, held.run, page.front(), page.back());
 }
 
 asio::awaitable<Result<void>> WorkerApi::PollTool(SessionState& session, milliseconds wait,

@@ -1,6 +1,6 @@
 // WorkerApi: the methods of the worker API (api/protocol/reckon.capnp; docs/PROTOCOL.md):
-// registerWorker, pollWorkflowTask, completeWorkflowTask, pollToolTask, completeToolTask and
-// heartbeat. The Service (service.h) hands it every request that is a worker's; everything but
+// registerWorker, pollWorkflowTask, getWorkflowTaskPage, completeWorkflowTask, pollToolTask,
+// completeToolTask and heartbeat. The Service (service.h) hands it every request that is a worker's; everything but
 // registerWorker needs a connection that registered first.
 //
 // Contracts declared by workers. A worker's RegisterWorker carries each tool's contract. A new
@@ -11,6 +11,11 @@
 // before anything is journaled, so a refused registration leaves nothing behind. At start the
 // server loads the journaled contracts (LoadJournaledContracts), so recovery knows them before
 // any worker is back.
+//
+// History pages (docs/PROTOCOL.md, "History pages"): a workflow task whose events take more
+// than the page budget (TaskQueueOptions::history_page_bytes, at most half the frame limit)
+// goes out with its first page and a next-page token; the rest waits in the task queues for
+// getWorkflowTaskPage. Only an event that alone would not fit a frame stops a run.
 //
 // Polls and reports go to the task queues (task_queues.h): a poll long-polls the queues of what
 // the session hosts, a report completes the task its token names. A refusal is an error value
@@ -25,6 +30,7 @@
 #include <chrono>
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "reckon/api/protocol/reckon.capnp.h"
@@ -87,6 +93,14 @@ class WorkerApi {
   template <class View>
   bool Deliverable(std::optional<View>& task, const SessionState& session,
                    wire::Response::Builder out);
+  // getWorkflowTaskPage: the page its token names, and the token of the next one.
+  Result<void> WorkflowTaskPage(SessionState& session, wire::GetWorkflowTaskPage::Reader in,
+                                wire::Response::Builder out);
+  // Checks that the reply being built fits a frame; if not, the task cannot be delivered: it
+  // fails (the engine stops the run with the reason) and so does the request.
+  Result<void> FitsFrame(wire::Response::Builder out, std::uint64_t token,
+                         const storage::RunRef& run, const storage::Event& first,
+                         const storage::Event& last);
   Result<void> CompleteWorkflow(SessionState& session, wire::CompleteWorkflowTask::Reader in,
                                 wire::Response::Builder out);
   Result<void> CompleteTool(SessionState& session, wire::CompleteToolTask::Reader in,
@@ -98,6 +112,7 @@ class WorkerApi {
   ContractRegistry& contracts_;
   TaskQueues& tasks_;
   std::size_t max_reply_bytes_;
+  std::size_t page_bytes_;  // the page budget, capped at half the frame limit
 };
 
 }  // namespace reckon::api

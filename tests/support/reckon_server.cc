@@ -213,6 +213,16 @@ Result<void> ReckonServer::StopWorker(const std::string& name) {
   return Err(Errc::kNotFound, "no worker named '" + name + "' was started");
 }
 
+Result<void> ReckonServer::KillWorker(const std::string& name) {
+  for (auto& [started, worker] : workers_) {
+    if (started != name || !worker.running()) continue;
+    RECKON_TRY(worker.Kill(SIGKILL));
+    RECKON_TRY(worker.Wait());
+    return Ok();
+  }
+  return Err(Errc::kNotFound, "no running worker named '" + name + "' was started");
+}
+
 Result<void> ReckonServer::Stop() {
   for (auto& [name, worker] : workers_) {
     RECKON_TRY(ExitStatus status, worker.Terminate(10s));

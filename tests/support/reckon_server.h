@@ -73,6 +73,9 @@ class ReckonServer {
   // SIGTERMs the worker started as `name` and reaps it (Stop() skips it afterwards).
   // kNotFound for a name never started; kInternal if it did not exit with code 0.
   Result<void> StopWorker(const std::string& name);
+  // SIGKILLs the worker started as `name` and reaps it: a crash, nothing said to the server.
+  // kNotFound for a name never started.
+  Result<void> KillWorker(const std::string& name);
 
   // Runs `reckon args... --server ADDRESS` until it exits (kill after `timeout`).
   CliRun Cli(std::vector<std::string> args,
