@@ -7,19 +7,21 @@
 // Each case goes through the pure decider (engine/decider.h), as the engine runs it:
 //  1. run A schedules the original input (approval required by the call), and ApprovalDecided
 //     grants it for the hash the reviewer saw: the attempt starts;
-//  2. run B, the same workflow, step and operation id, schedules the mutated input. Refused as
+//  2. run A restarts and its code replays the step with the mutated input: refused as
+//     nondeterminism (the history's intent differs) unless only a secret field changed;
+//  3. run B, the same workflow, step and operation id, schedules the mutated input. Refused as
 //     invalid input, nothing can use a grant; otherwise it waits for approval, and its intent
 //     hash must differ from A's unless only a secret field changed;
-//  3. the grant carried over: B's history followed by A's ApprovalGranted (bound to A's hash),
+//  4. the grant carried over: B's history followed by A's ApprovalGranted (bound to A's hash),
 //     AttemptStarted and a retryable failure of that attempt, folded as at a restart; the step
 //     is replayed with B's input and the retry falls due: the decider must ask for a new
 //     approval (CheckGrant refuses the grant) unless only a secret field changed, in which
 //     case the retry starts under the old grant;
-//  4. a reviewer's decision for A's hash reaches run B: refused (kPermissionDenied, nothing
+//  5. a reviewer's decision for A's hash reaches run B: refused (kPermissionDenied, nothing
 //     journaled) unless only a secret field changed.
 // Every case is decided twice: under the contract as the sample ships it, and "opened" (any
 // value allowed for each property, members may be added), so that a change of a field's type
-// reaches steps 3 and 4 instead of stopping at the schema.
+// reaches steps 4 and 5 instead of stopping at the schema.
 //
 // Seeds: case n uses seed n (tool n mod 3). RECKON_APPROVAL_MUTATION_CASES sets how many
 // (default 300; the heavy-tier entry runs more), RECKON_APPROVAL_MUTATION_SEED runs one seed.
@@ -206,9 +208,25 @@ std::string CheckCase(const ContractRegistry& engine, const ToolContract& truth,
   if (!granted.ok || granted.names != "ApprovalGranted AttemptStarted") {
     return "setup: granting the original intent did not start its attempt: " + granted.Text();
   }
-  const Event grant = granted.events.front();
 
-  // 2. The same step of the same run, with the mutated input.
+  // 2. A restart of run A whose code now passes the mutated input.
+  RunState restarted(kRun);
+  std::vector<Event> history_a = asked.events;
+  history_a.insert(history_a.end(), granted.events.begin(), granted.events.end());
+  if (auto folded = restarted.ApplyAll(history_a); !folded) {
+    return "setup: folding run A's history failed: " + folded.error().message();
+  }
+  const Batch replayed = Decide(restarted, engine, kT0 + 1200ms, [&](Decider& d) {
+    return d.ApplyCommands(OneCall(tool, m.input, /*replayed=*/true));
+  });
+  if (secret && (!replayed.ok || !replayed.names.empty())) {
+    fail("a replay that changed only a secret field was refused: " + replayed.Text());
+  }
+  if (!secret && (replayed.ok || replayed.code != Errc::kNondeterminism)) {
+    fail("a replay with the changed input was accepted: " + replayed.Text());
+  }
+
+  // 3. The same step of the same run, with the mutated input.
   RunState b(kRun);
   const Batch changed = StartAndCall(b, engine, tool, m.input);
   const OperationPrepared* prepared_a = asked.Find<OperationPrepared>();
@@ -223,10 +241,10 @@ std::string CheckCase(const ContractRegistry& engine, const ToolContract& truth,
     }
     // Nothing can consume a grant; what is journaled (and would be hashed) is still checked.
     const bool same = prepared_b->input_json == prepared_a->input_json;
-    if (secret && !same) return "a secret field's change showed in the journaled intent";
-    if (!secret && same) return "the journaled intent did not change: " + prepared_b->input_json;
-    ++tally.refused_invalid;
-    return "";
+    if (secret && !same) fail("a secret field's change showed in the journaled intent");
+    if (!secret && same) fail("the journaled intent did not change: " + prepared_b->input_json);
+    if (broken.empty()) ++tally.refused_invalid;
+    return broken;
   }
   if (changed.names != "WorkflowStarted OperationPrepared ApprovalRequested") {
     return "the mutated input was neither refused nor sent for approval: " + changed.Text();
@@ -238,7 +256,7 @@ std::string CheckCase(const ContractRegistry& engine, const ToolContract& truth,
   if (secret && new_hash != old_hash) fail("a secret field's change changed the intent hash");
   if (!secret && new_hash == old_hash) fail("the intent hash did not change (" + new_hash + ")");
 
-  // 3. A's grant carried over: B's history, then A's grant (bound to A's hash), its attempt and
+  // 4. A's grant carried over: B's history, then A's grant (bound to A's hash), its attempt and
   //    that attempt's retryable failure; folded as at a restart, the step replayed with B's
   //    input, and the retry falls due.
   const std::string code =
@@ -280,7 +298,7 @@ std::string CheckCase(const ContractRegistry& engine, const ToolContract& truth,
     }
   }
 
-  // 4. A decision for the hash the reviewer saw reaches the changed operation.
+  // 5. A decision for the hash the reviewer saw reaches the changed operation.
   const Batch decided = Approve(b, engine, kT0 + 3s, approval_id, old_hash);
   if (secret) {
     if (!decided.ok || decided.names != "ApprovalGranted AttemptStarted") {
@@ -368,12 +386,13 @@ TEST(ApprovalMutation, AnyChangedFieldNeedsANewApprovalAndASecretDoesNot) {
 
 // The property bites: an engine that leaves one non-secret field of each tool out of the
 // intent hash lets a grant for the old intent serve a changed one. For every tool, within the
-// first 60 seeds, both grant checks must catch it: the retry that ran under the old grant
-// (step 3) and the decision for the old hash that was accepted (step 4). Measured seeds are in
-// docs/TESTING.md.
+// first 60 seeds, each check of the decision path must catch it: the replay with a changed
+// input that was accepted (step 2), the retry that ran under the old grant (step 4) and the
+// decision for the old hash that was accepted (step 5). Measured seeds: docs/TESTING.md.
 TEST(ApprovalMutation, AnEngineThatIgnoresAFieldIsCaught) {
   const Engines engines(/*mutant=*/true);
-  const std::vector<std::string> checks = {"did not ask for a new approval",
+  const std::vector<std::string> checks = {"replay with the changed input was accepted",
+                                           "did not ask for a new approval",
                                            "accepted for the changed one"};
   std::map<std::string, std::map<std::string, std::uint64_t>> first_caught;  // tool, check
   Tally tally;
