@@ -32,6 +32,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
@@ -178,6 +179,8 @@ struct Tally {
   int refused_invalid = 0;   // of decided: the mutated input failed the schema
   int asked_again = 0;       // of decided: a new approval was asked (steps 3 and 4 held)
   int grant_kept = 0;        // of decided: secret change, the old grant still served
+  int nested = 0;            // of cases: the change lies below a top-level member
+  int in_array = 0;          // of cases: the change lies in an array element
   std::map<std::string, int> by_mutation;
 };
 
@@ -331,6 +334,12 @@ std::string RunSeed(std::uint64_t seed, const Engines& engines, Tally& tally) {
   const mut::Mutation m = mut::MutateOneField(input, rng, names);
   ++tally.cases;
   ++tally.by_mutation[m.what];
+  if (m.path.size() > 1) ++tally.nested;
+  if (std::any_of(m.path.begin(), m.path.end(), [](const mut::PathStep& step) {
+        return std::holds_alternative<std::size_t>(step);
+      })) {
+    ++tally.in_array;
+  }
   std::string report;
   for (const auto& [variant, engine] :
        {std::pair<const char*, const ContractRegistry*>{"shipped", &engines.shipped},
@@ -354,7 +363,8 @@ void Print(const Tally& t) {
   std::cout << "approval mutation: " << t.cases << " cases, " << t.decided
             << " decided (shipped + opened schema): " << t.asked_again << " asked again, "
             << t.grant_kept << " secret changes kept their grant, " << t.refused_invalid
-            << " refused as invalid input; secret-field changes " << t.secret << "\n  mutations:";
+            << " refused as invalid input; secret-field changes " << t.secret << "; cases below "
+            << "the top level " << t.nested << ", in an array " << t.in_array << "\n  mutations:";
   for (const auto& [what, n] : t.by_mutation) std::cout << " " << what << "=" << n << ";";
   std::cout << "\n";
 }
