@@ -45,7 +45,7 @@
 
 #include "reckon/contract/contract_json.h"
 #include "reckon/engine/decider.h"
-#include "reckon/engine/intent_mutation.h"
+#include "reckon/engine/testing/intent_mutation.h"
 
 namespace reckon {
 namespace {

@@ -1,4 +1,4 @@
-#include "reckon/engine/intent_mutation.h"
+#include "reckon/engine/testing/intent_mutation.h"
 
 #include <gtest/gtest.h>
 

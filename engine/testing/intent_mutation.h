@@ -1,5 +1,5 @@
 // Test-only: random tool inputs and single-field mutations of them, for the approval mutation
-// property (engine/approval_mutation_test.cc, docs/TESTING.md "Approval mutation property").
+// property (engine/approval_mutation_test.cc; docs/TESTING.md "Approval mutation property").
 //
 // GenerateInput draws a value that satisfies a JSON Schema of the subset the sample contracts
 // use (type object / array / string / integer / boolean, enum, required, properties,
