@@ -177,7 +177,7 @@ struct Tally {
   int decided = 0;           // cases x engine variants
   int secret = 0;            // of decided: only a secret field changed
   int refused_invalid = 0;   // of decided: the mutated input failed the schema
-  int asked_again = 0;       // of decided: a new approval was asked (steps 3 and 4 held)
+  int asked_again = 0;       // of decided: a new approval was asked (steps 2 to 5 held)
   int grant_kept = 0;        // of decided: secret change, the old grant still served
   int nested = 0;            // of cases: the change lies below a top-level member
   int in_array = 0;          // of cases: the change lies in an array element
@@ -185,7 +185,7 @@ struct Tally {
 };
 
 // Steps 1 to 4 (see the top) under `engine`; "" if the property held, else every check that
-// broke ("; "-separated: a broken hash does not stop steps 3 and 4, so each shows it bites).
+// broke ("; "-separated: a broken hash does not stop steps 4 and 5, so each shows it bites).
 std::string CheckCase(const ContractRegistry& engine, const ToolContract& truth,
                       const json::value& input, const mut::Mutation& m, Tally& tally) {
   const std::string& tool = truth.name;
