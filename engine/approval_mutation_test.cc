@@ -184,7 +184,7 @@ struct Tally {
   std::map<std::string, int> by_mutation;
 };
 
-// Steps 1 to 4 (see the top) under `engine`; "" if the property held, else every check that
+// Steps 1 to 5 (see the top) under `engine`; "" if the property held, else every check that
 // broke ("; "-separated: a broken hash does not stop steps 4 and 5, so each shows it bites).
 std::string CheckCase(const ContractRegistry& engine, const ToolContract& truth,
                       const json::value& input, const mut::Mutation& m, Tally& tally) {
