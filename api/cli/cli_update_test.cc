@@ -17,7 +17,8 @@ namespace json = boost::json;
 class CliUpdateTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto server = ReckonServer::Start(RECKON_CLI_PATH);
+    // A short query timeout (the default is 10 s), so that the orphan query below fails fast.
+    auto server = ReckonServer::Start(RECKON_CLI_PATH, {"--query-timeout-ms", "1500"});
     ASSERT_TRUE(server) << server.error().ToString();
     server_ = std::move(server).value();
     auto worker = server_->StartWorker(RECKON_TEST_WORKER, "worker");
@@ -111,6 +112,7 @@ TEST_F(CliUpdateTest, NoWorkerMeansAClearErrorAfterTheQueryTimeout) {
   EXPECT_NE(orphan.err.find("no connected worker hosts workflow type 'ledger'"),
             std::string::npos)
       << orphan.Describe();
+  EXPECT_NE(orphan.err.find("within 1500 ms"), std::string::npos) << orphan.Describe();
 }
 
 // The handler waits for "release" when the server is SIGKILLed: UpdateAccepted is durable,

@@ -34,6 +34,7 @@ struct ServerArgs {
   long heartbeat_ms = 1000;
   long workflow_task_timeout_ms = 10000;
   std::int64_t history_page_bytes = 2 << 20;
+  long query_timeout_ms = 10000;
   std::string sync = "full";
   // Limits against abuse, in the flags' units (docs/SECURITY.md); see ServerOptions.
   std::int64_t max_connections = 1024;
@@ -104,6 +105,7 @@ void RunServerCommand(CommandEnv& env, ServerArgs& args) {
   args.config.tasks.workflow_task_timeout =
       std::chrono::milliseconds(args.workflow_task_timeout_ms);
   args.config.tasks.history_page_bytes = static_cast<std::size_t>(args.history_page_bytes);
+  args.config.tasks.query_timeout = std::chrono::milliseconds(args.query_timeout_ms);
   args.config.journal.sync = args.sync == "normal" ? storage::SqliteJournalOptions::Sync::kNormal
                              : args.sync == "off"  ? storage::SqliteJournalOptions::Sync::kOff
                                                    : storage::SqliteJournalOptions::Sync::kFull;
@@ -289,6 +291,12 @@ void AddServerCommands(CLI::App& app, CommandEnv& env) {
                   "Bytes of history events per page of a workflow task (docs/PROTOCOL.md, "
                   "\"History pages\"); at most half the frame limit is used")
         ->check(CLI::Range(std::int64_t{256}, std::int64_t{64} << 20))
+        ->capture_default_str();
+    // Under the clients' own 30 s wait for a reply, so a slow query fails with the server's
+    // message (which says whether any worker hosts the type) rather than a client timeout.
+    c->add_option("--query-timeout-ms", args->query_timeout_ms,
+                  "How long a query, or an update's validation, waits for a worker to answer")
+        ->check(CLI::Range(100L, 25000L))
         ->capture_default_str();
     c->add_option("--heartbeat-ms", args->heartbeat_ms, "How often workers heartbeat")
         ->check(CLI::Range(50L, 600000L))
