@@ -38,6 +38,7 @@
 #include "reckon/storage/sqlite/sqlite_journal.h"
 #include "reckon/storage/testing/power_loss_vfs.h"
 #include "reckon/worker/local_worker.h"
+#include "reckon/worker/testing/engine_life.h"
 #include "reckon/worker/testing/fake_provider.h"
 #include "reckon/worker/testing/fast_contracts.h"
 #include "reckon/worker/testing/journal_view.h"
@@ -105,42 +106,24 @@ struct World {
   WorkflowRegistry workflows;
 };
 
-// One process life. The test's thread runs `io`; commits run on their own thread.
-class Life {
+// The journals of one process life, through the seed's power-loss VFS: the connection that
+// commits and a second one for the engine's reads.
+struct LifeJournals {
+  explicit LifeJournals(World& world)
+      : journal(OpenJournal(world.path(), world.vfs->name(),
+                            storage::SqliteJournalOptions::Mode::kOwner, world.sync)),
+        reader(OpenJournal(world.path(), world.vfs->name(),
+                           storage::SqliteJournalOptions::Mode::kCompanion, world.sync)) {}
+  std::unique_ptr<Journal> journal;
+  std::unique_ptr<Journal> reader;
+};
+
+// One process life (worker/testing/engine_life.h); the journals are opened first and closed
+// last.
+class Life : public LifeJournals, public EngineLife {
  public:
   explicit Life(World& world)
-      : journal_(OpenJournal(world.path(), world.vfs->name(),
-                             storage::SqliteJournalOptions::Mode::kOwner, world.sync)),
-        reader_(OpenJournal(world.path(), world.vfs->name(),
-                            storage::SqliteJournalOptions::Mode::kCompanion, world.sync)),
-        worker_(std::make_unique<LocalWorker>(world.workflows, world.tools)) {
-    EngineOptions options;
-    options.commit_executor = commit_thread_.get_executor();
-    options.reader = reader_.get();
-    engine = std::make_unique<Engine>(io.get_executor(), *journal_, world.tools.contracts(),
-                                      *worker_, *worker_, clock_, options);
-    engine->AddSink(acks_);
-  }
-  ~Life() {  // as a crash: everything destroyed where it stands, once no commit runs
-    commit_thread_.join();
-    engine.reset();
-    worker_.reset();
-  }
-
-  bool RunUntil(const std::function<bool()>& done) {
-    const auto give_up = std::chrono::steady_clock::now() + kWait;
-    while (!done()) {
-      if (std::chrono::steady_clock::now() > give_up) return false;
-      io.run_one_for(20ms);
-    }
-    return true;
-  }
-  template <class T>
-  std::shared_ptr<std::optional<T>> Spawn(asio::awaitable<T> operation) {
-    auto slot = std::make_shared<std::optional<T>>();
-    asio::co_spawn(io, Capture(std::move(operation), slot), asio::detached);
-    return slot;
-  }
+      : LifeJournals(world), EngineLife(*journal, *reader, world.workflows, world.tools, kWait) {}
 
   // Recovers, starts every run (a start is idempotent, as a client that got an error retries
   // it), and runs until all are completed or the engine stops. True: all completed.
@@ -170,33 +153,6 @@ class Life {
     if (!RunUntil(settled)) throw std::runtime_error("the engine did not settle");
     return !engine->failed() && completed();
   }
-
-  asio::io_context io;
-  std::unique_ptr<Engine> engine;
-  std::map<std::string, std::int64_t> acknowledged;  // events per run the engine saw durable
-
- private:
-  template <class T>
-  static asio::awaitable<void> Capture(asio::awaitable<T> operation,
-                                       std::shared_ptr<std::optional<T>> slot) {
-    T value = co_await std::move(operation);
-    slot->emplace(std::move(value));
-  }
-  struct AckSink final : TraceSink {
-    explicit AckSink(Life& life) : life(life) {}
-    void OnCommitted(const RunState& run, std::span<const storage::Event>) override {
-      life.acknowledged[run.ref().workflow_id] = run.next_seq() - 1;
-    }
-    Life& life;
-  };
-
-  asio::executor_work_guard<asio::io_context::executor_type> work_{io.get_executor()};
-  asio::thread_pool commit_thread_{1};
-  SystemClock clock_;
-  AckSink acks_{*this};
-  std::unique_ptr<Journal> journal_;
-  std::unique_ptr<Journal> reader_;
-  std::unique_ptr<LocalWorker> worker_;
 };
 
 // The journal of `world`, for checks between lives.

@@ -32,6 +32,7 @@
 #include "reckon/storage/testing/faulty_journal.h"
 #include "tests/support/temp_dir.h"
 #include "reckon/worker/local_worker.h"
+#include "reckon/worker/testing/engine_life.h"
 #include "reckon/worker/testing/fake_provider.h"
 #include "reckon/worker/testing/fast_contracts.h"
 #include "reckon/worker/testing/journal_view.h"
@@ -75,54 +76,25 @@ struct World {
   WorkflowRegistry workflows;
 };
 
-// One process life over the journal file. The test's thread runs `io`.
-class Life {
+// The journals of one process life: the connection that commits, behind the faults, and a
+// second connection for the engine's reads.
+struct LifeJournals {
+  LifeJournals(World& world, FaultyJournal::Faults faults)
+      : sqlite(OpenJournal(world.path())),
+        reader(OpenJournal(world.path(), storage::SqliteJournalOptions::Mode::kCompanion)),
+        journal(std::make_unique<FaultyJournal>(*sqlite, faults)) {}
+  std::unique_ptr<Journal> sqlite;
+  std::unique_ptr<Journal> reader;
+  std::unique_ptr<FaultyJournal> journal;
+};
+
+// One process life over the journal file (worker/testing/engine_life.h); the journals are
+// built first and closed last.
+class Life : public LifeJournals, public EngineLife {
  public:
   Life(World& world, FaultyJournal::Faults faults)
-      : sqlite_(OpenJournal(world.path())),
-        reader_(OpenJournal(world.path(), storage::SqliteJournalOptions::Mode::kCompanion)),
-        journal(std::make_unique<FaultyJournal>(*sqlite_, faults)),
-        worker_(std::make_unique<LocalWorker>(world.workflows, world.tools)) {
-    EngineOptions options;
-    options.commit_executor = commit_thread_.get_executor();
-    options.reader = reader_.get();
-    engine = std::make_unique<Engine>(io.get_executor(), *journal, world.tools.contracts(),
-                                      *worker_, *worker_, clock_, options);
-    engine->AddSink(acks_);
-  }
-  // Ends the life as a crash would, once no commit runs: the engine, the worker and every
-  // coroutine still on the io_context are destroyed where they stand.
-  ~Life() {
-    commit_thread_.join();
-    engine.reset();
-    worker_.reset();
-  }
-
-  // Runs the engine until `done()` holds; false if kWait passes first.
-  bool RunUntil(const std::function<bool()>& done) {
-    const auto give_up = std::chrono::steady_clock::now() + kWait;
-    while (!done()) {
-      if (std::chrono::steady_clock::now() > give_up) return false;
-      io.run_one_for(20ms);
-    }
-    return true;
-  }
-
-  // Starts `operation` on the engine's executor; the slot fills when it completes.
-  template <class T>
-  std::shared_ptr<std::optional<T>> Spawn(asio::awaitable<T> operation) {
-    auto slot = std::make_shared<std::optional<T>>();
-    asio::co_spawn(io, Capture(std::move(operation), slot), asio::detached);
-    return slot;
-  }
-  template <class T>
-  T Await(asio::awaitable<T> operation) {
-    auto slot = Spawn(std::move(operation));
-    if (!RunUntil([&slot] { return slot->has_value(); })) {
-      throw std::runtime_error("the engine did not answer");
-    }
-    return std::move(**slot);
-  }
+      : LifeJournals(world, faults),
+        EngineLife(*journal, *reader, world.workflows, world.tools, kWait) {}
 
   // The run's status as the engine shows it. Durable only once Idle(): a batch folds its
   // events into what Describe() shows before its commit returns.
@@ -131,43 +103,6 @@ class Life {
     return run ? std::string(storage::RunStatusName(run->status)) : "";
   }
   bool Idle() const { return engine->BusyRuns() == 0; }
-
- private:
-  template <class T>
-  static asio::awaitable<void> Capture(asio::awaitable<T> operation,
-                                       std::shared_ptr<std::optional<T>> slot) {
-    T value = co_await std::move(operation);
-    slot->emplace(std::move(value));
-  }
-
- public:
-  asio::io_context io;
-
- private:
-  asio::executor_work_guard<asio::io_context::executor_type> work_{io.get_executor()};
-  asio::thread_pool commit_thread_{1};
-  SystemClock clock_;
-  // Records, per run, how many events the engine reported durable.
-  struct AckSink final : TraceSink {
-    explicit AckSink(Life& life) : life(life) {}
-    void OnCommitted(const RunState& run, std::span<const storage::Event>) override {
-      life.acknowledged[run.ref().workflow_id] = run.next_seq() - 1;
-    }
-    Life& life;
-  };
-  AckSink acks_{*this};
-  std::unique_ptr<Journal> sqlite_;  // the connection that commits, behind `journal`
-  std::unique_ptr<Journal> reader_;  // the engine's reads
-
- public:
-  std::unique_ptr<FaultyJournal> journal;
-
- private:
-  std::unique_ptr<LocalWorker> worker_;
-
- public:
-  std::unique_ptr<Engine> engine;
-  std::map<std::string, std::int64_t> acknowledged;  // events per run the engine saw durable
 };
 
 boost::json::value PayInput(const std::string& account) {
