@@ -191,16 +191,19 @@ TEST_F(CancelCleanupTest, CodeThatCatchesTheCancellationMayCompleteInstead) {
   EXPECT_FALSE(result.at("released").as_string().empty());
 }
 
-// While the clean-up runs, the run shows its cancel as requested, and a second request does
-// nothing (one request in the journal, one release).
+// While the clean-up runs, the run shows its cancel as requested and no longer waits for the
+// signal it waited for when told, and a second request does nothing (one request in the journal, one release).
 TEST_F(CancelCleanupTest, ARepeatedCancelWhileTheCodeCleansUpDoesNothing) {
   provider_.Script("release", {Step{Behaviour::kLateCommit, "", 300ms}});
-  StartWaiting("order-8", "sleep");
+  StartWaiting("order-8", "signal");
+  ASSERT_EQ(h_.Describe("order-8")->wait.kind, WaitKind::kSignal);
   RECKON_ASSERT_OK(Cancel("order-8"));
   auto run = h_.Describe("order-8");
   ASSERT_TRUE(run);
   EXPECT_EQ(run->status, RunStatus::kRunning);
   EXPECT_TRUE(run->cancel_requested);
+  // The signal wait ended with the cancel: the run works on its clean-up, it waits for no one.
+  EXPECT_EQ(run->wait.kind, WaitKind::kWorking) << run->wait.detail;
   RECKON_ASSERT_OK(Cancel("order-8"));
   ASSERT_TRUE(UntilStatus("order-8", RunStatus::kCancelled));
   EXPECT_FALSE(h_.Describe("order-8")->cancel_requested);

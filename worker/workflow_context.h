@@ -351,8 +351,9 @@ class WorkflowContext {
   // done).
   void DeliverCancel(std::string reason, std::string requested_by);
   // The main code's suspended coroutine, unregistered from whatever it waited on; null when
-  // the main code is not blocked in an await of this context.
-  std::coroutine_handle<> TakeMainWaiter();
+  // the main code is not blocked in an await of this context. `signal`: the signal name it
+  // waited for, if any.
+  std::coroutine_handle<> TakeMainWaiter(std::string& signal);
   // Called first by every awaiter's await_resume: throws when the awaiter was resumed to be
   // told of a cancellation (DeliverCancel), once.
   void ThrowIfCancelDelivered();

@@ -15,14 +15,19 @@ void WorkflowContext::DeliverCancel(std::string reason, std::string requested_by
   if (cancel_) return;  // the engine journals one request per run
   cancel_ = CancelNotice{std::move(reason), std::move(requested_by)};
   if (MainDone()) return;
-  std::coroutine_handle<> main = TakeMainWaiter();
+  std::string signal;
+  std::coroutine_handle<> main = TakeMainWaiter(signal);
   if (!main) return;
+  // The wait is over: journal its end, so that the run no longer shows as waiting for the
+  // signal while its code cleans up (RunState::OutstandingSignalWaits). Main code waits on a
+  // name one wait at a time, so it is the latest wait on that name.
+  if (!signal.empty()) EndWait(signal, SignalWaits()[signal]);
   cancel_delivery_ = true;
   Resume(Waiter{main, nullptr});
   cancel_delivery_ = false;  // consumed by the awaiter, unless the code was not in one of ours
 }
 
-std::coroutine_handle<> WorkflowContext::TakeMainWaiter() {
+std::coroutine_handle<> WorkflowContext::TakeMainWaiter(std::string& signal) {
   // The main code waits in exactly one await at a time (WhenAny registers one handle for each
   // of its waits); update handlers have a scope of their own and go on.
   std::coroutine_handle<> main;
@@ -46,6 +51,7 @@ std::coroutine_handle<> WorkflowContext::TakeMainWaiter() {
     if (is_main(step.waiter)) step.waiter = {};
   }
   for (auto& [name, waiters] : signal_waiters_) {
+    if (std::any_of(waiters.begin(), waiters.end(), is_main)) signal = name;
     waiters.erase(std::remove_if(waiters.begin(), waiters.end(), is_main), waiters.end());
   }
   updates_done_waiters_.erase(
