@@ -1,8 +1,9 @@
 // A user's test of their workflow with Reckon's test library (reckon::testkit), written against
 // an installed Reckon as any project would (tests/out_of_tree/CMakeLists.txt). The workflow
-// charges a card, gives the approver three days, then ships or refunds. The tests run it on a
-// temporary journal with a clock that skips ahead, a payments provider that loses a reply,
-// and a crash in the middle of the charge; the last one replays the saved history.
+// charges a card, gives the approver three days, then ships or refunds; cancelled meanwhile, it
+// refunds before it ends. The tests run it on a temporary journal with a clock that skips
+// ahead, a payments provider that loses a reply, a crash in the middle of the charge, and a
+// cancel during the wait; two of them replay the saved history.
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
@@ -58,14 +59,26 @@ ToolContract Contract(std::string name, SideEffect side_effect) {
   return c;
 }
 
-// Charge, wait three days for the approver, then ship if approved or refund if not.
+// Charge, wait three days for the approver, then ship if approved or refund if not. An order
+// cancelled during the wait is refunded before the run ends.
 Task<WorkflowOutcome> PlaceOrder(WorkflowContext& ctx, json::value input) {
   json::object order = input.as_object();
   json::object charge{{"order", order["order"]}, {"amount_cents", order["amount_cents"]}};
   CallResult charged = co_await ctx.Call("charge_card", std::move(charge));
   if (!charged) co_return charged.error();
   // The approver has three days.
-  co_await ctx.Sleep(72h);
+  bool cancelled = false;
+  try {
+    co_await ctx.Sleep(72h);
+  } catch (const reckon::WorkflowCancelledError&) {
+    cancelled = true;  // C++ allows no co_await in a handler: refund below
+  }
+  if (cancelled) {
+    json::object refund{{"order", order["order"]}};
+    CallResult refunded = co_await ctx.Call("refund_card", std::move(refund));
+    if (!refunded) co_return refunded.error();
+    co_return ctx.Cancelled();
+  }
   json::object ask{{"order", order["order"]}};
   CallResult approval = co_await ctx.Call("approval_status", std::move(ask));
   if (!approval) co_return approval.error();
@@ -148,6 +161,21 @@ TEST_F(OrderWorkflowTest, CrashWhileChargingThenRestart) {
   EXPECT_EQ(payments_.effects(OperationOf(run, "charge_card")), 1);
 
   // The history replays against today's code: a deploy would not break this run.
+  RECKON_ASSERT_OK_AND_ASSIGN(reckon::testkit::RunHistory history, env_.History("order-1001"));
+  RECKON_EXPECT_OK(env_.Replay(history));
+}
+
+TEST_F(OrderWorkflowTest, ACancelDuringTheApprovalWindowRefundsTheCharge) {
+  env_.set_auto_skip(false);  // the three days must not pass before the cancel
+  Start();
+  RECKON_ASSERT_OK(env_.RunUntil([&] { return payments_.total_effects() == 1; }));
+  RECKON_ASSERT_OK(env_.Cancel("order-1001", "the customer changed their mind"));
+  RECKON_ASSERT_OK_AND_ASSIGN(reckon::RunSummary run, env_.RunUntilSettled("order-1001"));
+  ASSERT_EQ(run.status, RunStatus::kCancelled) << run.stuck_reason;
+  EXPECT_EQ(payments_.effects(OperationOf(run, "charge_card")), 1);
+  EXPECT_EQ(payments_.effects(OperationOf(run, "refund_card")), 1);
+  EXPECT_TRUE(payments_.calls_to("ship").empty());
+  EXPECT_TRUE(payments_.calls_to("approval_status").empty());
   RECKON_ASSERT_OK_AND_ASSIGN(reckon::testkit::RunHistory history, env_.History("order-1001"));
   RECKON_EXPECT_OK(env_.Replay(history));
 }
