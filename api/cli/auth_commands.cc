@@ -59,10 +59,7 @@ std::string ScopesText(wire::PrincipalInfo::Reader p) {
   return out.empty() ? "-" : out;
 }
 
-Result<void> Write(CommandEnv& env, const std::string& text) {
-  if (!(env.out << text).flush()) return Err(Errc::kUnavailable, "cannot write to standard output");
-  return Ok();
-}
+Result<void> Write(CommandEnv& env, const std::string& text) { return WriteOut(env, text); }
 
 Result<void> RunCreate(CommandEnv& env, const CreateArgs& args) {
   std::chrono::seconds expires{0};

@@ -13,6 +13,13 @@ Result<std::string> ReadAll(std::istream& in) {
   return std::move(buffer).str();
 }
 
+Result<void> WriteOut(CommandEnv& env, std::string_view text) {
+  if (!env.out.write(text.data(), static_cast<std::streamsize>(text.size())).flush()) {
+    return Err(Errc::kUnavailable, "cannot write to standard output");
+  }
+  return Ok();
+}
+
 void ReportError(CommandEnv& env, std::string_view command, const Error& error) {
   const bool bad_input = error.action() == ErrorAction::kDoNotRetry;
   env.err << "reckon " << command << ": " << (bad_input ? error.message() : error.ToString())

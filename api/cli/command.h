@@ -26,6 +26,9 @@ struct CommandEnv {
   int exit_code = kExitOk;  // set by the subcommand that ran
 };
 
+// Writes `text` on env.out and flushes it; kUnavailable when standard output is gone.
+Result<void> WriteOut(CommandEnv& env, std::string_view text);
+
 // Reads `in` to its end. Returns kFailedPrecondition if the stream reports a read error.
 Result<std::string> ReadAll(std::istream& in);
 

@@ -46,6 +46,10 @@ Result<storage::HistoryFile> FetchServerHistory(const RemoteFlags& remote,
   storage::EventDecoder decoder;
   RECKON_TRY(std::vector<storage::Event> events,
              api::EventsFromWire(reply.get().getResult().getHistory(), decoder));
+  if (!run_id.empty()) {  // a named run: no newer run can take its place while it is read
+    return storage::HistoryFile{workflow_id, before.run_id, before.workflow_type,
+                                std::move(events)};
+  }
   RECKON_TRY(RunIdentity after, DescribeRun(remote, workflow_id, run_id));
   if (after.run_id != before.run_id) {
     return Err(Errc::kConflict, "a new run of '" + workflow_id + "' (run " + after.run_id +

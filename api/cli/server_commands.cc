@@ -148,8 +148,7 @@ Result<void> RunMcp(CommandEnv& env, const ContractsArgs& args) {
                               : "MCP catalog " + args.mcp + " against " +
                                     args.contracts.Describe(args.remote) + ":\n" +
                                     RenderMcpReport(report);
-  if (!(env.out << out).flush()) return Err(Errc::kUnavailable, "cannot write to standard output");
-  return Ok();
+  return WriteOut(env, out);
 }
 
 Result<void> RunContracts(CommandEnv& env, const ContractsArgs& args) {
@@ -177,8 +176,7 @@ Result<void> RunContracts(CommandEnv& env, const ContractsArgs& args) {
     }
     text = RenderTable(rows) + std::to_string(contracts.size()) + " contract(s)\n";
   }
-  if (!(env.out << text).flush()) return Err(Errc::kUnavailable, "cannot write to standard output");
-  return Ok();
+  return WriteOut(env, text);
 }
 
 }  // namespace

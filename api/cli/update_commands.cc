@@ -18,10 +18,7 @@ namespace json = boost::json;
 namespace wire = api::wire;
 using api::Str;
 
-Result<void> Write(CommandEnv& env, const std::string& text) {
-  if (!(env.out << text).flush()) return Err(Errc::kUnavailable, "cannot write to standard output");
-  return Ok();
-}
+Result<void> Write(CommandEnv& env, const std::string& text) { return WriteOut(env, text); }
 
 // The arguments as JSON text ("null" when not given), or why they are not JSON.
 Result<json::value> Args(const std::string& text) {

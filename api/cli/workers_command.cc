@@ -95,8 +95,7 @@ Result<void> RunWorkers(CommandEnv& env, const RemoteFlags& remote) {
   } else {
     text = RenderWorkers(list);
   }
-  if (!(env.out << text).flush()) return Err(Errc::kUnavailable, "cannot write to standard output");
-  return Ok();
+  return WriteOut(env, text);
 }
 
 }  // namespace

@@ -21,10 +21,7 @@ namespace json = boost::json;
 namespace wire = api::wire;
 using api::Str;
 
-Result<void> Write(CommandEnv& env, const std::string& text) {
-  if (!(env.out << text).flush()) return Err(Errc::kUnavailable, "cannot write to standard output");
-  return Ok();
-}
+Result<void> Write(CommandEnv& env, const std::string& text) { return WriteOut(env, text); }
 
 Result<void> WriteJson(CommandEnv& env, const json::value& value) {
   return Write(env, json::serialize(value) + "\n");

@@ -24,6 +24,14 @@ Result<json::value> JsonFromWire(capnp::Text::Reader text, std::string_view fiel
 
 void EventsToWire(std::span<const storage::Event> events,
                   capnp::List<wire::HistoryEvent>::Builder out) {
+  std::vector<std::string> payloads;
+  payloads.reserve(events.size());
+  for (const storage::Event& event : events) payloads.push_back(storage::EncodeEventBody(event.body));
+  EventsToWire(events, payloads, out);
+}
+
+void EventsToWire(std::span<const storage::Event> events, std::span<const std::string> payloads,
+                  capnp::List<wire::HistoryEvent>::Builder out) {
   for (std::size_t i = 0; i < events.size(); ++i) {
     const storage::Event& event = events[i];
     auto b = out[static_cast<unsigned>(i)];
@@ -31,7 +39,7 @@ void EventsToWire(std::span<const storage::Event> events,
     b.setRecordedAtUs(event.recorded_at_us);
     const auto name = storage::EventTypeName(event.body);
     b.setType(kj::StringPtr(name.data(), name.size()));
-    const std::string payload = storage::EncodeEventBody(event.body);
+    const std::string& payload = payloads[i];
     b.setPayload(kj::arrayPtr(reinterpret_cast<const capnp::byte*>(payload.data()),
                               payload.size()));
   }

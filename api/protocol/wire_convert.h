@@ -32,6 +32,9 @@ Result<boost::json::value> JsonFromWire(capnp::Text::Reader text, std::string_vi
 
 void EventsToWire(std::span<const storage::Event> events,
                   capnp::List<wire::HistoryEvent>::Builder out);
+// The same with each event's payload already encoded (storage::EncodeEventBody), in order.
+void EventsToWire(std::span<const storage::Event> events, std::span<const std::string> payloads,
+                  capnp::List<wire::HistoryEvent>::Builder out);
 Result<std::vector<storage::Event>> EventsFromWire(capnp::List<wire::HistoryEvent>::Reader in,
                                                    storage::EventDecoder& decoder);
 

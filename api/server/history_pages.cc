@@ -24,26 +24,38 @@ std::uint64_t GetU64(const std::byte* in) {
 
 }  // namespace
 
-std::size_t EventWireBytes(const storage::Event& event) {
-  // TODO(perf): this encodes the payload once more than EventsToWire does; a delivery could
-  // keep its encoded payloads instead.
-  // A HistoryEvent is 2 data words and 2 pointers; its type text has a NUL; its payload is
-  // padded to a word.
+namespace {
+
+// A HistoryEvent is 2 data words and 2 pointers; its type text has a NUL; its payload is
+// padded to a word.
+std::size_t WireBytes(const storage::Event& event, std::size_t payload_bytes) {
   constexpr std::size_t kStruct = 4 * 8;
   const std::size_t type = storage::EventTypeName(event.body).size() + 1;
-  return kStruct + Words(type) + Words(storage::EncodeEventBody(event.body).size());
+  return kStruct + Words(type) + Words(payload_bytes);
+}
+
+}  // namespace
+
+std::size_t EventWireBytes(const storage::Event& event) {
+  return WireBytes(event, storage::EncodeEventBody(event.body).size());
+}
+
+Page CutPage(std::span<const storage::Event> events, std::size_t from, std::size_t budget) {
+  Page page{from, {}};
+  std::size_t bytes = 0;
+  while (page.end < events.size()) {
+    std::string payload = storage::EncodeEventBody(events[page.end].body);
+    const std::size_t next = WireBytes(events[page.end], payload.size());
+    if (page.end > from && bytes + next > budget) break;
+    bytes += next;
+    page.payloads.push_back(std::move(payload));
+    ++page.end;
+  }
+  return page;
 }
 
 std::size_t PageEnd(std::span<const storage::Event> events, std::size_t from, std::size_t budget) {
-  std::size_t end = from;
-  std::size_t bytes = 0;
-  while (end < events.size()) {
-    const std::size_t next = EventWireBytes(events[end]);
-    if (end > from && bytes + next > budget) break;
-    bytes += next;
-    ++end;
-  }
-  return end;
+  return CutPage(events, from, budget).end;
 }
 
 std::string PageToken(std::uint64_t task_token, std::size_t next) {

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "reckon/base/error.h"
 #include "reckon/storage/event.h"
@@ -22,8 +23,16 @@ namespace reckon::api {
 // What `event` adds to a reply as a HistoryEvent list element (an upper bound, in bytes).
 std::size_t EventWireBytes(const storage::Event& event);
 
-// The end (exclusive) of the page of `events` that starts at `from` (< events.size()): as
-// many events as fit in `budget` bytes, and at least one.
+// A page cut from a task's events: where it ends (exclusive), and the encoded payload of each
+// of its events, in order, which sizing needed anyway and the reply reuses (EventsToWire).
+struct Page {
+  std::size_t end = 0;
+  std::vector<std::string> payloads;
+};
+// The page of `events` that starts at `from` (< events.size()): as many events as fit in
+// `budget` bytes, and at least one.
+Page CutPage(std::span<const storage::Event> events, std::size_t from, std::size_t budget);
+// CutPage(...).end.
 std::size_t PageEnd(std::span<const storage::Event> events, std::size_t from, std::size_t budget);
 
 // The token of the page of task `task_token` that starts at its event `next`.

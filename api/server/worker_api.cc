@@ -267,8 +267,9 @@ asio::awaitable<Result<void>> WorkerApi::PollWorkflow(SessionState& session, mil
   }
   // The first page of the events; the rest waits in the task queues for getWorkflowTaskPage.
   const std::span<const storage::Event> events(task->events);
-  const std::size_t end = events.empty() ? 0 : PageEnd(events, 0, page_bytes_);
-  EventsToWire(events.first(end), t.initEvents(static_cast<unsigned>(end)));
+  const Page page = events.empty() ? Page{} : CutPage(events, 0, page_bytes_);
+  const std::size_t end = page.end;
+  EventsToWire(events.first(end), page.payloads, t.initEvents(static_cast<unsigned>(end)));
   if (end < events.size()) {
     const std::string next = PageToken(task->token, end);
     t.setNextPageToken(kj::arrayPtr(reinterpret_cast<const capnp::byte*>(next.data()),
@@ -326,10 +327,11 @@ Result<void> WorkerApi::WorkflowTaskPage(SessionState& session,
                    "); pass the nextPageToken as received");
   }
   const std::size_t begin = from - held.first;
-  const std::size_t end = PageEnd(held.events, begin, page_bytes_);
+  const Page cut = CutPage(held.events, begin, page_bytes_);
+  const std::size_t end = cut.end;
   const std::span<const storage::Event> page = held.events.subspan(begin, end - begin);
   auto reply = out.initResult().initWorkflowTaskPage();
-  EventsToWire(page, reply.initEvents(static_cast<unsigned>(page.size())));
+  EventsToWire(page, cut.payloads, reply.initEvents(static_cast<unsigned>(page.size())));
   if (end < held.events.size()) {
     const std::string next = PageToken(token, held.first + end);
     reply.setNextPageToken(kj::arrayPtr(reinterpret_cast<const capnp::byte*>(next.data()),
