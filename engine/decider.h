@@ -97,12 +97,23 @@ struct ApprovalDecision {
   std::string note;    // the approver's free text for a grant, journaled beside decided_by
 };
 
+// Test-only: a deliberate bug that the deterministic simulator (tests/sim/) must catch, to
+// show that its invariants bite. kNone everywhere but in those tests; nothing parses it from
+// a flag or a file, so a deployment cannot turn one on.
+enum class DeciderMutant {
+  kNone,
+  kReconcileBeforeDeadline,  // look an unknown outcome up before the attempt's hard deadline
+  kBlindRetryUnknown,        // retry an unknown outcome instead of reconciling it
+  kReuseGrantAcrossIntents,  // accept a grant for another intent than the operation's
+};
+
 struct DeciderOptions {
   std::string worker_name = "local";
   // Part of every operation and message id of the runs this decider starts
   // (engine/operation_id.h): set it per journal or per deployment, so that a workflow id
   // reused elsewhere never sends a provider an idempotency key it saw before.
   std::string id_namespace = "default";
+  DeciderMutant mutant = DeciderMutant::kNone;  // test-only (above)
 };
 
 // The run a ContinueAsNew starts: its first events, appended in the transaction that closes
