@@ -391,6 +391,12 @@ Result<void> Decider::HandleFailure(OperationRecord& op, FailureKind reported,
   report.since_first_attempt = std::chrono::duration_cast<std::chrono::milliseconds>(
       now_ - FromMicros(op.first_attempt_at_us));
   FailureDecision decision = DecideAfterFailure(c, report);
+  if (options_.mutant == DeciderMutant::kBlindRetryUnknown &&
+      decision.kind == FailureKind::kUnknown && decision.action != FailureAction::kRetry &&
+      op.attempt < static_cast<std::uint32_t>(c.retry.max_attempts)) {
+    decision.action = FailureAction::kRetry;  // the bug the simulator must catch
+    decision.delay = c.retry.backoff.initial;
+  }
   const bool unknown = decision.kind == FailureKind::kUnknown;
   const std::string reason = code.empty() ? std::string("unknown") : code;
   switch (decision.action) {
@@ -416,14 +422,28 @@ Result<void> Decider::HandleFailure(OperationRecord& op, FailureKind reported,
     }
     case FailureAction::kReconcile: {
       // The lookup race: never before the attempt's hard deadline plus the grace.
-      const std::int64_t at =
-          ToMicros(std::max(now_, FromMicros(op.deadline_us)) + decision.delay);
+      const TimePoint after = options_.mutant == DeciderMutant::kReconcileBeforeDeadline
+                                  ? now_  // the bug the simulator must catch
+                                  : std::max(now_, FromMicros(op.deadline_us));
+      const std::int64_t at = ToMicros(after + decision.delay);
       RECKON_TRY(Emit(OutcomeUnknown{op.operation_id, op.attempt, reason, at, details}));
       actions_.push_back(ArmDueAction{op.operation_id, at});
       return Ok();
     }
     case FailureAction::kNeedsHuman: {
       if (op.state == OperationState::kInFlight) {
+        // The lookup race holds for a person too: someone who checks the provider before the
+        // attempt's hard deadline (plus the grace) may find nothing while the attempt is still
+        // landing, and a "not committed" would then authorize a second effect. So the person
+        // is asked only once the attempt can no longer land (Due, kOutcomeUnknown).
+        // Found by the deterministic simulator (tests/sim/, seed 41).
+        const TimePoint settled = FromMicros(op.deadline_us) + c.reconcile.grace;
+        if (unknown && c.reconcile.mode != ReconcileMode::kLookup && settled > now_) {
+          const std::int64_t at = ToMicros(settled);
+          RECKON_TRY(Emit(OutcomeUnknown{op.operation_id, op.attempt, reason, at, details}));
+          actions_.push_back(ArmDueAction{op.operation_id, at});
+          return Ok();
+        }
         RECKON_TRY(Emit(OutcomeUnknown{op.operation_id, op.attempt, reason, 0, details}));
       }
       return Emit(NeedsHuman{op.operation_id, decision.reason});
@@ -445,6 +465,13 @@ Result<void> Decider::Due(const std::string& operation_id) {
     case OperationState::kRetryScheduled:
       return StartNextAttempt(*op);
     case OperationState::kOutcomeUnknown: {
+      const RegisteredContract* contract = ContractOf(*op);
+      if (contract != nullptr && contract->contract().reconcile.mode != ReconcileMode::kLookup) {
+        // The attempt can no longer land (HandleFailure, kNeedsHuman): now a person decides.
+        return Emit(NeedsHuman{op->operation_id,
+                               "the outcome is unknown and the tool has no lookup: a person "
+                               "must check with the provider whether it happened"});
+      }
       const std::uint32_t round = op->reconcile_rounds + 1;
       RECKON_TRY(Emit(ReconciliationStarted{op->operation_id, round}));
       actions_.push_back(StartReconcileAction{op->operation_id, round});
@@ -622,7 +649,8 @@ Result<void> Decider::ApprovalDecided(const ApprovalDecision& decision) {
                    std::string(OperationStateName(op->state)) + ", not awaiting approval");
   }
   if (!decision.expected_intent_hash.empty() &&
-      decision.expected_intent_hash != op->intent_hash) {
+      decision.expected_intent_hash != op->intent_hash &&
+      options_.mutant != DeciderMutant::kReuseGrantAcrossIntents) {  // the mutant's bug
     return Err(Errc::kPermissionDenied,
                "the intent of operation '" + op->operation_id + "' is " + op->intent_hash +
                    ", not the " + decision.expected_intent_hash +
