@@ -10,6 +10,7 @@
 
 #include "reckon/base/identifier.h"
 #include "reckon/base/intent_hash.h"
+#include "reckon/engine/may_have_acted.h"
 #include "reckon/base/jcs.h"
 #include "reckon/engine/approval.h"
 #include "reckon/engine/heartbeat_details.h"
@@ -320,8 +321,10 @@ Result<void> Decider::RequestApproval(OperationRecord& op) {
 }
 
 Result<void> Decider::StartNextAttempt(OperationRecord& op) {
-  if (RunDeadlinePassed() && op.state != OperationState::kApproved) {
-    return RejectForRunTimeout(op);  // no attempt starts past the run's deadline
+  if (RunDeadlinePassed() && !MayHaveActed(op)) {
+    // No attempt starts past the run's deadline, unless it retries one whose outcome is
+    // unknown with the same key: rejecting it could forget an effect that exists.
+    return RejectForRunTimeout(op);
   }
   const RegisteredContract* contract = ContractOf(op);
   if (contract == nullptr) {
@@ -454,6 +457,15 @@ Result<void> Decider::HandleFailure(OperationRecord& op, FailureKind reported,
 
 Result<void> Decider::Due(const std::string& operation_id) {
   OperationRecord* op = state_.FindOperation(operation_id);
+  if (op != nullptr && IsTerminal(op->state) && op->attempt > 0 && op->deadline_us > 0 &&
+      now_ >= FromMicros(op->deadline_us)) {
+    // Settled by other evidence (an earlier attempt's late completion, a lookup, a person)
+    // while its latest attempt still ran: that attempt, too, stops at its hard deadline, or
+    // the run would wait on it forever (the engine lets a run go once its attempts reported).
+    // Found by the deterministic simulator (tests/sim/, seed 3).
+    actions_.push_back(CancelAttemptAction{op->operation_id, op->attempt});
+    return Ok();
+  }
   if (op == nullptr || op->due_at_us == 0 || now_ < FromMicros(op->due_at_us)) {
     return Ok();  // stale: settled, or re-armed for later
   }
@@ -572,25 +584,16 @@ Result<void> Decider::Cancel(const std::string& reason, const std::string& reque
   }
   if (state_.cancel_requested()) return Ok();  // its code is cleaning up already
   for (const auto& [id, op] : state_.operations()) {
-    switch (op.state) {
-      case OperationState::kInFlight:
-      case OperationState::kOutcomeUnknown:
-      case OperationState::kReconciling:
-      case OperationState::kNeedsHuman:
-      case OperationState::kApproved:
-        return Err(Errc::kFailedPrecondition,
-                   "cannot cancel '" + state_.ref().workflow_id + "' yet: operation " + id +
-                       " (step '" + op.step_id + "', tool '" + op.tool + "') is " +
-                       std::string(OperationStateName(op.state)) +
-                       " and may have acted; cancel again once its outcome is known (it is "
-                       "reconciled automatically, or resolve it by hand)");
-      case OperationState::kPrepared:
-      case OperationState::kAwaitingApproval:
-      case OperationState::kRetryScheduled:
-      case OperationState::kCommitted:
-      case OperationState::kRejected:
-        break;
-    }
+    if (!MayHaveActed(op)) continue;
+    const std::string state =
+        op.state == OperationState::kRetryScheduled
+            ? "retrying after an attempt whose outcome is unknown"
+            : std::string(OperationStateName(op.state));
+    return Err(Errc::kFailedPrecondition,
+               "cannot cancel '" + state_.ref().workflow_id + "' yet: operation " + id +
+                   " (step '" + op.step_id + "', tool '" + op.tool + "') is " + state +
+                   " and may have acted; cancel again once its outcome is known (it is "
+                   "reconciled automatically, or resolve it by hand)");
   }
   RECKON_TRY(Emit(WorkflowCancelRequested{reason, requested_by, /*to_code=*/true}));
   std::vector<std::string> pending;

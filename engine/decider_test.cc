@@ -241,8 +241,10 @@ const FailureCase kFailureCases[] = {
      "OutcomeUnknown", {"arm_due+2400ms"}, OperationState::kOutcomeUnknown},
     {"non_repeatable_unknown_with_lookup", kNR, true, kUnk, "reply_lost", 100ms,
      "OutcomeUnknown", {"arm_due+2400ms"}, OperationState::kOutcomeUnknown},
+    // A person is asked only once the attempt can no longer land (decision 50): at the hard
+    // deadline (this contract has no grace), 1900ms from now.
     {"non_repeatable_unknown_without_lookup", kNR, false, kUnk, "reply_lost", 100ms,
-     "OutcomeUnknown NeedsHuman", {}, OperationState::kNeedsHuman},
+     "OutcomeUnknown", {"arm_due+1900ms"}, OperationState::kOutcomeUnknown},
 };
 
 class FailureTableTest : public DeciderTest,
@@ -275,6 +277,13 @@ TEST_P(FailureTableTest, FirstAttemptFails) {
   }
   if (std::string(c.events).find("RetryScheduled") != std::string::npos) {
     EXPECT_EQ(failed.Only<RetryScheduled>().reason, RetryReason::kUnknownOutcome);
+  }
+  if (c.state_after == OperationState::kOutcomeUnknown && !c.lookup) {
+    AtDueTime();
+    Batch parked = Due();
+    ASSERT_TRUE(parked.ok);
+    EXPECT_EQ(parked.events, "NeedsHuman");
+    EXPECT_EQ(Op().state, OperationState::kNeedsHuman);
   }
 }
 
@@ -342,6 +351,48 @@ TEST_F(DeciderTest, LateCompletionOfAnAbandonedAttemptProvesTheCommit) {
   EXPECT_EQ(late.events, "OperationCommitted");
   EXPECT_EQ(late.Only<OperationCommitted>().source, CommitSource::kLateCompletion);
   EXPECT_EQ(Op().state, OperationState::kCommitted);
+}
+
+// Found by the simulator (tests/sim/, seed 3): an operation settled by other evidence while its
+// latest attempt still ran; at that attempt's deadline the attempt is stopped too, or the
+// engine would wait on it (and keep the run) forever.
+TEST_F(DeciderTest, AnAttemptStillRunningAfterItsOperationSettledStopsAtItsDeadline) {
+  Register(ContractOf(kDW));
+  ASSERT_TRUE(StartWithOneCall().ok);
+  now_ = kT0 + 100ms;
+  ASSERT_EQ(Finish(1, Failed(kUnk, "reply_lost")).events, "OutcomeUnknown RetryScheduled");
+  AtDueTime();
+  ASSERT_EQ(Due().events, "AttemptStarted");
+  const TimePoint second_deadline = FromMicros(Op().deadline_us);
+  now_ += 10ms;
+  Batch late = Finish(1, Succeeded("ref-late"));  // the first attempt did land
+  ASSERT_EQ(late.events, "OperationCommitted");
+  now_ = second_deadline;
+  Batch due = Due();
+  ASSERT_TRUE(due.ok);
+  EXPECT_EQ(due.events, "");
+  EXPECT_EQ(due.actions, (std::vector<std::string>{"cancel_attempt 2"}));
+}
+
+// Found by the simulator (seed 810): a deduplicated write retrying after an unknown outcome
+// may have acted; a cancel that rejected it left the journal saying "rejected" for a payment
+// the provider held. The cancel is refused until the retry settles the outcome.
+TEST_F(DeciderTest, CancelWaitsForTheRetryOfAnUnknownOutcome) {
+  Register(ContractOf(kDW));
+  ASSERT_TRUE(StartWithOneCall().ok);
+  now_ = kT0 + 100ms;
+  ASSERT_EQ(Finish(1, Failed(kUnk, "reply_lost")).events, "OutcomeUnknown RetryScheduled");
+  Batch refused = Decide([](Decider& d) { return d.Cancel("changed my mind", "bob"); });
+  EXPECT_FALSE(refused.ok);
+  EXPECT_EQ(refused.error, Errc::kFailedPrecondition);
+  EXPECT_EQ(refused.events, "");
+  EXPECT_EQ(Op().state, OperationState::kRetryScheduled);
+
+  // The retry, with the same key, settles whether the effect exists.
+  AtDueTime();
+  ASSERT_EQ(Due().events, "AttemptStarted");
+  now_ += 10ms;
+  ASSERT_EQ(Finish(2, Succeeded("ref-1")).events, "OperationCommitted");
 }
 
 // --- lookups ---------------------------------------------------------------------------------
@@ -428,7 +479,9 @@ class ResolutionTest : public DeciderTest {
   void SetUp() override {
     Register(ContractOf(kNR, /*lookup=*/false));
     ASSERT_TRUE(StartWithOneCall().ok);
-    ASSERT_EQ(Finish(1, Failed(kUnk, "reply_lost")).events, "OutcomeUnknown NeedsHuman");
+    ASSERT_EQ(Finish(1, Failed(kUnk, "reply_lost")).events, "OutcomeUnknown");
+    AtDueTime();  // a person is asked once the attempt can no longer land (decision 50)
+    ASSERT_EQ(Due().events, "NeedsHuman");
   }
   Batch Resolve(bool committed, std::string provider_ref) {
     HumanResolution r{OpId(), committed, std::move(provider_ref), "carol", "checked"};

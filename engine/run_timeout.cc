@@ -2,6 +2,7 @@
 #include "reckon/engine/run_timeout.h"
 
 #include "reckon/engine/decider.h"
+#include "reckon/engine/may_have_acted.h"
 
 namespace reckon {
 
@@ -22,22 +23,10 @@ Result<void> Decider::RunTimedOut() {
   std::vector<std::string> unacted;
   bool may_have_acted = false;
   for (const auto& [id, op] : state_.operations()) {
-    switch (op.state) {
-      case OperationState::kPrepared:
-      case OperationState::kAwaitingApproval:
-      case OperationState::kRetryScheduled:
-        unacted.push_back(id);
-        break;
-      case OperationState::kApproved:
-      case OperationState::kInFlight:
-      case OperationState::kOutcomeUnknown:
-      case OperationState::kReconciling:
-      case OperationState::kNeedsHuman:
-        may_have_acted = true;
-        break;
-      case OperationState::kCommitted:
-      case OperationState::kRejected:
-        break;
+    if (MayHaveActed(op)) {
+      may_have_acted = true;
+    } else if (!IsTerminal(op.state)) {
+      unacted.push_back(id);  // prepared, awaiting approval, or retrying what proved absent
     }
   }
   for (const std::string& id : unacted) {

@@ -72,6 +72,7 @@ class SimChecker final : public TraceSink {
   std::map<std::string, std::map<std::string, Op>> ops_;      // workflow -> operation
   std::set<std::tuple<std::string, std::string, std::string>> grants_;
   std::vector<std::string> violations_;
+  std::set<std::string> seen_;
   std::int64_t batches_ = 0;
 };
 

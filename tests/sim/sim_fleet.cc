@@ -61,14 +61,17 @@ namespace {
 template <class T>
 asio::awaitable<T> Await(std::shared_ptr<SimFleet::Reply<T>> reply, T if_cancelled) {
   auto initiation = [reply, if_cancelled](auto handler) mutable {
-    auto slot = asio::get_associated_cancellation_slot(handler);
+    reply->handler.emplace(std::move(handler));
+    // The engine cancels at the attempt's hard deadline. The slot is taken from the
+    // type-erased handler, which forwards cancellation through a slot of its own (one taken
+    // from the original handler would be replaced by the wrapper's).
+    auto slot = reply->handler->get_cancellation_slot();
     if (slot.is_connected()) {
       auto on_cancel = [reply, if_cancelled](asio::cancellation_type) mutable {
         reply->Answer(std::move(if_cancelled));
       };
       slot.assign(std::move(on_cancel));
     }
-    reply->handler.emplace(std::move(handler));
   };
   T value = co_await asio::async_initiate<const asio::use_awaitable_t<>&, void(T)>(
       std::move(initiation), asio::use_awaitable);
@@ -169,12 +172,6 @@ asio::awaitable<AttemptOutcome> SimFleet::RunAttempt(AttemptRequest request) {
   counts_.Add("event.attempts_sent");
   auto deliver = [this, id, node, life, request] { WorkerAttempt(id, node, life, request); };
   network_.Send(deliver);
-  // The server stops waiting at the hard deadline, as a remote dispatcher does; the worker
-  // may still answer, which then is a late report.
-  auto deadline = [reply] {
-    reply->Answer(Unknown("deadline_exceeded", "no answer before the attempt's deadline"));
-  };
-  agenda_.At(request.deadline_us, deadline);
   AttemptOutcome cancelled =
       Unknown("deadline_exceeded", "the server stopped waiting at the attempt's deadline");
   AttemptOutcome outcome = co_await Await(std::move(reply), std::move(cancelled));

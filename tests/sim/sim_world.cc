@@ -96,6 +96,7 @@ class World {
   asio::awaitable<void> Start(Engine* engine, int run);
   asio::awaitable<void> Decide(Engine* engine, std::string workflow_id, ApprovalDecision d);
   asio::awaitable<void> Resolve(Engine* engine, std::string workflow_id, HumanResolution r);
+  asio::awaitable<void> Cancel(Engine* engine, std::string workflow_id);
   std::string RunId(int run) const { return "sim-" + std::to_string(run); }
   std::uint64_t Digest();
 
@@ -119,6 +120,8 @@ class World {
   // How eagerly approvers look at a pending approval, per glance: slow approvers of a stormy
   // seed let some approvals pass their 1 s deadline (rejected by the engine, never run).
   double approver_pace_ = 0.3;
+  // How often someone cancels a running run, per glance (a third of the seeds: never).
+  double cancel_pace_ = 0;
 
   // The server's current process life (null while it is down).
   std::unique_ptr<storage::Journal> journal_;
@@ -236,6 +239,11 @@ asio::awaitable<void> World::Decide(Engine* engine, std::string workflow_id, App
   counts_.Add(decided ? "people.decisions_taken" : "people.decisions_refused");
 }
 
+asio::awaitable<void> World::Cancel(Engine* engine, std::string workflow_id) {
+  Result<void> cancelled = co_await engine->Cancel(std::move(workflow_id), "changed my mind");
+  counts_.Add(cancelled ? "people.cancels_taken" : "people.cancels_refused");
+}
+
 asio::awaitable<void> World::Resolve(Engine* engine, std::string workflow_id,
                                      HumanResolution r) {
   Result<void> resolved = co_await engine->Resolve(std::move(workflow_id), std::move(r));
@@ -267,6 +275,12 @@ void World::People() {
   }
   for (const RunSummary& run : runs) {
     const std::string& workflow_id = run.ref.workflow_id;
+    if (!storage::IsTerminal(run.status) && !run.cancel_requested &&
+        rng_.Chance(cancel_pace_)) {
+      // Refused while an operation may have acted; the engine says so and nothing changes.
+      Log("people: cancel " + workflow_id);
+      asio::co_spawn(*io_, Cancel(engine_.get(), workflow_id), asio::detached);
+    }
     for (const OperationRecord& op : run.operations) {
       if (op.state == OperationState::kAwaitingApproval && rng_.Chance(approver_pace_)) {
         ApprovalDecision d;
@@ -355,6 +369,7 @@ SimReport World::Run() {
   SimReport report;
   report.seed = options_.seed;
   if (faults_.confused_grant > 0.2) approver_pace_ = 0.02;
+  cancel_pace_ = 0.004 * static_cast<double>(rng_.Below(3));
   const int runs = static_cast<int>(rng_.Between(2, 6));
   for (int run = 0; run < runs; ++run) {
     inputs_.push_back(RandomAgentInput(rng_, run));
