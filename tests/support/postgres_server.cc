@@ -263,11 +263,15 @@ Result<bool> PostgresServer::WaitReady() {
 
 Result<void> PostgresServer::KillAll() {
   if (pid_ <= 0) return Ok();
+  // Stopped first, the postmaster forks no backend (an autovacuum worker, a new session)
+  // between the listing of its children and the kill: one that escaped would outlive it,
+  // keep its shared memory attached, and make the next start refuse the data directory.
+  ::kill(pid_, SIGSTOP);
   const std::vector<pid_t> backends = ChildrenOf(pid_);
+  for (pid_t backend : backends) ::kill(backend, SIGKILL);
   ::kill(pid_, SIGKILL);
   ::waitpid(pid_, nullptr, 0);
   pid_ = -1;
-  for (pid_t backend : backends) ::kill(backend, SIGKILL);
   const auto deadline = std::chrono::steady_clock::now() + 10s;
   for (pid_t backend : backends) {
     while (!Gone(backend) && std::chrono::steady_clock::now() < deadline) {
