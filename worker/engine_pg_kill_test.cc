@@ -8,9 +8,11 @@
 // commits on their own thread, a companion connection for reads). The seed draws where the
 // server dies in each life: from the provider's hook at the n-th call (the payment commits at
 // the provider while its outcome can no longer be journaled), or from a timer thread at a
-// drawn delay (during recovery, a commit, a read, or an idle moment). The engine must stop
-// (failed()) rather than go on as if an append it could not confirm had not been written;
-// the life ends, the server restarts on the same data directory, and the journal must hold
+// drawn delay (during recovery, a commit, a read, or an idle moment); and what dies: the
+// postmaster with every child (the test restarts it on the same data directory), or one
+// child (the server ends every session and recovers by itself, as after an OOM kill). The
+// engine must stop (failed()) rather than go on as if an append it could not confirm had not
+// been written; the life ends, the server is back, and the journal must hold
 // every event the engine reported durable and pass IntegrityCheck. At the end, one more life
 // without a kill: every run completed, and each payment took effect exactly once.
 //
@@ -62,12 +64,31 @@ boost::json::value PayInput(int i) {
   return CallOnceInput(kPay, FastInput("acct-" + std::to_string(i), 100));
 }
 
+// Opens the journal, waiting (at most 60 s) while the server refuses sessions because it
+// recovers from a kill of one of its children.
 std::unique_ptr<Journal> OpenJournal(const std::string& conninfo, Mode mode) {
   storage::PostgresJournalOptions options;
   options.mode = mode;
-  auto opened = storage::OpenPostgresJournal(conninfo, options);
-  if (!opened) throw std::runtime_error(opened.error().ToString());
-  return std::move(opened).value();
+  const auto give_up = std::chrono::steady_clock::now() + 60s;
+  for (;;) {
+    auto opened = storage::OpenPostgresJournal(conninfo, options);
+    if (opened) return std::move(opened).value();
+    if (opened.error().code() != Errc::kUnavailable ||
+        std::chrono::steady_clock::now() > give_up) {
+      throw std::runtime_error(opened.error().ToString());
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+}
+
+// What a kill takes: the whole server (the postmaster and every child, then Restart()), or one
+// child (`pick` of them), after which the postmaster ends every session and recovers by itself.
+enum class Kill { kServer, kChild };
+
+Result<void> KillNow(PostgresServer& server, Kill kill, std::size_t pick) {
+  if (kill == Kill::kServer) return server.Crash();
+  RECKON_TRY(server.KillChild(pick));
+  return Ok();
 }
 
 // The provider, its tool, the workflow and the database of one seed, shared by its lives. The
@@ -138,10 +159,10 @@ class Life : public LifeJournals, public EngineLife {
 // dies with the thread that started it).
 class KillTimer {
  public:
-  KillTimer(PostgresServer& server, std::chrono::microseconds delay)
-      : thread_([&server, delay, this] {
+  KillTimer(PostgresServer& server, Kill kill, std::size_t pick, std::chrono::microseconds delay)
+      : thread_([&server, kill, pick, delay, this] {
           std::this_thread::sleep_for(delay);
-          result_ = server.Crash();
+          result_ = KillNow(server, kill, pick);
         }) {}
   Result<void> Join() {
     thread_.join();
@@ -222,6 +243,8 @@ std::string CheckEachPaymentOnce(World& world) {
 
 struct Totals {
   int kills = 0;
+  int kills_server = 0;   // the postmaster and every child, then a restart by the test
+  int kills_child = 0;    // one child; the server reset and recovered by itself
   int kills_at_call = 0;  // from the provider's hook, as a payment reached it
   int kills_timed = 0;
   int stops = 0;          // lives in which the engine stopped (failed()) after a kill
@@ -232,10 +255,12 @@ struct Totals {
 };
 
 // One life that ends in a kill drawn from `rng`. Returns whether every run completed in it,
-// and fills `acknowledged`.
+// and fills `acknowledged`. A kill of the whole server is followed by its restart.
 bool LifeWithKill(World& world, std::mt19937_64& rng, Totals& totals,
                   std::map<std::string, std::int64_t>& acknowledged) {
   const bool at_call = rng() % 2 == 0;
+  const Kill kill = rng() % 3 == 0 ? Kill::kChild : Kill::kServer;
+  const auto pick = static_cast<std::size_t>(rng());
   const auto nth_call = static_cast<std::size_t>(1 + rng() % 3);
   const auto delay = std::chrono::microseconds(rng() % 40000);
   std::optional<KillTimer> timer;
@@ -248,15 +273,15 @@ bool LifeWithKill(World& world, std::mt19937_64& rng, Totals& totals,
       const std::size_t calls_before = world.provider.calls().size();
       // The hook runs inside the tool's coroutine: it records a failure, never throws.
       world.provider.OnCall(
-          [&world, &killed, &kill_error, calls_before, nth_call](const CallRecord&) {
+          [&world, &killed, &kill_error, kill, pick, calls_before, nth_call](const CallRecord&) {
             if (killed || world.provider.calls().size() < calls_before + nth_call) return;
             killed = true;
-            if (auto crashed = world.server.Crash(); !crashed) {
-              kill_error = crashed.error().ToString();
+            if (auto now = KillNow(world.server, kill, pick); !now) {
+              kill_error = now.error().ToString();
             }
           });
     } else {
-      timer.emplace(world.server, delay);
+      timer.emplace(world.server, kill, pick, delay);
     }
     done = life.RecoverAndRun();
     world.provider.OnCall({});
@@ -268,18 +293,23 @@ bool LifeWithKill(World& world, std::mt19937_64& rng, Totals& totals,
     if (auto joined = timer->Join(); !joined) {
       throw std::runtime_error("killing PostgreSQL: " + joined.error().ToString());
     }
-    killed = true;
     ++totals.kills_timed;
   } else if (killed) {
     ++totals.kills_at_call;
   } else {
     // No n-th call in this life (the runs were done): kill it idle, as the timer would.
-    if (auto crashed = world.server.Crash(); !crashed) {
-      throw std::runtime_error("killing PostgreSQL: " + crashed.error().ToString());
+    if (auto idle = KillNow(world.server, kill, pick); !idle) {
+      throw std::runtime_error("killing PostgreSQL: " + idle.error().ToString());
     }
     ++totals.kills_timed;
   }
   ++totals.kills;
+  ++(kill == Kill::kServer ? totals.kills_server : totals.kills_child);
+  if (kill == Kill::kServer) {
+    if (auto restarted = world.server.Restart(); !restarted) {
+      throw std::runtime_error("restarting PostgreSQL: " + restarted.error().ToString());
+    }
+  }
   return done;
 }
 
@@ -298,10 +328,6 @@ std::string RunSeed(PostgresServer& server, std::uint64_t seed, Totals& totals) 
       std::map<std::string, std::int64_t> acknowledged;
       done = LifeWithKill(world, rng, totals, acknowledged);
       ++totals.lives;
-      if (auto restarted = server.Restart(); !restarted) {
-        return where + ", life " + std::to_string(life_no) + ": restarting PostgreSQL: " +
-               restarted.error().ToString();
-      }
       int lost = 0;
       if (std::string bad = CheckAcknowledged(world, acknowledged, lost); !bad.empty()) {
         return where + ", after life " + std::to_string(life_no) + ": " + bad;
@@ -344,10 +370,12 @@ TEST(EnginePostgresKillTest, RunsFinishWithEachPaymentOnceAcrossKills) {
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  std::printf("engine postgres kill: %zu seeds, %d kills (%d at a provider call, %d timed), "
+  std::printf("engine postgres kill: %zu seeds, %d kills (%d of the server, %d of one child; "
+              "%d at a provider call, %d timed), "
               "the engine stopped in %d lives, %d lives; %d provider calls for %d payments, %d "
               "kills took a committed payment's outcome, %d lookups; %.1f s\n",
-              seeds.size(), totals.kills, totals.kills_at_call, totals.kills_timed, totals.stops,
+              seeds.size(), totals.kills, totals.kills_server, totals.kills_child,
+              totals.kills_at_call, totals.kills_timed, totals.stops,
               totals.lives, totals.calls, static_cast<int>(seeds.size()) * kRuns,
               totals.outcomes_lost, totals.lookups, seconds);
 }

@@ -4,17 +4,20 @@
 // synchronous_commit = on on its command line, checked here with SHOW; the journal's session
 // sets synchronous_commit = on again) holds one database per seed. A JournalWorkload
 // (storage/testing/journal_workload.h, the same one the SQLite power-loss test runs) appends
-// to it, and the postmaster and all its backends are killed with SIGKILL, over and over, at a
-// point the seed draws:
+// to it, and the server is killed with SIGKILL, over and over: mostly the postmaster and all
+// its children at once (then the test starts it again), sometimes one child only, a backend
+// or an auxiliary process (then the postmaster ends every session and recovers by itself, as
+// after an OOM kill). The seed draws the kind and the point:
 //   - after a number of acknowledged appends (nothing in flight: the next append must fail
 //     with kUnavailable);
 //   - from a timer thread, after a drawn delay, while the workload appends as fast as it can
 //     (the kill usually lands inside an append: its statements, its COMMIT, or the wait for
 //     COMMIT's reply);
 //   - from a timer started before the journal is reopened, so it may land while the journal
-//     connects, takes its lock or prepares its statements.
+//     connects, takes its lock or prepares its statements; odd seeds spend their first kill
+//     so on the open that creates the schema (a migration commits whole or not at all).
 // After each kill the server is started again on the same data directory (it recovers from
-// its WAL) and the journal reopened; then every acknowledged append must be there exactly,
+// its WAL), or has recovered by itself, and the journal is reopened; then every acknowledged append must be there exactly,
 // the one in flight whole or not at all, each run's events numbered 1..n with next_seq after
 // the last, its operations and the outbox as acknowledged, nothing else present,
 // IntegrityCheck "ok", and a new append must succeed. Every append the kill failed must have
@@ -60,6 +63,8 @@ std::int64_t FromEnv(const char* name, std::int64_t fallback) {
 
 struct KillReport {
   int kills = 0;
+  int kills_server = 0;  // the postmaster and every child: restarted by the test
+  int kills_child = 0;   // one child: the server reset and recovered by itself
   int kills_between_appends = 0;
   int kills_timed = 0;
   int kills_while_opening = 0;  // the journal failed to open: the kill landed in its open
@@ -105,15 +110,26 @@ Result<void> RequireUnavailable(const Error& error, const char* what) {
                                   " instead of kUnavailable: " + error.ToString());
 }
 
-// SIGKILLs the server after `delay`, on a thread of its own. The test's thread leaves the
-// server alone until Join() (PostgresServer is not thread-safe), and restarts it itself: the
-// server dies with the thread that started it.
+// What a kill takes: the whole server (the postmaster and every child, then Restart()), or one
+// child, after which the postmaster ends every session and recovers by itself.
+enum class Kill { kServer, kChild };
+
+Result<void> KillNow(testing::PostgresServer& server, Kill kill, std::size_t pick) {
+  if (kill == Kill::kServer) return server.Crash();
+  RECKON_TRY(server.KillChild(pick));
+  return Ok();
+}
+
+// Kills after `delay`, on a thread of its own. The test's thread leaves the server alone until
+// Join() (PostgresServer is not thread-safe), and restarts it itself: the server dies with the
+// thread that started it.
 class KillTimer {
  public:
-  KillTimer(testing::PostgresServer& server, std::chrono::microseconds delay)
-      : thread_([&server, delay, this] {
+  KillTimer(testing::PostgresServer& server, Kill kill, std::size_t pick,
+            std::chrono::microseconds delay)
+      : thread_([&server, kill, pick, delay, this] {
           std::this_thread::sleep_for(delay);
-          result_ = server.Crash();
+          result_ = KillNow(server, kill, pick);
         }) {}
   Result<void> Join() {
     thread_.join();
@@ -133,26 +149,53 @@ class KillLoop {
         rng_(seed),
         workload_(seed * 0x9E3779B97F4A7C15ull + 1) {}
 
+  // Opens the journal, waiting (at most 60 s) while the server refuses sessions because it
+  // recovers from a kill.
   Result<void> Open() {
-    RECKON_TRY(journal_, OpenPostgresJournal(conninfo_));
-    return Ok();
+    const auto give_up = std::chrono::steady_clock::now() + 60s;
+    for (;;) {
+      auto opened = OpenPostgresJournal(conninfo_);
+      if (opened) {
+        journal_ = std::move(opened).value();
+        return Ok();
+      }
+      if (opened.error().code() != Errc::kUnavailable ||
+          std::chrono::steady_clock::now() > give_up) {
+        return opened.error();
+      }
+      std::this_thread::sleep_for(20ms);
+    }
   }
 
-  // One kill, the restart, and the checks after it.
-  Result<void> KillOnce() {
-    const auto mode = rng_() % 8;
-    if (mode < 3) {
-      RECKON_TRY(KillBetweenAppends(static_cast<int>(rng_() % 25)));
-    } else if (mode < 7) {
-      RECKON_TRY(KillTimed(std::chrono::microseconds(rng_() % 60000), /*before_open=*/false));
+  // The first open of the empty database, which creates the schema; with `kill`, a timer
+  // kills the server within it or soon after (the migration must commit whole or not at all).
+  Result<void> FirstOpen(bool kill) {
+    if (!kill) return Open();
+    return KillOnce(/*first=*/true);
+  }
+
+  // One kill, the restart, and the checks after it. `first`: the journal was never opened.
+  Result<void> KillOnce(bool first = false) {
+    const auto mode = first ? 6 : rng_() % 10;
+    const Kill kill = mode < 7 ? Kill::kServer : Kill::kChild;
+    const auto pick = static_cast<std::size_t>(rng_());
+    if (mode < 3 || mode == 9) {
+      RECKON_TRY(KillBetweenAppends(kill, pick, static_cast<int>(rng_() % 25)));
+    } else if (mode == 6) {
+      RECKON_TRY(KillTimed(kill, pick, std::chrono::microseconds(rng_() % 8000),
+                           /*before_open=*/true));
     } else {
-      RECKON_TRY(KillTimed(std::chrono::microseconds(rng_() % 8000), /*before_open=*/true));
+      RECKON_TRY(KillTimed(kill, pick, std::chrono::microseconds(rng_() % 60000),
+                           /*before_open=*/false));
     }
     ++report_.kills;
+    ++(kill == Kill::kServer ? report_.kills_server : report_.kills_child);
     journal_.reset();  // its session died with the server
-    if (auto restarted = server_.Restart(); !restarted) {
-      return restarted.error().WithContext("restarting PostgreSQL after the kill:\n" +
-                                           server_.LogTail());
+    if (kill == Kill::kServer) {
+      if (auto restarted = server_.Restart(); !restarted) {
+        return restarted.error().WithContext("restarting PostgreSQL after the kill:\n" +
+                                             server_.LogTail());
+      }
     }
     return CheckAfterRestart();
   }
@@ -166,33 +209,49 @@ class KillLoop {
   }
 
  private:
-  Result<void> KillBetweenAppends(int appends) {
+  // After a kill of the server, the next append must fail. After a kill of one child, the
+  // server ends the other sessions a moment later: appends until then may succeed (and must
+  // be kept), the first failure ends the life.
+  Result<void> KillBetweenAppends(Kill kill, std::size_t pick, int appends) {
     for (int i = 0; i < appends; ++i) {
       RECKON_TRY(workload_.Step(*journal_));
     }
-    RECKON_TRY(server_.Crash());
+    RECKON_TRY(KillNow(server_, kill, pick));
     ++report_.kills_between_appends;
-    auto after = workload_.Step(*journal_);
-    if (after) return Err(Errc::kInternal, "an append after the kill was acknowledged");
-    ++report_.failed_appends;
-    return RequireUnavailable(after.error(), "the append after the kill");
+    for (int i = 0; i < 1000; ++i) {
+      auto after = workload_.Step(*journal_);
+      if (after && kill == Kill::kServer) {
+        return Err(Errc::kInternal, "an append after the kill was acknowledged");
+      }
+      if (after) continue;
+      ++report_.failed_appends;
+      return RequireUnavailable(after.error(), "the append after the kill");
+    }
+    return Err(Errc::kInternal, "1000 appends succeeded after a child of the server was killed");
   }
 
   // Appends until one fails, the timer's kill having landed (at most 5000 appends, then the
   // kill is waited for). Failures before the kill fail the test.
-  Result<void> KillTimed(std::chrono::microseconds delay, bool before_open) {
+  Result<void> KillTimed(Kill kill, std::size_t pick, std::chrono::microseconds delay,
+                         bool before_open) {
     ++report_.kills_timed;
     if (before_open) journal_.reset();
-    KillTimer timer(server_, delay);
+    KillTimer timer(server_, kill, pick, delay);
     Result<void> outcome = TimedAppends(before_open);
     RECKON_TRY(timer.Join());
     if (!outcome) return outcome;
     if (journal_ == nullptr) return Ok();  // the kill landed in the open
     // The timer fired after the last append: the next one meets a dead server.
-    auto after = workload_.Step(*journal_);
-    if (after) return Err(Errc::kInternal, "an append after the kill was acknowledged");
-    ++report_.failed_appends;
-    return RequireUnavailable(after.error(), "the append after the kill");
+    for (int i = 0; i < 1000; ++i) {
+      auto after = workload_.Step(*journal_);
+      if (after && kill == Kill::kServer) {
+        return Err(Errc::kInternal, "an append after the kill was acknowledged");
+      }
+      if (after) continue;
+      ++report_.failed_appends;
+      return RequireUnavailable(after.error(), "the append after the kill");
+    }
+    return Err(Errc::kInternal, "1000 appends succeeded after a child of the server was killed");
   }
 
   Result<void> TimedAppends(bool open_first) {
@@ -254,8 +313,10 @@ Result<KillReport> RunKills(testing::PostgresServer& server, std::uint64_t seed,
     return e.WithContext("seed " + std::to_string(seed) + ", kill " + std::to_string(kill) +
                          " (rerun: RECKON_PG_KILL_SEED=" + std::to_string(seed) + ")");
   };
-  if (auto opened = loop.Open(); !opened) return where(opened.error(), 0);
-  for (int kill = 0; kill < kills; ++kill) {
+  // Odd seeds spend their first kill on the open that creates the schema.
+  const bool kill_first_open = seed % 2 == 1 && kills > 0;
+  if (auto opened = loop.FirstOpen(kill_first_open); !opened) return where(opened.error(), 0);
+  for (int kill = kill_first_open ? 1 : 0; kill < kills; ++kill) {
     if (auto killed = loop.KillOnce(); !killed) return where(killed.error(), kill);
   }
   return loop.report();
@@ -275,6 +336,8 @@ TEST(PostgresKillTest, AcknowledgedAppendsSurviveEveryKill) {
                         << server.value()->LogTail();
     const KillReport& r = report.value();
     total.kills += r.kills;
+    total.kills_server += r.kills_server;
+    total.kills_child += r.kills_child;
     total.kills_between_appends += r.kills_between_appends;
     total.kills_timed += r.kills_timed;
     total.kills_while_opening += r.kills_while_opening;
@@ -286,11 +349,12 @@ TEST(PostgresKillTest, AcknowledgedAppendsSurviveEveryKill) {
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  std::printf("postgres kill: %zu seeds, %d kills (%d between appends, %d timed, %d of them "
-              "while the journal opened), %d appends failed with kUnavailable; %lld acknowledged "
+  std::printf("postgres kill: %zu seeds, %d kills (%d of the server, %d of one child; %d "
+              "between appends, %d timed, %d of them while the journal opened), %d appends failed with kUnavailable; %lld acknowledged "
               "transactions, in flight at a kill: %lld found whole, %lld found absent; %lld "
               "run checks; %.1f s\n",
-              Seeds().size(), total.kills, total.kills_between_appends, total.kills_timed,
+              Seeds().size(), total.kills, total.kills_server, total.kills_child,
+              total.kills_between_appends, total.kills_timed,
               total.kills_while_opening, total.failed_appends,
               static_cast<long long>(total.acknowledged), static_cast<long long>(total.adopted),
               static_cast<long long>(total.lost_in_flight),
