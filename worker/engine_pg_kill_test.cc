@@ -51,6 +51,7 @@ using Mode = storage::PostgresJournalOptions::Mode;
 
 constexpr char kPay[] = "pay";
 constexpr int kRuns = 6;
+constexpr int kMinKills = 4;   // a seed kills at least so often, even once its runs are done
 constexpr int kMaxLives = 60;  // a seed that needs more lives than this is stuck
 constexpr auto kWait = 20s;    // a watchdog against a hang, not a timing assertion
 
@@ -262,7 +263,7 @@ bool LifeWithKill(World& world, std::mt19937_64& rng, Totals& totals,
   const Kill kill = rng() % 3 == 0 ? Kill::kChild : Kill::kServer;
   const auto pick = static_cast<std::size_t>(rng());
   const auto nth_call = static_cast<std::size_t>(1 + rng() % 3);
-  const auto delay = std::chrono::microseconds(rng() % 40000);
+  const auto delay = std::chrono::microseconds(rng() % 15000);
   std::optional<KillTimer> timer;
   bool killed = false;
   std::string kill_error;
@@ -313,7 +314,8 @@ bool LifeWithKill(World& world, std::mt19937_64& rng, Totals& totals,
   return done;
 }
 
-// One seed: lives with kills until every run is completed, then one life without a kill.
+// One seed: lives with kills until every run is completed (at least kMinKills of them: a life
+// after the runs are done recovers them and must do nothing), then one life without a kill.
 // Returns the first violation, naming the seed and life, or "".
 std::string RunSeed(PostgresServer& server, std::uint64_t seed, Totals& totals) {
   const std::string where = "seed " + std::to_string(seed) +
@@ -324,7 +326,7 @@ std::string RunSeed(PostgresServer& server, std::uint64_t seed, Totals& totals) 
   std::mt19937_64 rng(seed);
   try {
     bool done = false;
-    for (int life_no = 0; life_no < kMaxLives && !done; ++life_no) {
+    for (int life_no = 0; life_no < kMaxLives && (!done || life_no < kMinKills); ++life_no) {
       std::map<std::string, std::int64_t> acknowledged;
       done = LifeWithKill(world, rng, totals, acknowledged);
       ++totals.lives;
