@@ -137,7 +137,10 @@ class Life : public LifeJournals, public EngineLife {
     auto completed = [&] {
       if (engine->BusyRuns() != 0) return false;
       for (int i = 0; i < kRuns; ++i) {
-        auto run = engine->Describe(RunId(i));  // none: it finished in an earlier life
+        // None: it finished in an earlier life, or (after a kill that the idle engine has
+        // not met) the read failed (Engine::Describe logs it). So `done` may be optimistic
+        // after a kill; the last life, without a kill, and the ledger check are the verdict.
+        auto run = engine->Describe(RunId(i));
         if (run && run->status != storage::RunStatus::kCompleted) return false;
       }
       return true;
