@@ -2,7 +2,9 @@
 // over (docs/TESTING.md, "PostgreSQL kill"). The server is private to the test
 // (tests/support/postgres_server.h: fsync = on, synchronous_commit = on); each seed has a
 // database of its own, a provider that does not deduplicate (a blind retry of a payment would
-// show as a second effect) and kRuns runs of one payment each.
+// show as a second effect) and kRuns runs of one payment each; every third payment is over
+// the contract's approval threshold, so its run waits for a person, who approves it in some
+// lives (drawn) and in the last.
 //
 // Each process life is built by hand as `reckon server` runs it (worker/testing/engine_life.h:
 // commits on their own thread, a companion connection for reads). The seed draws where the
@@ -13,8 +15,11 @@
 // child (the server ends every session and recovers by itself, as after an OOM kill). The
 // engine must stop (failed()) rather than go on as if an append it could not confirm had not
 // been written; the life ends, the server is back, and the journal must hold
-// every event the engine reported durable and pass IntegrityCheck. At the end, one more life
-// without a kill: every run completed, and each payment took effect exactly once.
+// every event the engine reported durable and pass IntegrityCheck, and no payment may have
+// taken effect before its grant was journaled. Each life ends once every run is completed or
+// waits for approval (or the engine stopped). At the end, one more life without a kill, in
+// which the person approves what waits: every run completed, and each payment took effect
+// exactly once.
 //
 // Scale: RECKON_ENGINE_PG_KILL_SEEDS seeds (default 3; the heavy tier runs 30);
 // RECKON_ENGINE_PG_KILL_SEED=N runs seed N alone. A seed fixes the kill plan; where a kill
@@ -33,6 +38,7 @@
 #include <thread>
 #include <vector>
 
+#include "reckon/engine/run_wait.h"
 #include "reckon/storage/postgres/postgres_journal.h"
 #include "reckon/worker/testing/engine_life.h"
 #include "reckon/worker/testing/fake_provider.h"
@@ -61,8 +67,20 @@ std::int64_t FromEnv(const char* name, std::int64_t fallback) {
 }
 
 std::string RunId(int i) { return "wf-" + std::to_string(i); }
+// Every third run pays over the approval threshold: it waits for a person first.
+bool NeedsApproval(int i) { return i % 3 == 2; }
 boost::json::value PayInput(int i) {
-  return CallOnceInput(kPay, FastInput("acct-" + std::to_string(i), 100));
+  const std::int64_t cents = NeedsApproval(i) ? 25000 : 100;
+  return CallOnceInput(kPay, FastInput("acct-" + std::to_string(i), cents));
+}
+
+// A payment that does not deduplicate, approved by a person above 10000 cents.
+ToolContract PayContract() {
+  ToolContract c = FastContract(kPay, SideEffect::kNonRepeatableWrite);
+  c.approval = {.kind = ApprovalKind::kWhen,
+                .when = {{"amount_cents", CompareOp::kGreater, 10000}},
+                .grant_ttl = 3600s};
+  return c;
 }
 
 // Opens the journal, waiting (at most 60 s) while the server refuses sessions because it
@@ -97,8 +115,7 @@ Result<void> KillNow(PostgresServer& server, Kill kill, std::size_t pick) {
 struct World {
   World(PostgresServer& server, std::string conninfo)
       : server(server), conninfo(std::move(conninfo)) {
-    (void)tools.Register(
-        ProviderTool(FastContract(kPay, SideEffect::kNonRepeatableWrite), provider));
+    (void)tools.Register(ProviderTool(PayContract(), provider));
     (void)workflows.Register(kCallOnce, CallOnce);
   }
   PostgresServer& server;
@@ -124,8 +141,10 @@ class Life : public LifeJournals, public EngineLife {
       : LifeJournals(world), EngineLife(*journal, *reader, world.workflows, world.tools, kWait) {}
 
   // Recovers, starts every run (a start is idempotent, as a client that got an error retries
-  // it), and runs until all are completed or the engine stops. True: all completed.
-  bool RecoverAndRun() {
+  // it), and runs until each is completed or waits for approval, or the engine stops. With
+  // `grant`, a person then approves every waiting payment, and it runs on until the same.
+  // True: all completed.
+  bool RecoverAndRun(bool grant) {
     auto recovered = Spawn(engine->Recover());
     if (!RunUntil([&] { return recovered->has_value(); })) {
       throw std::runtime_error("the engine did not recover");
@@ -134,27 +153,51 @@ class Life : public LifeJournals, public EngineLife {
     for (int i = 0; i < kRuns; ++i) {
       starts.push_back(Spawn(engine->Start(RunId(i), kCallOnce, PayInput(i))));
     }
-    auto completed = [&] {
-      if (engine->BusyRuns() != 0) return false;
-      for (int i = 0; i < kRuns; ++i) {
-        // None: it finished in an earlier life, or (after a kill that the idle engine has
-        // not met) the read failed (Engine::Describe logs it). So `done` may be optimistic
-        // after a kill; the last life, without a kill, and the ledger check are the verdict.
-        auto run = engine->Describe(RunId(i));
-        if (run && run->status != storage::RunStatus::kCompleted) return false;
-      }
-      return true;
-    };
+    std::vector<std::shared_ptr<std::optional<Result<void>>>> decisions;
     auto settled = [&] {
       for (const auto& start : starts) {
         if (!start->has_value()) return false;
       }
-      return engine->failed() || completed();
+      for (const auto& decision : decisions) {
+        if (!decision->has_value()) return false;
+      }
+      return engine->failed() || Quiet(/*approvals_count=*/true);
     };
     if (!RunUntil(settled)) {
-      throw std::runtime_error("the engine neither completed its runs nor stopped");
+      throw std::runtime_error("the engine neither settled its runs nor stopped");
     }
-    return !engine->failed() && completed();
+    if (grant && !engine->failed()) {
+      for (int i = 0; i < kRuns; ++i) {
+        auto run = engine->Describe(RunId(i));
+        if (!run || run->wait.kind != WaitKind::kApproval) continue;
+        ApprovalDecision yes;
+        yes.operation_id = run->wait.detail;
+        yes.granted = true;
+        yes.decided_by = "kill-test";
+        decisions.push_back(Spawn(engine->DecideApproval(RunId(i), std::move(yes))));
+      }
+      if (!RunUntil(settled)) {
+        throw std::runtime_error("the engine neither settled its approved runs nor stopped");
+      }
+    }
+    return !engine->failed() && Quiet(/*approvals_count=*/false);
+  }
+
+ private:
+  // Nothing for the engine to do by itself: every run completed (or, if `approvals_count`,
+  // waits for approval).
+  bool Quiet(bool approvals_count) {
+    if (engine->BusyRuns() != 0) return false;
+    for (int i = 0; i < kRuns; ++i) {
+      // None: it finished in an earlier life, or (after a kill that the idle engine has not
+      // met) the read failed (Engine::Describe logs it). So a life's verdict may be
+      // optimistic after a kill; the last life, without a kill, and the ledger check decide.
+      auto run = engine->Describe(RunId(i));
+      if (!run || run->status == storage::RunStatus::kCompleted) continue;
+      if (approvals_count && run->wait.kind == WaitKind::kApproval) continue;
+      return false;
+    }
+    return true;
   }
 };
 
@@ -198,8 +241,35 @@ int OutcomesLost(World& world, Journal& journal) {
   return lost;
 }
 
-// After a restart: every event the engine reported durable is in the journal, and the journal
-// passes IntegrityCheck. Returns the first violation ("" if none).
+// A payment over the threshold takes effect only once its approval is in the journal.
+std::string CheckNoPaymentWithoutGrant(World& world, Journal& journal) {
+  for (int i = 0; i < kRuns; ++i) {
+    if (!NeedsApproval(i)) continue;
+    auto run = journal.FindLatestRun(RunId(i));
+    if (!run) return run.error().ToString();
+    if (!run.value()) continue;
+    auto events = journal.ReadEvents(run.value()->ref);
+    if (!events) return events.error().ToString();
+    for (const auto& started : BodiesOf<storage::AttemptStarted>(events.value())) {
+      if (started.approval_id.empty() ||
+          BodiesOf<storage::ApprovalGranted>(events.value(), started.operation_id).empty()) {
+        return RunId(i) + " started a payment over the threshold without a journaled grant: " +
+               EventNames(events.value());
+      }
+    }
+    for (const auto& asked : BodiesOf<storage::ApprovalRequested>(events.value())) {
+      if (BodiesOf<storage::ApprovalGranted>(events.value(), asked.operation_id).empty() &&
+          world.provider.effects(asked.operation_id) != 0) {
+        return RunId(i) + "'s payment took effect before its approval was journaled";
+      }
+    }
+  }
+  return "";
+}
+
+// After a restart: every event the engine reported durable is in the journal, the journal
+// passes IntegrityCheck, and no payment went ahead of its approval. Returns the first
+// violation ("" if none).
 std::string CheckAcknowledged(World& world, const std::map<std::string, std::int64_t>& acked,
                               int& outcomes_lost) {
   auto journal = OpenJournal(world.conninfo, Mode::kOwner);
@@ -215,6 +285,7 @@ std::string CheckAcknowledged(World& world, const std::map<std::string, std::int
   auto integrity = journal->IntegrityCheck();
   if (!integrity) return integrity.error().ToString();
   if (integrity.value() != "ok") return "IntegrityCheck: " + integrity.value();
+  if (std::string bad = CheckNoPaymentWithoutGrant(world, *journal); !bad.empty()) return bad;
   outcomes_lost = OutcomesLost(world, *journal);
   return "";
 }
@@ -267,6 +338,7 @@ bool LifeWithKill(World& world, std::mt19937_64& rng, Totals& totals,
   const auto pick = static_cast<std::size_t>(rng());
   const auto nth_call = static_cast<std::size_t>(1 + rng() % 3);
   const auto delay = std::chrono::microseconds(rng() % 15000);
+  const bool grant = rng() % 2 == 0;  // a person approves what waits, in this life
   std::optional<KillTimer> timer;
   bool killed = false;
   std::string kill_error;
@@ -287,7 +359,7 @@ bool LifeWithKill(World& world, std::mt19937_64& rng, Totals& totals,
     } else {
       timer.emplace(world.server, kill, pick, delay);
     }
-    done = life.RecoverAndRun();
+    done = life.RecoverAndRun(/*grant=*/grant);
     world.provider.OnCall({});
     if (life.engine->failed()) ++totals.stops;
     acknowledged = life.acknowledged;
@@ -344,7 +416,9 @@ std::string RunSeed(PostgresServer& server, std::uint64_t seed, Totals& totals) 
     }
     {
       Life life(world);  // one more life, no kill: nothing left to do, nothing done twice
-      if (!life.RecoverAndRun()) return where + ": the last life did not find every run completed";
+      if (!life.RecoverAndRun(/*grant=*/true)) {
+        return where + ": the last life did not complete every run";
+      }
       ++totals.lives;
     }
     if (std::string bad = CheckEachPaymentOnce(world); !bad.empty()) return where + ": " + bad;
