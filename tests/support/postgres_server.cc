@@ -263,11 +263,15 @@ Result<bool> PostgresServer::WaitReady() {
 
 Result<void> PostgresServer::KillAll() {
   if (pid_ <= 0) return Ok();
+  // Stopped first, the postmaster forks no backend (an autovacuum worker, a new session)
+  // between the listing of its children and the kill: one that escaped would outlive it,
+  // keep its shared memory attached, and make the next start refuse the data directory.
+  ::kill(pid_, SIGSTOP);
   const std::vector<pid_t> backends = ChildrenOf(pid_);
+  for (pid_t backend : backends) ::kill(backend, SIGKILL);
   ::kill(pid_, SIGKILL);
   ::waitpid(pid_, nullptr, 0);
   pid_ = -1;
-  for (pid_t backend : backends) ::kill(backend, SIGKILL);
   const auto deadline = std::chrono::steady_clock::now() + 10s;
   for (pid_t backend : backends) {
     while (!Gone(backend) && std::chrono::steady_clock::now() < deadline) {
@@ -278,6 +282,28 @@ Result<void> PostgresServer::KillAll() {
 }
 
 Result<void> PostgresServer::Crash() { return KillAll(); }
+
+Result<pid_t> PostgresServer::KillChild(std::size_t pick) {
+  if (pid_ <= 0) return Err(Errc::kFailedPrecondition, "the test PostgreSQL is not running");
+  const std::vector<pid_t> children = ChildrenOf(pid_);
+  if (children.empty()) {
+    return Err(Errc::kFailedPrecondition, "the test PostgreSQL has no child to kill");
+  }
+  const pid_t child = children[pick % children.size()];
+  ::kill(child, SIGKILL);
+  // Reaped by the postmaster, which starts its reset in the same step: from then on, new
+  // sessions are refused until recovery ends.
+  const std::string proc = "/proc/" + std::to_string(child);
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (std::filesystem::exists(proc)) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      return Err(Errc::kDeadlineExceeded, "the test PostgreSQL did not reap its child " +
+                                              std::to_string(child) + " in 10 s");
+    }
+    std::this_thread::sleep_for(1ms);
+  }
+  return child;
+}
 
 Result<void> PostgresServer::Stop() { return Shutdown(SIGINT); }
 

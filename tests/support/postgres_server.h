@@ -54,6 +54,14 @@ class PostgresServer {
   // A crash: SIGKILL to the server and each of its backends, without a shutdown. Connections
   // are cut; what was committed stays (the server recovers it from its WAL at the next start).
   Result<void> Crash();
+  // SIGKILL to one child of the server (the `pick`-th, modulo their number: a session's
+  // backend or an auxiliary process such as the WAL writer), returning its pid once the
+  // server has reaped it. The server then resets by itself (restart_after_crash): it ends
+  // every session, refuses connections while it recovers from its WAL, and accepts them
+  // again, keeping its pid; no Restart() is needed. kFailedPrecondition when it is not
+  // running or has no child. Callable from another thread while the owner leaves the
+  // server alone.
+  Result<pid_t> KillChild(std::size_t pick);
   // A fast shutdown (SIGINT), waiting up to 10 s, then as Crash().
   Result<void> Stop();
   // Starts the server again on the same data directory and port, after Crash() or Stop().
