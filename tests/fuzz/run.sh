@@ -50,12 +50,17 @@ for t in "${targets[@]}"; do
   mkdir -p "$work/corpus" "$work/artifacts"
   cp "$root/tests/fuzz/corpus/$t/"* "$work/corpus/"
   before=$(find "$work/corpus" -type f | wc -l)
+  dict=()
+  case "$t" in
+    plan|jcs|contract) dict=(-dict="$root/tests/fuzz/json.dict") ;;
+    http_request) dict=(-dict="$root/tests/fuzz/http.dict") ;;
+  esac
   say "fuzzing $t for ${seconds}s from $before seeds"
   rc=0
   /usr/bin/time -f '%e %U %S' -o "$work/time" \
     "$build/tests/fuzz/fuzz_$t" "$work/corpus" -max_total_time="$seconds" \
     -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
-    -artifact_prefix="$work/artifacts/" >"$work/log" 2>&1 || rc=$?
+    -artifact_prefix="$work/artifacts/" "${dict[@]}" >"$work/log" 2>&1 || rc=$?
   after=$(find "$work/corpus" -type f | wc -l)
   read -r wall user sys <"$work/time" || true
   cpu=$(awk -v u="${user:-0}" -v s="${sys:-0}" 'BEGIN {printf "%.1f", u + s}')
