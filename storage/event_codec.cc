@@ -480,13 +480,14 @@ Result<EventBody> EventDecoder::DecodeAt(std::span<const std::byte> bytes,
     return Err(Errc::kCorruption, "event payload of " + std::to_string(bytes.size()) +
                                       " bytes is not a whole number of 8-byte words");
   }
-  scratch_.resize(bytes.size() / sizeof(capnp::word));
-  std::memcpy(scratch_.data(), bytes.data(), bytes.size());
+  const std::size_t words = bytes.size() / sizeof(capnp::word);
+  if (scratch_.size() < words) scratch_ = kj::heapArray<capnp::word>(words);
+  std::memcpy(scratch_.begin(), bytes.data(), bytes.size());
   try {
     capnp::ReaderOptions options;
-    options.traversalLimitInWords = scratch_.size() * 4 + 64;
+    options.traversalLimitInWords = words * 4 + 64;
     capnp::FlatArrayMessageReader reader(
-        kj::ArrayPtr<const capnp::word>(scratch_.data(), scratch_.size()), options);
+        kj::ArrayPtr<const capnp::word>(scratch_.begin(), words), options);
     EventPayload::Reader root = reader.getRoot<EventPayload>();
     if (root.isSealed()) return OpenSealed(root.getSealed(), codec_, place);
     return DecodeUnion(root);

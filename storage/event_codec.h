@@ -14,11 +14,11 @@
 #pragma once
 
 #include <capnp/common.h>
+#include <kj/array.h>
 
 #include <cstddef>
 #include <span>
 #include <string>
-#include <vector>
 
 #include "reckon/base/error.h"
 #include "reckon/storage/event.h"
@@ -54,7 +54,9 @@ class EventDecoder {
   Result<EventBody> DecodeAt(std::span<const std::byte> bytes, const EventPlace* place);
 
   const PayloadCodec* codec_ = nullptr;
-  std::vector<capnp::word> scratch_;
+  // Grows to the largest event decoded so far. Not a std::vector: capnp::word cannot be
+  // copied or moved, as std::vector::resize requires (clang enforces it; gcc 12 does not).
+  kj::Array<capnp::word> scratch_;
 };
 
 }  // namespace reckon::storage

@@ -20,6 +20,7 @@
 #include "reckon/api/protocol/tls.h"
 #include "reckon/api/server/connection_deadlines.h"
 #include "reckon/api/server/listen.h"
+#include "reckon/api/server/request_decode.h"
 #include "reckon/api/server/server_limits.h"
 
 namespace reckon::api {
@@ -281,29 +282,14 @@ asio::awaitable<void> Server::Answer(std::shared_ptr<Connection> connection, Fra
                                      [[maybe_unused]] MemoryCharge charge) {
   FrameStream& stream = *connection->stream;
   capnp::FlatArrayMessageReader reader(frame.words(), options_.limits.ReaderOptions());
-  wire::Request::Reader request;
-  std::uint64_t id = 0;
-  std::optional<Error> refused;
-  try {
-    request = reader.getRoot<wire::Request>();
-    // Walks every pointer of the message once, within the traversal limit: a malformed
-    // message fails here, before any handler sees it.
-    (void)request.totalSize();
-    id = request.getId();
-  } catch (const kj::Exception& e) {
-    refused = Err(Errc::kInvalidArgument,
-                  "malformed request: " + std::string(e.getDescription().cStr()));
-  }
-  if (!refused && id == kCloseReasonId) {
-    refused = Err(Errc::kInvalidArgument,
-                  "request id 0 is reserved for the server's close reason; number requests "
-                  "from 1");
-  }
-  if (refused) {
-    CloseFor(*connection, "malformed-request", UnacceptableFrame(*refused));
+  auto decoded = DecodeRequest(reader);
+  if (!decoded) {
+    CloseFor(*connection, "malformed-request", UnacceptableFrame(decoded.error()));
     --connection->in_flight;
     co_return;
   }
+  const wire::Request::Reader request = decoded.value();
+  const std::uint64_t id = request.getId();
   std::chrono::milliseconds timeout(request.getTimeoutMs());
   if (timeout.count() == 0) timeout = options_.default_timeout;
   timeout = std::min(timeout, options_.max_timeout);

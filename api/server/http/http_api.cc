@@ -45,88 +45,6 @@ HttpReply JsonReply(json::value value, unsigned status = 200) {
   return reply;
 }
 
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// Percent-decoding; '+' is a space in a query. A malformed escape is kept as it is.
-std::string Decode(std::string_view text, bool query) {
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '%' && i + 2 < text.size() && HexDigit(text[i + 1]) >= 0 &&
-        HexDigit(text[i + 2]) >= 0) {
-      out.push_back(static_cast<char>(HexDigit(text[i + 1]) * 16 + HexDigit(text[i + 2])));
-      i += 2;
-    } else if (query && text[i] == '+') {
-      out.push_back(' ');
-    } else {
-      out.push_back(text[i]);
-    }
-  }
-  return out;
-}
-
-std::map<std::string, std::string> ParseQuery(std::string_view query) {
-  std::map<std::string, std::string> out;
-  while (!query.empty()) {
-    const std::size_t amp = query.find('&');
-    const std::string_view pair = query.substr(0, amp);
-    const std::size_t eq = pair.find('=');
-    if (!pair.empty()) {
-      out[Decode(pair.substr(0, eq), true)] =
-          eq == std::string_view::npos ? "" : Decode(pair.substr(eq + 1), true);
-    }
-    if (amp == std::string_view::npos) break;
-    query.remove_prefix(amp + 1);
-  }
-  return out;
-}
-
-std::vector<std::string> Segments(std::string_view path) {
-  std::vector<std::string> out;
-  while (!path.empty()) {
-    if (path.front() == '/') {
-      path.remove_prefix(1);
-      continue;
-    }
-    const std::size_t slash = path.find('/');
-    out.push_back(Decode(path.substr(0, slash), false));
-    if (slash == std::string_view::npos) break;
-    path.remove_prefix(slash);
-  }
-  return out;
-}
-
-std::string CookieValue(std::string_view header, std::string_view name) {
-  while (!header.empty()) {
-    const std::size_t semi = header.find(';');
-    std::string_view pair = header.substr(0, semi);
-    while (!pair.empty() && pair.front() == ' ') pair.remove_prefix(1);
-    if (pair.size() > name.size() && pair.substr(0, name.size()) == name &&
-        pair[name.size()] == '=') {
-      return std::string(pair.substr(name.size() + 1));
-    }
-    if (semi == std::string_view::npos) break;
-    header.remove_prefix(semi + 1);
-  }
-  return "";
-}
-
-Result<json::object> BodyObject(const std::string& body) {
-  if (body.empty()) return json::object();
-  boost::system::error_code ec;
-  json::value value = json::parse(body, ec);
-  if (ec) return Err(Errc::kInvalidArgument, "the request body is not JSON: " + ec.message());
-  if (!value.is_object()) {
-    return Err(Errc::kInvalidArgument, "the request body must be a JSON object");
-  }
-  return std::move(value.as_object());
-}
-
 // A string member of `body`; "" when absent. Errc::kInvalidArgument naming it if not a string.
 Result<std::string> StringField(const json::object& body, std::string_view name) {
   const json::value* value = body.if_contains(name);
@@ -225,20 +143,6 @@ bool IsStateChange(http::verb verb) {
          verb == http::verb::patch;
 }
 
-std::uint32_t NumberParam(const std::map<std::string, std::string>& query, const std::string& name,
-                          std::uint32_t fallback, std::uint32_t max, Result<void>& status) {
-  auto it = query.find(name);
-  if (it == query.end() || it->second.empty()) return fallback;
-  std::uint32_t value = 0;
-  const auto [end, ec] =
-      std::from_chars(it->second.data(), it->second.data() + it->second.size(), value);
-  if (ec != std::errc() || end != it->second.data() + it->second.size() || value > max) {
-    status = Err(Errc::kInvalidArgument, "query parameter " + name + " must be a number from 0 to " +
-                                             std::to_string(max));
-  }
-  return value;
-}
-
 }  // namespace
 
 HttpReply ErrorReply(std::string_view code, std::string_view message) {
@@ -311,9 +215,9 @@ boost::asio::awaitable<Result<HttpApi::Message>> HttpApi::Call(const std::string
 }
 
 boost::asio::awaitable<HttpReply> HttpApi::Handle(HttpRequest request) {
-  const std::size_t mark = request.target.find('?');
-  const std::string path = request.target.substr(0, mark);
-  const std::string query = mark == std::string::npos ? "" : request.target.substr(mark + 1);
+  const HttpTarget target = SplitTarget(request.target);
+  const std::string& path = target.path;
+  const std::string& query = target.query;
   if (path.rfind("/api/", 0) == 0) {
     auto api = Api(request, path, query);
     co_return co_await std::move(api);
@@ -460,7 +364,7 @@ boost::asio::awaitable<HttpReply> HttpApi::CheckMcp(const Caller& caller,
 
 boost::asio::awaitable<HttpReply> HttpApi::Api(HttpRequest& request, const std::string& path,
                                                const std::string& query_text) {
-  const std::vector<std::string> all = Segments(path);
+  const std::vector<std::string> all = PathSegments(path);
   if (all.size() < 2 || all[1] != "v1") {
     co_return ErrorReply("not_found", "no such endpoint: " + path + " (the API is under /api/v1/)");
   }

@@ -22,21 +22,11 @@
 #include <vector>
 
 #include "reckon/api/server/http/console_sessions.h"
+#include "reckon/api/server/http/http_parse.h"
 #include "reckon/api/server/service.h"
 #include "reckon/telemetry/metrics.h"
 
 namespace reckon::api {
-
-struct HttpRequest {
-  boost::beast::http::verb method = boost::beast::http::verb::get;
-  std::string target;         // path and query, as sent
-  std::string authorization;  // the Authorization header
-  std::string cookie;         // the Cookie header
-  std::string csrf;           // the X-CSRF-Token header
-  std::string content_type;   // the Content-Type header
-  std::string body;
-  std::string peer;           // "IP:PORT", for audit lines
-};
 
 struct HttpReply {
   unsigned status = 200;

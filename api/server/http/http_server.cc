@@ -127,9 +127,8 @@ template <class Stream>
 asio::awaitable<void> HttpServer::Converse(Stream& stream, const std::string& peer) {
   beast::flat_buffer buffer;
   for (;;) {
-    http::request_parser<http::string_body> parser;
-    parser.header_limit(static_cast<std::uint32_t>(options_.max_header_bytes));
-    parser.body_limit(options_.max_body_bytes);
+    HttpRequestParser parser;
+    LimitRequestParser(parser, options_.max_header_bytes, options_.max_body_bytes);
     beast::get_lowest_layer(stream).expires_after(options_.idle_timeout);
     auto [ec, read] = co_await http::async_read(stream, buffer, parser, kNoThrow);
     if (ec) {
@@ -168,15 +167,7 @@ asio::awaitable<void> HttpServer::Converse(Stream& stream, const std::string& pe
       break;
     }
     http::request<http::string_body> request = parser.release();
-    HttpRequest call;
-    call.method = request.method();
-    call.target = std::string(request.target());
-    call.authorization = std::string(request[http::field::authorization]);
-    call.cookie = std::string(request[http::field::cookie]);
-    call.csrf = std::string(request["X-CSRF-Token"]);
-    call.content_type = std::string(request[http::field::content_type]);
-    call.body = std::move(request.body());
-    call.peer = peer;
+    HttpRequest call = ToHttpRequest(request, peer);
     // A long poll (watch) may take a minute: no idle deadline while the API works.
     beast::get_lowest_layer(stream).expires_never();
     const auto started = std::chrono::steady_clock::now();

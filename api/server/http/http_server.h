@@ -23,13 +23,14 @@
 #include <string>
 
 #include "reckon/api/server/http/http_api.h"
+#include "reckon/api/server/http/http_parse.h"
 #include "reckon/base/error.h"
 
 namespace reckon::api {
 
 struct HttpServerOptions {
-  std::size_t max_header_bytes = 16 * 1024;
-  std::size_t max_body_bytes = 1024 * 1024;
+  std::size_t max_header_bytes = kDefaultMaxHeaderBytes;
+  std::size_t max_body_bytes = kDefaultMaxBodyBytes;
   std::chrono::milliseconds idle_timeout{60000};
   std::size_t max_connections = 256;
   std::shared_ptr<boost::asio::ssl::context> tls;  // nullptr: plain HTTP
