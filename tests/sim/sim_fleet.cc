@@ -147,6 +147,19 @@ int SimFleet::PickNode() {
   return up[rng_.Below(up.size())];
 }
 
+SimFleet::Call& SimFleet::NewCall(std::uint64_t& id, int node, const std::string& workflow_id,
+                                  const std::string& operation_id, std::uint32_t number) {
+  id = ++next_call_;
+  auto call = std::make_unique<Call>();
+  call->server_life = server_life_;
+  call->node = node;
+  call->node_life = nodes_[static_cast<std::size_t>(node)].life;
+  call->workflow_id = workflow_id;
+  call->operation_id = operation_id;
+  call->number = number;
+  return *calls_.emplace(id, std::move(call)).first->second;
+}
+
 asio::awaitable<AttemptOutcome> SimFleet::RunAttempt(AttemptRequest request) {
   const int node = PickNode();
   if (node < 0) {
@@ -156,19 +169,12 @@ asio::awaitable<AttemptOutcome> SimFleet::RunAttempt(AttemptRequest request) {
     none.not_started = true;
     co_return none;
   }
-  const std::uint64_t id = ++next_call_;
-  auto call = std::make_unique<Call>();
-  call->server_life = server_life_;
-  call->node = node;
-  call->node_life = nodes_[static_cast<std::size_t>(node)].life;
-  call->workflow_id = request.run.workflow_id;
-  call->operation_id = request.operation_id;
-  call->number = request.attempt;
-  call->attempt = std::make_shared<Reply<AttemptOutcome>>();
-  call->attempt->executor = executor_;
-  auto reply = call->attempt;
-  const int life = call->node_life;
-  calls_.emplace(id, std::move(call));
+  std::uint64_t id = 0;
+  Call& call = NewCall(id, node, request.run.workflow_id, request.operation_id, request.attempt);
+  call.attempt = std::make_shared<Reply<AttemptOutcome>>();
+  call.attempt->executor = executor_;
+  auto reply = call.attempt;
+  const int life = call.node_life;
   counts_.Add("event.attempts_sent");
   auto deliver = [this, id, node, life, request] { WorkerAttempt(id, node, life, request); };
   network_.Send(deliver);
@@ -181,20 +187,13 @@ asio::awaitable<AttemptOutcome> SimFleet::RunAttempt(AttemptRequest request) {
 asio::awaitable<ReconcileOutcome> SimFleet::Reconcile(ReconcileRequest request) {
   const int node = PickNode();
   if (node < 0) co_return StillUnknown("no worker is connected");
-  const std::uint64_t id = ++next_call_;
-  auto call = std::make_unique<Call>();
-  call->lookup = true;
-  call->server_life = server_life_;
-  call->node = node;
-  call->node_life = nodes_[static_cast<std::size_t>(node)].life;
-  call->workflow_id = request.run.workflow_id;
-  call->operation_id = request.operation_id;
-  call->number = request.round;
-  call->reconcile = std::make_shared<Reply<ReconcileOutcome>>();
-  call->reconcile->executor = executor_;
-  auto reply = call->reconcile;
-  const int life = call->node_life;
-  calls_.emplace(id, std::move(call));
+  std::uint64_t id = 0;
+  Call& call = NewCall(id, node, request.run.workflow_id, request.operation_id, request.round);
+  call.lookup = true;
+  call.reconcile = std::make_shared<Reply<ReconcileOutcome>>();
+  call.reconcile->executor = executor_;
+  auto reply = call.reconcile;
+  const int life = call.node_life;
   counts_.Add("event.lookups_sent");
   auto deliver = [this, id, node, life, request] { WorkerLookup(id, node, life, request); };
   network_.Send(deliver);

@@ -92,6 +92,9 @@ class SimFleet final : public ToolDispatcher {
   struct Call;
 
   int PickNode();
+  // Registers a call the server hands to `node` (its current life); `id` receives its number.
+  Call& NewCall(std::uint64_t& id, int node, const std::string& workflow_id,
+                const std::string& operation_id, std::uint32_t number);
   std::int64_t Now() { return clock_.NowMicros(); }
   // At a worker: whether a request that left for `life` may run now (false: dropped or held).
   bool Admit(int node, int life, const std::function<void()>& again);
