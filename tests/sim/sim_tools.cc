@@ -60,10 +60,16 @@ WorkflowContext::CallAwaiter Issue(WorkflowContext& ctx, const json::value& call
 Task<WorkflowOutcome> SimAgent(WorkflowContext& ctx, json::value input) {
   std::int64_t ok = 0;
   std::int64_t failed = 0;
+  std::int64_t signalled = 0;
   for (const json::value& group : input.at("groups").as_array()) {
     const json::object& g = group.as_object();
     if (const json::value* sleep = g.if_contains("sleep_ms")) {
       co_await ctx.Sleep(std::chrono::milliseconds(sleep->as_int64()));
+    }
+    if (const json::value* wait = g.if_contains("wait_signal_ms")) {
+      std::optional<std::string> got =
+          co_await ctx.WaitSignal("go", std::chrono::milliseconds(wait->as_int64()));
+      if (got) ++signalled;
     }
     const json::array& calls = g.at("calls").as_array();
     auto first = Issue(ctx, calls.at(0));
@@ -76,7 +82,7 @@ Task<WorkflowOutcome> SimAgent(WorkflowContext& ctx, json::value input) {
       (b ? ok : failed) += 1;
     }
   }
-  co_return json::object{{"ok", ok}, {"failed", failed}};
+  co_return json::object{{"ok", ok}, {"failed", failed}, {"signalled", signalled}};
 }
 
 }  // namespace
@@ -116,6 +122,7 @@ json::value RandomAgentInput(SimRng& rng, int run) {
   for (int g = 0; g < group_count; ++g) {
     json::object group;
     if (rng.Chance(0.2)) group["sleep_ms"] = rng.Between(1, 200);
+    if (rng.Chance(0.2)) group["wait_signal_ms"] = rng.Between(20, 400);
     json::array calls;
     const int call_count = static_cast<int>(rng.Between(1, 2));
     for (int c = 0; c < call_count; ++c) {

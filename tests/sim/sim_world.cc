@@ -97,6 +97,7 @@ class World {
   asio::awaitable<void> Decide(Engine* engine, std::string workflow_id, ApprovalDecision d);
   asio::awaitable<void> Resolve(Engine* engine, std::string workflow_id, HumanResolution r);
   asio::awaitable<void> Cancel(Engine* engine, std::string workflow_id);
+  asio::awaitable<void> Signal(Engine* engine, std::string workflow_id);
   std::string RunId(int run) const { return "sim-" + std::to_string(run); }
   std::uint64_t Digest();
 
@@ -239,6 +240,11 @@ asio::awaitable<void> World::Decide(Engine* engine, std::string workflow_id, App
   counts_.Add(decided ? "people.decisions_taken" : "people.decisions_refused");
 }
 
+asio::awaitable<void> World::Signal(Engine* engine, std::string workflow_id) {
+  Result<void> sent = co_await engine->Signal(std::move(workflow_id), "go", "{}");
+  counts_.Add(sent ? "people.signals_taken" : "people.signals_refused");
+}
+
 asio::awaitable<void> World::Cancel(Engine* engine, std::string workflow_id) {
   Result<void> cancelled = co_await engine->Cancel(std::move(workflow_id), "changed my mind");
   counts_.Add(cancelled ? "people.cancels_taken" : "people.cancels_refused");
@@ -275,6 +281,11 @@ void World::People() {
   }
   for (const RunSummary& run : runs) {
     const std::string& workflow_id = run.ref.workflow_id;
+    const bool waits_for_go = run.wait.kind == WaitKind::kSignal;
+    if (!storage::IsTerminal(run.status) && rng_.Chance(waits_for_go ? 0.3 : 0.01)) {
+      Log("people: signal go to " + workflow_id);
+      asio::co_spawn(*io_, Signal(engine_.get(), workflow_id), asio::detached);
+    }
     if (!storage::IsTerminal(run.status) && !run.cancel_requested &&
         rng_.Chance(cancel_pace_)) {
       // Refused while an operation may have acted; the engine says so and nothing changes.
