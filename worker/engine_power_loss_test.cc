@@ -42,6 +42,7 @@
 #include "reckon/worker/testing/fake_provider.h"
 #include "reckon/worker/testing/fast_contracts.h"
 #include "reckon/worker/testing/journal_view.h"
+#include "reckon/worker/testing/payment_audit.h"
 #include "reckon/worker/testing/test_workflows.h"
 #include "tests/support/temp_dir.h"
 
@@ -201,31 +202,13 @@ std::string CheckAcknowledged(World& world, const std::map<std::string, std::int
   return "";
 }
 
-// Every run completed, and its payment took effect exactly once at the provider. Returns the
-// first violation, or "".
+// Every run completed, and its payment took effect exactly once at the provider
+// (worker/testing/payment_audit.h). Returns the first violation, or "".
 std::string CheckEachPaymentOnce(World& world) {
   auto journal = OpenJournal(world);
-  for (int i = 0; i < kRuns; ++i) {
-    auto run = journal->FindLatestRun(RunId(i));
-    if (!run || !run.value()) return RunId(i) + " is not in the journal";
-    auto events = journal->ReadEvents(run.value()->ref);
-    if (!events) return events.error().ToString();
-    const std::string names = EventNames(events.value());
-    if (run.value()->status != storage::RunStatus::kCompleted) {
-      return RunId(i) + " did not complete: " + names;
-    }
-    auto committed = BodiesOf<storage::OperationCommitted>(events.value());
-    if (committed.size() != 1) return RunId(i) + " has no single commit: " + names;
-    const int effects = world.provider.effects(committed[0].operation_id);
-    if (effects != 1) {
-      return RunId(i) + "'s payment took effect " + std::to_string(effects) + " times: " + names;
-    }
-  }
-  if (world.provider.total_effects() != kRuns) {
-    return std::to_string(world.provider.total_effects()) + " payments for " +
-           std::to_string(kRuns) + " runs";
-  }
-  return "";
+  std::vector<std::string> ids;
+  for (int i = 0; i < kRuns; ++i) ids.push_back(RunId(i));
+  return testing::CheckEachPaymentOnce(*journal, ids, world.provider);
 }
 
 struct Totals {
