@@ -30,4 +30,23 @@ std::string CheckEachPaymentOnce(storage::Journal& journal,
   return "";
 }
 
+int CountOutcomesLost(storage::Journal& journal, const std::vector<std::string>& workflow_ids,
+                      const testkit::FakeProvider& provider) {
+  int lost = 0;
+  for (const std::string& id : workflow_ids) {
+    auto run = journal.FindLatestRun(id);
+    if (!run || !run.value()) continue;
+    auto events = journal.ReadEvents(run.value()->ref);
+    if (!events) continue;
+    for (const auto& started : BodiesOf<storage::AttemptStarted>(events.value())) {
+      if (provider.effects(started.operation_id) > 0 &&
+          BodiesOf<storage::OperationCommitted>(events.value(), started.operation_id).empty()) {
+        ++lost;
+        break;
+      }
+    }
+  }
+  return lost;
+}
+
 }  // namespace reckon::testing

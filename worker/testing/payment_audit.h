@@ -18,4 +18,9 @@ std::string CheckEachPaymentOnce(storage::Journal& journal,
                                  const std::vector<std::string>& workflow_ids,
                                  const testkit::FakeProvider& provider);
 
+// Runs of `workflow_ids` with a payment the provider made whose outcome the journal does not
+// hold (a crash took it): the next life must learn it by a lookup, not by paying again.
+int CountOutcomesLost(storage::Journal& journal, const std::vector<std::string>& workflow_ids,
+                      const testkit::FakeProvider& provider);
+
 }  // namespace reckon::testing
