@@ -46,6 +46,7 @@
 #include "reckon/worker/testing/journal_view.h"
 #include "reckon/worker/testing/payment_audit.h"
 #include "reckon/worker/testing/test_workflows.h"
+#include "tests/support/postgres_kill.h"
 #include "tests/support/postgres_server.h"
 
 namespace reckon {
@@ -99,16 +100,6 @@ std::unique_ptr<Journal> OpenJournal(const std::string& conninfo, Mode mode) {
     }
     std::this_thread::sleep_for(20ms);
   }
-}
-
-// What a kill takes: the whole server (the postmaster and every child, then Restart()), or one
-// child (`pick` of them), after which the postmaster ends every session and recovers by itself.
-enum class Kill { kServer, kChild };
-
-Result<void> KillNow(PostgresServer& server, Kill kill, std::size_t pick) {
-  if (kill == Kill::kServer) return server.Crash();
-  RECKON_TRY(server.KillChild(pick));
-  return Ok();
 }
 
 // The provider, its tool, the workflow and the database of one seed, shared by its lives. The
@@ -202,25 +193,6 @@ class Life : public LifeJournals, public EngineLife {
   }
 };
 
-// Kills the server after `delay` on a thread of its own; the test's thread leaves the server
-// alone until Join() (PostgresServer is not thread-safe) and restarts it itself (the server
-// dies with the thread that started it).
-class KillTimer {
- public:
-  KillTimer(PostgresServer& server, Kill kill, std::size_t pick, std::chrono::microseconds delay)
-      : thread_([&server, kill, pick, delay, this] {
-          std::this_thread::sleep_for(delay);
-          result_ = KillNow(server, kill, pick);
-        }) {}
-  Result<void> Join() {
-    thread_.join();
-    return result_;
-  }
-
- private:
-  Result<void> result_ = Ok();
-  std::thread thread_;
-};
 
 // Payments the provider committed whose outcome the journal does not hold: the kill took the
 // outcome, and a later life must learn it by a lookup, not by paying again.

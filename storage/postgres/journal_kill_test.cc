@@ -53,12 +53,16 @@
 #include "reckon/storage/postgres/postgres_journal.h"
 #include "reckon/storage/testing/journal_workload.h"
 #include "reckon/storage/testing/postgres_test_env.h"
+#include "tests/support/postgres_kill.h"
 #include "tests/support/postgres_server.h"
 
 namespace reckon::storage {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::Kill;
+using testing::KillNow;
+using testing::KillTimer;
 
 std::int64_t FromEnv(const char* name, std::int64_t fallback) {
   const char* value = std::getenv(name);
@@ -113,37 +117,6 @@ Result<void> RequireUnavailable(const Error& error, const char* what) {
                                   std::string(ErrcName(error.code())) +
                                   " instead of kUnavailable: " + error.ToString());
 }
-
-// What a kill takes: the whole server (the postmaster and every child, then Restart()), or one
-// child, after which the postmaster ends every session and recovers by itself.
-enum class Kill { kServer, kChild };
-
-Result<void> KillNow(testing::PostgresServer& server, Kill kill, std::size_t pick) {
-  if (kill == Kill::kServer) return server.Crash();
-  RECKON_TRY(server.KillChild(pick));
-  return Ok();
-}
-
-// Kills after `delay`, on a thread of its own. The test's thread leaves the server alone until
-// Join() (PostgresServer is not thread-safe), and restarts it itself: the server dies with the
-// thread that started it.
-class KillTimer {
- public:
-  KillTimer(testing::PostgresServer& server, Kill kill, std::size_t pick,
-            std::chrono::microseconds delay)
-      : thread_([&server, kill, pick, delay, this] {
-          std::this_thread::sleep_for(delay);
-          result_ = KillNow(server, kill, pick);
-        }) {}
-  Result<void> Join() {
-    thread_.join();
-    return result_;
-  }
-
- private:
-  Result<void> result_ = Ok();
-  std::thread thread_;
-};
 
 class KillLoop {
  public:
