@@ -20,7 +20,7 @@ if(TARGET reckon)
 endif()
 
 # Headers of the product folders; what only tests use stays behind.
-foreach(folder base auth storage outbox contract plan engine telemetry worker testkit api/protocol api/server)
+foreach(folder base auth storage outbox contract plan engine telemetry worker testkit tools api/protocol api/server)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${folder}/
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/reckon/${folder}
     FILES_MATCHING PATTERN "*.h"

@@ -19,9 +19,10 @@ set(allowed_telemetry "base;storage;contract;engine")
 set(allowed_api_protocol "base;auth;storage;contract;engine")
 set(allowed_worker "base;auth;storage;outbox;contract;plan;engine;telemetry;api/protocol")
 set(allowed_testkit "base;auth;storage;outbox;contract;plan;engine;telemetry;api/protocol;worker")
+set(allowed_tools "base;auth;storage;outbox;contract;plan;engine;telemetry;api/protocol;worker")
 set(allowed_api_server "base;auth;storage;outbox;contract;plan;engine;telemetry;api/protocol;worker")
-set(allowed_api_cli "base;auth;storage;outbox;contract;plan;engine;telemetry;api/protocol;api/server;worker")
-set(parts base auth storage outbox contract plan engine telemetry api/protocol worker testkit api/server api/cli)
+set(allowed_api_cli "base;auth;storage;outbox;contract;plan;engine;telemetry;api/protocol;api/server;worker;tools")
+set(parts base auth storage outbox contract plan engine telemetry api/protocol worker testkit tools api/server api/cli)
 
 # The part a repository path belongs to ("api/server/x.h" -> "api/server", "storage/sqlite/x.h"
 # -> "storage"), or "" for one outside the product (samples, tests, bench, generated code).

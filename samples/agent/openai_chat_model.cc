@@ -7,7 +7,7 @@
 #include <optional>
 #include <utility>
 
-#include "samples/common/http_client.h"
+#include "reckon/tools/http/http_client.h"
 
 namespace reckon::agent {
 namespace {
@@ -61,10 +61,10 @@ Error Malformed(std::string_view what, std::string_view body, std::string_view a
 // "outcome unknown" into a model call; the reason token and the detail stay.
 Error FromHttpFailure(const Error& error, Clock::time_point deadline) {
   std::string_view detail = error.message();
-  if (samples::HttpFailureOf(error) && detail.starts_with("http_")) {
+  if (tools::HttpFailureOf(error) && detail.starts_with("http_")) {
     detail.remove_prefix(std::min(detail.size(), detail.find(' ') + 1));
   }
-  if (samples::HttpFailureOf(error) == samples::HttpFailure::kInvalidCall) {
+  if (tools::HttpFailureOf(error) == tools::HttpFailure::kInvalidCall) {
     return Err(Errc::kInvalidArgument, "cannot call the model endpoint: " + std::string(detail));
   }
   bool deadline_passed = error.code() == Errc::kDeadlineExceeded ||
@@ -84,7 +84,7 @@ boost::asio::awaitable<Result<ChatReply>> CompleteWith(OpenAiChatConfig config,
   Clock::time_point deadline = request.deadline;
   if (deadline == Clock::time_point{}) deadline = Clock::now() + config.default_timeout;
 
-  samples::HttpCall call;
+  tools::HttpCall call;
   call.method = "POST";
   call.host = config.endpoint.host;
   call.port = config.endpoint.port;
@@ -97,7 +97,7 @@ boost::asio::awaitable<Result<ChatReply>> CompleteWith(OpenAiChatConfig config,
   call.body = ChatRequestBody(config, request.messages);
   call.deadline = deadline;
 
-  Result<samples::HttpResponse> response = co_await samples::HttpRequest(std::move(call));
+  Result<tools::HttpResponse> response = co_await tools::HttpRequest(std::move(call));
   if (!response) co_return FromHttpFailure(response.error(), deadline);
   co_return ParseChatResponse(response.value().status, response.value().body, config.api_key);
 }

@@ -1,5 +1,5 @@
 // OpenAiChatModel: a ChatModel that POSTs to an OpenAI-compatible endpoint,
-// `http://127.0.0.1:PORT/v1/chat/completions`, through samples::HttpRequest.
+// `http://127.0.0.1:PORT/v1/chat/completions`, through tools::HttpRequest.
 //
 // Plain HTTP to 127.0.0.1 only (samples::HttpEndpoint cannot name anything else, nor a base
 // path): no TLS. To reach a hosted model, run a TLS-terminating proxy on 127.0.0.1 and point

@@ -15,7 +15,7 @@
 #include <string>
 
 #include "samples/agent/fake_chat_server.h"
-#include "samples/common/http_client.h"
+#include "reckon/tools/http/http_client.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 
@@ -216,7 +216,7 @@ TEST_F(OpenAiChatModelTest, AHungServerMeetsTheDeadline) {
   EXPECT_LT(took, 5s);
   EXPECT_EQ(server_->request_count(), 1u);
   // Not an "outcome unknown" for a tool layer: a model call has no side effect.
-  EXPECT_FALSE(samples::HttpFailureOf(reply.error())) << reply.error().ToString();
+  EXPECT_FALSE(tools::HttpFailureOf(reply.error())) << reply.error().ToString();
 }
 
 TEST_F(OpenAiChatModelTest, APassedDeadlineSendsNothing) {

@@ -1,5 +1,5 @@
 // Test support for the payments-provider tests: the real binary as a child process
-// (ProviderProcess) and blocking wrappers around reckon::samples::HttpRequest.
+// (ProviderProcess) and blocking wrappers around reckon::tools::HttpRequest.
 #pragma once
 
 #include <chrono>
@@ -8,10 +8,15 @@
 #include <vector>
 
 #include "reckon/base/error.h"
-#include "samples/common/http_client.h"
+#include "reckon/tools/http/http_client.h"
 #include "tests/support/subprocess.h"
 
 namespace reckon::samples::provider::testing {
+
+using tools::HttpCall;
+using tools::HttpResponse;
+using tools::HttpRequest;
+using tools::ParseJsonBody;
 
 // The payments-provider binary (RECKON_PROVIDER_PATH), started with --port 0 on `ledger`,
 // after its "listening on 127.0.0.1:PORT" line was read. Its stderr (the request log) goes

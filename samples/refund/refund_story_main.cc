@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "reckon/base/jcs.h"
-#include "samples/common/http_client.h"
+#include "reckon/tools/http/http_client.h"
 #include "samples/common/http_url.h"
 
 namespace {
@@ -32,15 +32,15 @@ namespace asio = boost::asio;
 namespace json = boost::json;
 using namespace reckon;
 
-asio::awaitable<void> FetchInto(samples::HttpCall call,
-                                std::optional<Result<samples::HttpResponse>>* out) {
-  *out = co_await samples::HttpRequest(std::move(call));
+asio::awaitable<void> FetchInto(tools::HttpCall call,
+                                std::optional<Result<tools::HttpResponse>>* out) {
+  *out = co_await tools::HttpRequest(std::move(call));
 }
 
 // Runs one HTTP call to completion on a private io_context.
-Result<samples::HttpResponse> Fetch(samples::HttpCall call) {
+Result<tools::HttpResponse> Fetch(tools::HttpCall call) {
   asio::io_context io;
-  std::optional<Result<samples::HttpResponse>> result;
+  std::optional<Result<tools::HttpResponse>> result;
   asio::co_spawn(io, FetchInto(std::move(call), &result), asio::detached);
   io.run();
   if (!result) return Err(Errc::kInternal, "the HTTP call did not complete");
@@ -48,11 +48,11 @@ Result<samples::HttpResponse> Fetch(samples::HttpCall call) {
 }
 
 Result<json::array> Refunds(const samples::HttpEndpoint& provider) {
-  samples::HttpCall call;
+  tools::HttpCall call;
   call.port = provider.port;
   call.target = "/refunds";
   RECKON_TRY(auto response, Fetch(std::move(call)));
-  RECKON_TRY(auto body, samples::ParseJsonBody(response));
+  RECKON_TRY(auto body, tools::ParseJsonBody(response));
   if (!body.is_array()) return Err(Errc::kInvalidArgument, "GET /refunds did not return an array");
   return body.as_array();
 }
@@ -151,7 +151,7 @@ int main(int argc, char** argv) {
   }
   std::printf("\nWhat a blind retry does with the same request, against a provider without dedup:\n");
   for (int attempt = 1; attempt <= 2; ++attempt) {
-    samples::HttpCall call;
+    tools::HttpCall call;
     call.method = "POST";
     call.port = blind.value().port;
     call.target = "/refunds";

@@ -3,24 +3,24 @@
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
 
-#include "samples/common/http_client.h"
+#include "reckon/tools/http/http_client.h"
 #include "samples/refund/refund_contracts.h"
 
 namespace reckon::refund {
 
 namespace asio = boost::asio;
 namespace json = boost::json;
-using samples::HttpCall;
+using tools::HttpCall;
 using samples::HttpEndpoint;
-using samples::HttpFailure;
-using samples::HttpRequest;
-using samples::HttpResponse;
+using tools::HttpFailure;
+using tools::HttpRequest;
+using tools::HttpResponse;
 
 namespace {
 
 // What a transport failure lets the tool conclude.
 AttemptOutcome TransportFailure(const Error& error) {
-  auto kind = samples::HttpFailureOf(error);
+  auto kind = tools::HttpFailureOf(error);
   if (kind == HttpFailure::kNotSent) {
     return ToolFailed(FailureKind::kRetryable, "not_sent", error.message());
   }
@@ -33,7 +33,7 @@ AttemptOutcome TransportFailure(const Error& error) {
 }
 
 std::string ErrorCodeOf(const HttpResponse& response) {
-  auto body = samples::ParseJsonBody(response);
+  auto body = tools::ParseJsonBody(response);
   if (body && body.value().is_object()) {
     if (auto* code = body.value().as_object().if_contains("error"); code && code->is_string()) {
       return std::string(code->as_string());
@@ -44,7 +44,7 @@ std::string ErrorCodeOf(const HttpResponse& response) {
 
 AttemptOutcome FromRefundResponse(const HttpResponse& response) {
   if (response.status == 200 || response.status == 201) {
-    auto body = samples::ParseJsonBody(response);
+    auto body = tools::ParseJsonBody(response);
     if (!body || !body.value().is_object() || !body.value().as_object().contains("refund_id")) {
       // The provider acted (2xx) but the reply is unreadable: the outcome is known to exist,
       // its details are not; reconciliation will read them back.
@@ -104,7 +104,7 @@ asio::awaitable<ReconcileOutcome> FindRefund(HttpEndpoint provider, ToolCallCont
     outcome.verdict = ReconcileVerdict::kNotFound;
     co_return outcome;
   }
-  auto body = samples::ParseJsonBody(response.value());
+  auto body = tools::ParseJsonBody(response.value());
   if (response.value().status == 200 && body && body.value().is_object() &&
       body.value().as_object().contains("refund_id")) {
     outcome.verdict = ReconcileVerdict::kCommitted;
@@ -125,7 +125,7 @@ asio::awaitable<AttemptOutcome> LookupPayment(HttpEndpoint provider, json::value
   auto response = co_await HttpRequest(std::move(call));
   if (!response) co_return TransportFailure(response.error());
   if (response.value().status == 200) {
-    auto body = samples::ParseJsonBody(response.value());
+    auto body = tools::ParseJsonBody(response.value());
     if (body) co_return ToolSucceeded(std::move(body).value());
     co_return ToolFailed(FailureKind::kRetryable, "unreadable_reply", body.error().message());
   }

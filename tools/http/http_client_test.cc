@@ -1,6 +1,6 @@
 // HttpRequest against tiny in-process servers that answer, hang up or stay silent, to pin
 // down the failure classification the header promises.
-#include "samples/common/http_client.h"
+#include "reckon/tools/http/http_client.h"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -18,7 +18,7 @@
 #include <optional>
 #include <string>
 
-namespace reckon::samples {
+namespace reckon::tools {
 namespace {
 
 namespace asio = boost::asio;
@@ -197,4 +197,4 @@ TEST_F(HttpClientTest, InvalidCallsAreRefusedBeforeConnecting) {
 }
 
 }  // namespace
-}  // namespace reckon::samples
+}  // namespace reckon::tools

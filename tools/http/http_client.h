@@ -55,7 +55,7 @@
 
 #include "reckon/base/error.h"
 
-namespace reckon::samples {
+namespace reckon::tools {
 
 struct HttpHeader {
   std::string name;
@@ -102,4 +102,4 @@ boost::asio::awaitable<Result<HttpResponse>> HttpRequest(HttpCall call);
 // not JSON. (The status still tells what the server did; only the body is unreadable.)
 Result<boost::json::value> ParseJsonBody(const HttpResponse& response);
 
-}  // namespace reckon::samples
+}  // namespace reckon::tools

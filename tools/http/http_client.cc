@@ -1,4 +1,4 @@
-#include "samples/common/http_client.h"
+#include "reckon/tools/http/http_client.h"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ip/address_v4.hpp>
@@ -14,7 +14,7 @@
 #include <algorithm>
 #include <cctype>
 
-namespace reckon::samples {
+namespace reckon::tools {
 namespace {
 
 namespace asio = boost::asio;
@@ -199,4 +199,4 @@ Result<boost::json::value> ParseJsonBody(const HttpResponse& response) {
   return value;
 }
 
-}  // namespace reckon::samples
+}  // namespace reckon::tools
