@@ -159,7 +159,8 @@ std::optional<HttpRequestSpec> ParseRequest(const json::value* value, const std:
   return spec;
 }
 
-std::vector<HttpOutcomeRule> ParseOutcomes(const json::value* value, const ToolContract& contract,
+// `contract` is null when it did not load: the checks against it are skipped.
+std::vector<HttpOutcomeRule> ParseOutcomes(const json::value* value, const ToolContract* contract,
                                            ToolProblems& problems) {
   std::vector<HttpOutcomeRule> rules;
   if (value == nullptr || !value->is_array() || value->as_array().empty()) {
@@ -209,9 +210,9 @@ std::vector<HttpOutcomeRule> ParseOutcomes(const json::value* value, const ToolC
     }
     // A non_repeatable_write retries only the codes its contract lists: a retryable status
     // with another code would silently become unknown.
-    if (rule.means == HttpOutcomeMeaning::kRetryable &&
-        contract.side_effect == SideEffect::kNonRepeatableWrite) {
-      const auto& listed = contract.retry.retryable_codes;
+    if (rule.means == HttpOutcomeMeaning::kRetryable && contract != nullptr &&
+        contract->side_effect == SideEffect::kNonRepeatableWrite) {
+      const auto& listed = contract->retry.retryable_codes;
       if (rule.code.empty()) {
         problems.Add(field + ".code", "a retryable outcome of a non_repeatable_write needs an "
                                       "explicit code listed in contract.retry.retryable_codes");
@@ -281,6 +282,7 @@ std::optional<HttpToolSpec> ParseHttpTool(const json::value& tool, std::size_t i
   tp.AdoptFrom(raw);
 
   HttpToolSpec spec;
+  bool contract_ok = false;  // the checks that depend on the contract run only when it is
   if (contract_json == nullptr) {
     tp.Add("contract", "missing: the tool's contract, as `reckon contracts` prints it");
   } else {
@@ -291,9 +293,9 @@ std::optional<HttpToolSpec> ParseHttpTool(const json::value& tool, std::size_t i
       tp.Add("contract", valid.error().message());
     } else {
       spec.contract = std::move(contract).value();
+      contract_ok = true;
     }
   }
-  const bool contract_ok = !tp.Any();
   TemplateScope scope{env, &secrets, contract_ok ? &spec.contract.input_schema : nullptr};
 
   if (auto request = ParseRequest(object.if_contains("request"), "request", scope, false, tp)) {
@@ -306,7 +308,8 @@ std::optional<HttpToolSpec> ParseHttpTool(const json::value& tool, std::size_t i
       spec.idempotency_key_header = std::string(header->as_string());
     }
   }
-  spec.outcomes = ParseOutcomes(object.if_contains("outcomes"), spec.contract, tp);
+  spec.outcomes = ParseOutcomes(object.if_contains("outcomes"),
+                               contract_ok ? &spec.contract : nullptr, tp);
   if (const json::value* reply = object.if_contains("reply")) {
     if (!reply->is_object()) {
       tp.Add("reply", "must be an object with \"provider_ref\" and/or \"error_code\"");

@@ -1,6 +1,5 @@
 #include "reckon/tools/http/http_tools_file.h"
 
-#include <boost/json/parse.hpp>
 
 #include <cstdlib>
 #include <filesystem>
@@ -8,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "reckon/base/jcs.h"
 #include "reckon/tools/http/http_tool_parse.h"
 
 namespace reckon::tools {
@@ -133,14 +133,14 @@ Result<std::shared_ptr<const HttpToolsFile>> LoadHttpToolsFile(const std::string
   if (!in || !(text << in.rdbuf())) {
     return Err(Errc::kInvalidArgument, "tools file " + path + ": cannot be read; check the path");
   }
-  boost::system::error_code ec;
-  json::value document = json::parse(text.str(), ec);
-  if (ec) {
-    return Err(Errc::kInvalidArgument,
-               "tools file " + path + ": not JSON (" + ec.message() + "); nothing was started");
+  // Strict: a member given twice is refused rather than one of them silently winning.
+  Result<json::value> document = ParseStrictJson(text.str());
+  if (!document) {
+    return Err(Errc::kInvalidArgument, "tools file " + path + ": " + document.error().message() +
+                                           "; nothing was started");
   }
   const std::string base_dir = std::filesystem::path(path).parent_path().string();
-  return ParseHttpToolsFile(document, base_dir.empty() ? "." : base_dir, path, env);
+  return ParseHttpToolsFile(document.value(), base_dir.empty() ? "." : base_dir, path, env);
 }
 
 EnvLookup ProcessEnvironment() {
