@@ -19,8 +19,10 @@
 //      "lookup": {"method": "GET", "url": "...?key={operation_id}",
 //                 "committed": [200], "not_found": [404], "provider_ref": "/refund_id"}}]}
 //
-// Templates: tools/http/http_template.h. A status no outcome lists, and any transport failure
-// after the whole request was sent, is unknown; a transport failure before that is retryable.
+// Templates: tools/http/http_template.h. The first outcome that lists a status wins (so a class
+// such as "4xx" may follow single statuses; one status listed twice is refused). A status no
+// outcome lists, and any transport failure after the whole request was sent, is unknown; a
+// transport failure before that is retryable.
 // Secrets come from the worker's environment or a file (a relative path is taken from the tools
 // file's folder), never from the plan; they are read once, at load.
 //
