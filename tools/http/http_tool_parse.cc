@@ -291,6 +291,11 @@ std::optional<HttpToolSpec> ParseHttpTool(const json::value& tool, std::size_t i
       tp.Add("contract", contract.error().message());
     } else if (Result<void> valid = ValidateContract(contract.value()); !valid) {
       tp.Add("contract", valid.error().message());
+    } else if (contract.value().heartbeat_timeout.count() != 0) {
+      // One HTTP exchange has nothing to report progress on; the attempt deadline bounds it.
+      tp.Add("contract.heartbeat_timeout_ms", "an HTTP tool does not heartbeat, so its attempts "
+                                              "would all be lost; remove it (attempt_timeout_ms "
+                                              "bounds the call)");
     } else {
       spec.contract = std::move(contract).value();
       contract_ok = true;

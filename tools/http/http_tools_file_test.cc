@@ -129,6 +129,10 @@ TEST(HttpToolsFileTest, UnreadableOrNonJsonFilesAndBadContractsAreNamed) {
   json::value doc = json::parse(R"({"tools": [{"contract": {"name": "x", "side_effect": "read_only",
       "input_schema": {"type": "object"}, "retry": {"max_attempts": "three"}},
       "request": {"method": "GET", "url": "https://example.com/x"},
+      "outcomes": [{"status": ["2xx"], "means": "success", "code": "c"}, {"status": [99], "means": "maybe"}]},
+      {"contract": {"name": "y", "description": "d", "side_effect": "read_only", "attempt_timeout_ms": 1000,
+      "heartbeat_timeout_ms": 500, "input_schema": {"type": "object"}},
+      "request": {"method": "GET", "url": "https://example.com/x"},
       "outcomes": [{"status": ["2xx"], "means": "success", "code": "c"}, {"status": [99], "means": "maybe"}]}]})");
   auto file = ParseHttpToolsFile(doc, ".", "f.json", RefundEnv());
   ASSERT_FALSE(file);
@@ -137,7 +141,9 @@ TEST(HttpToolsFileTest, UnreadableOrNonJsonFilesAndBadContractsAreNamed) {
                                "tool 'x' (tools[0]): request.url: https is not supported",
                                "tool 'x' (tools[0]): outcomes[0].code: a success has no failure code",
                                "tool 'x' (tools[0]): outcomes[1].status[0]: must be a status",
-                               "tool 'x' (tools[0]): outcomes[1].means: must be"}) {
+                               "tool 'x' (tools[0]): outcomes[1].means: must be",
+                               "tool 'y' (tools[1]): contract.heartbeat_timeout_ms: an HTTP tool "
+                               "does not heartbeat"}) {
     EXPECT_NE(message.find(expected), std::string::npos) << "missing: " << expected << "\nin:\n"
                                                          << message;
   }
