@@ -182,5 +182,33 @@ TEST_F(HttpToolsTest, AProviderThatIsDownIsRetryableNotSentAndTheLookupStillUnkn
   EXPECT_EQ(Reconcile("op_down_1").verdict, ReconcileVerdict::kStillUnknown);
 }
 
+// A secret put into a URL never reaches what the tool reports, as it is or percent-encoded,
+// even in a transport error that quotes the request line.
+TEST_F(HttpToolsTest, SecretsInTheUrlAreScrubbedFromFailures) {
+  Start({});
+  const std::uint16_t port = provider_->port;
+  ASSERT_TRUE(provider_->process.Terminate(5s));
+  provider_.reset();
+  json::value doc = json::parse(R"({"secrets": {"key": {"env": "PROBE_KEY"}}, "tools": [{
+      "contract": {"name": "probe", "description": "Reads a payment.", "side_effect": "read_only",
+                   "attempt_timeout_ms": 1000, "input_schema": {"type": "object"}},
+      "request": {"method": "GET", "url": "{env.BASE}/payments/pay-1?key={secret.key}"},
+      "outcomes": [{"status": [200], "means": "success"}]}]})");
+  const std::string secret = "s3cret key/with spaces 777";
+  auto env = [&](const std::string& name) -> std::optional<std::string> {
+    if (name == "BASE") return "http://127.0.0.1:" + std::to_string(port);
+    if (name == "PROBE_KEY") return secret;
+    return std::nullopt;
+  };
+  auto file = tools::ParseHttpToolsFile(doc, ".", "probe.json", env);
+  ASSERT_TRUE(file) << file.error().ToString();
+  registry_ = std::make_unique<ToolRegistry>();
+  ASSERT_TRUE(tools::RegisterHttpTools(*registry_, file.value()));
+  AttemptOutcome attempt = Execute("probe", "{}", "op_probe_1");
+  EXPECT_EQ(attempt.code, "not_sent");
+  EXPECT_EQ(attempt.message.find("s3cret"), std::string::npos) << attempt.message;
+  EXPECT_NE(attempt.message.find("[secret]"), std::string::npos) << attempt.message;
+}
+
 }  // namespace
 }  // namespace reckon::testing

@@ -19,7 +19,13 @@ namespace json = boost::json;
 // Scrubs the file's secret values out of what a tool reports.
 SecretRedactor RedactorOf(const HttpToolsFile& file, const HttpToolSpec& spec) {
   SecretRedactor redactor{spec.contract.secret_fields, {}};
-  for (const auto& [name, value] : file.secrets) redactor.values.push_back(value);
+  for (const auto& [name, value] : file.secrets) {
+    redactor.values.push_back(value);
+    // As it appears in a URL (a transport error quotes the request line).
+    if (std::string encoded = PercentEncode(value); encoded != value) {
+      redactor.values.push_back(std::move(encoded));
+    }
+  }
   return redactor;
 }
 
