@@ -6,7 +6,8 @@
 // refund step made exactly one refund, under its operation id. The same two provider modes as
 // the C++ tools' crash loop (tests/refund_crash_test.cc): with deduplication by
 // Idempotency-Key and without it, both dropping 30% of the replies of committed refunds, and a
-// slow commit (150 ms) in every other epoch.
+// slow commit (150 ms) in every other epoch; and, for comparison, the same plan over the C++
+// tools (`refund-agent plan`) without deduplication, under the same audit.
 //
 // RECKON_HTTP_CRASH_KILLS: kill points per mode (default 8; the heavy tier raises it).
 // RECKON_HTTP_CRASH_SEED: the seed of the delays and of the provider's faults (printed).
@@ -55,12 +56,21 @@ struct Mode {
   std::string name;
   std::vector<std::string> provider_flags;
   std::uint64_t salt = 0;
+  // The same plan over the sample's C++ tools (`refund-agent plan`), for comparison.
+  bool cpp_tools = false;
 };
 
 class HttpToolsCrashTest : public ::testing::Test {
  protected:
-  Result<Subprocess> StartRun(const fs::path& dir, std::uint16_t port) {
+  Result<Subprocess> StartRun(const Mode& mode, const fs::path& dir, std::uint16_t port) {
     SubprocessOptions o;
+    if (mode.cpp_tools) {
+      o.args = {"plan", (dir / "plan.json").string(), "--provider",
+                "http://127.0.0.1:" + std::to_string(port), "--journal",
+                (dir / "journal.db").string(), "--approve-all"};
+      o.stderr_path = (dir / "run.log").string();
+      return Subprocess::Start(RECKON_REFUND_AGENT, std::move(o));
+    }
     o.args = {"plan", "run", (dir / "plan.json").string(), "--tools",
               std::string(RECKON_SOURCE_DIR) + "/samples/refund/tools.json", "--journal",
               (dir / "journal.db").string(), "--approve-all"};
@@ -96,7 +106,7 @@ class HttpToolsCrashTest : public ::testing::Test {
 
       for (int in_epoch = 0; in_epoch < kMaxKillsPerEpoch && kills < kill_points; ++in_epoch) {
         const std::chrono::milliseconds delay = DrawRefundKillDelay(rng);
-        auto run = StartRun(epoch_dir, provider.value().port);
+        auto run = StartRun(mode, epoch_dir, provider.value().port);
         ASSERT_TRUE(run) << run.error().ToString();
         ++kills;
         auto early = run.value().WaitFor(delay);
@@ -114,7 +124,7 @@ class HttpToolsCrashTest : public ::testing::Test {
         break;  // the plan completed before its kill: the epoch is over
       }
       // The last run is left alone and must complete the plan.
-      auto last = StartRun(epoch_dir, provider.value().port);
+      auto last = StartRun(mode, epoch_dir, provider.value().port);
       ASSERT_TRUE(last) << last.error().ToString();
       auto status = last.value().WaitFor(60s);
       auto out = last.value().ReadAll(5s);
@@ -152,6 +162,11 @@ TEST_F(HttpToolsCrashTest, ProviderWithDedupDroppingReplies) {
 
 TEST_F(HttpToolsCrashTest, ProviderWithoutDedupDroppingReplies) {
   RunMode(Mode{"no-dedup", {"--no-dedup", "--drop-reply-rate", "0.3"}, 2});
+}
+
+// The same loop, same seed and provider, over the sample's C++ tools: the same audit holds.
+TEST_F(HttpToolsCrashTest, TheCppToolsUnderTheSameLoop) {
+  RunMode(Mode{"cpp-no-dedup", {"--no-dedup", "--drop-reply-rate", "0.3"}, 2, true});
 }
 
 }  // namespace
