@@ -71,6 +71,59 @@ void CheckPointer(const json::object& object, std::string_view name, const std::
   out = std::string(value->as_string());
 }
 
+void ParseHeaders(const json::value* headers, const std::string& field, const TemplateScope& scope,
+                  HttpRequestSpec& spec, ToolProblems& problems) {
+  if (headers == nullptr) return;
+  if (!headers->is_object()) {
+    problems.Add(field + ".headers", "must be an object of header name -> value template");
+    return;
+  }
+  std::vector<std::string> raw;
+  for (const auto& header : headers->as_object()) {
+    const std::string name(header.key());
+    const std::string where = field + ".headers." + name;
+    if (!header.value().is_string()) {
+      problems.Add(where, "must be a string template");
+      continue;
+    }
+    std::string lower;
+    for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lower == "content-length" || lower == "transfer-encoding" || lower == "host" ||
+        lower == "connection") {
+      problems.Add(where, "is set by the client; remove it");
+      continue;
+    }
+    spec.headers.emplace_back(name, TextTemplate::Parse(header.value().as_string(), scope, where, raw));
+    problems.AdoptFrom(raw);
+  }
+}
+
+void ParseBody(const json::value* body, const std::string& field, const TemplateScope& scope,
+               HttpRequestSpec& spec, ToolProblems& problems) {
+  if (body == nullptr) return;
+  const std::string where = field + ".body";
+  if (!body->is_object()) {
+    problems.Add(where, "must be {\"template\": JSON} or {\"input\": \"without_secret_fields\"}");
+    return;
+  }
+  std::vector<std::string> raw;
+  CheckMembers(body->as_object(), {"template", "input"}, where, raw);
+  problems.AdoptFrom(raw);
+  const json::value* tmpl = body->as_object().if_contains("template");
+  const json::value* input = body->as_object().if_contains("input");
+  if ((tmpl != nullptr) == (input != nullptr)) {
+    problems.Add(where, "give exactly one of \"template\" and \"input\"");
+  } else if (tmpl != nullptr) {
+    spec.body_template = JsonTemplate::Parse(*tmpl, scope, where + ".template", raw);
+    problems.AdoptFrom(raw);
+  } else if (!input->is_string() || input->as_string() != "without_secret_fields") {
+    problems.Add(where + ".input", "must be \"without_secret_fields\" (the whole input, minus "
+                                   "the contract's secret_fields)");
+  } else {
+    spec.body_is_input = true;
+  }
+}
+
 std::optional<HttpRequestSpec> ParseRequest(const json::value* value, const std::string& field,
                                             const TemplateScope& scope, bool lookup,
                                             ToolProblems& problems) {
@@ -110,52 +163,8 @@ std::optional<HttpRequestSpec> ParseRequest(const json::value* value, const std:
                        : "must start with http:// or with an {env.NAME} that holds the base URL");
     }
   }
-  if (const json::value* headers = object.if_contains("headers")) {
-    if (!headers->is_object()) {
-      problems.Add(field + ".headers", "must be an object of header name -> value template");
-    } else {
-      for (const auto& header : headers->as_object()) {
-        const std::string name(header.key());
-        const std::string where = field + ".headers." + name;
-        if (!header.value().is_string()) {
-          problems.Add(where, "must be a string template");
-          continue;
-        }
-        std::string lower;
-        for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        if (lower == "content-length" || lower == "transfer-encoding" || lower == "host" ||
-            lower == "connection") {
-          problems.Add(where, "is set by the client; remove it");
-          continue;
-        }
-        spec.headers.emplace_back(name,
-                                  TextTemplate::Parse(header.value().as_string(), scope, where, raw));
-        problems.AdoptFrom(raw);
-      }
-    }
-  }
-  if (const json::value* body = lookup ? nullptr : object.if_contains("body")) {
-    const std::string where = field + ".body";
-    if (!body->is_object()) {
-      problems.Add(where, "must be {\"template\": JSON} or {\"input\": \"without_secret_fields\"}");
-    } else {
-      CheckMembers(body->as_object(), {"template", "input"}, where, raw);
-      problems.AdoptFrom(raw);
-      const json::value* tmpl = body->as_object().if_contains("template");
-      const json::value* input = body->as_object().if_contains("input");
-      if ((tmpl != nullptr) == (input != nullptr)) {
-        problems.Add(where, "give exactly one of \"template\" and \"input\"");
-      } else if (tmpl != nullptr) {
-        spec.body_template = JsonTemplate::Parse(*tmpl, scope, where + ".template", raw);
-        problems.AdoptFrom(raw);
-      } else if (!input->is_string() || input->as_string() != "without_secret_fields") {
-        problems.Add(where + ".input", "must be \"without_secret_fields\" (the whole input, "
-                                       "minus the contract's secret_fields)");
-      } else {
-        spec.body_is_input = true;
-      }
-    }
-  }
+  ParseHeaders(object.if_contains("headers"), field, scope, spec, problems);
+  if (!lookup) ParseBody(object.if_contains("body"), field, scope, spec, problems);
   return spec;
 }
 
@@ -242,6 +251,59 @@ std::vector<HttpOutcomeRule> ParseOutcomes(const json::value* value, const ToolC
   return rules;
 }
 
+
+// `lookup`: required exactly when the contract reconciles by lookup (known only when the
+// contract loaded).
+void ParseLookup(const json::value* lookup, bool contract_ok, const TemplateScope& scope,
+                 HttpToolSpec& spec, ToolProblems& tp) {
+  const bool wants_lookup = contract_ok && spec.contract.reconcile.mode == ReconcileMode::kLookup;
+  if (wants_lookup && lookup == nullptr) {
+    tp.Add("lookup", "missing: the contract reconciles by lookup (reconcile.mode \"lookup\"), "
+                     "so the tool needs a lookup request");
+    return;
+  }
+  if (contract_ok && !wants_lookup && lookup != nullptr) {
+    tp.Add("lookup", "the contract does not reconcile by lookup (reconcile.mode is not "
+                     "\"lookup\"): remove it or change the contract");
+    return;
+  }
+  if (lookup == nullptr) return;
+  auto request = ParseRequest(lookup, "lookup", scope, true, tp);
+  if (!request || !lookup->is_object()) return;
+  HttpLookupSpec lookup_spec;
+  lookup_spec.request = std::move(*request);
+  const json::object& l = lookup->as_object();
+  if (auto s = ParseStatuses(l.if_contains("committed"), "lookup.committed", tp)) {
+    lookup_spec.committed = std::move(*s);
+  }
+  if (auto s = ParseStatuses(l.if_contains("not_found"), "lookup.not_found", tp)) {
+    lookup_spec.not_found = std::move(*s);
+  }
+  CheckPointer(l, "provider_ref", "lookup.provider_ref", lookup_spec.provider_ref, tp);
+  if (!lookup_spec.request.url.RefersToOperationId()) {
+    tp.Add("lookup.url", "must find the operation by its id: put {operation_id} in it");
+  }
+  spec.lookup = std::move(lookup_spec);
+}
+
+// A write must send its idempotency key, in the named header or through a template.
+void CheckKeySent(const HttpToolSpec& spec, ToolProblems& tp) {
+  if (spec.contract.side_effect == SideEffect::kReadOnly || !spec.idempotency_key_header.empty()) {
+    return;
+  }
+  bool sent = spec.request.url.RefersToOperationId() ||
+              (spec.request.body_template && spec.request.body_template->RefersToOperationId());
+  for (const auto& [header, value] : spec.request.headers) {
+    sent = sent || value.RefersToOperationId();
+  }
+  if (!sent) {
+    tp.Add("idempotency_key_header",
+           "a " + std::string(SideEffectName(spec.contract.side_effect)) +
+               " must send the operation id as its idempotency key: name the header, or put "
+               "{operation_id} in the URL, a header or the body");
+  }
+}
+
 }  // namespace
 
 void CheckMembers(const json::object& object, std::initializer_list<std::string_view> allowed,
@@ -325,49 +387,8 @@ std::optional<HttpToolSpec> ParseHttpTool(const json::value& tool, std::size_t i
       CheckPointer(reply->as_object(), "error_code", "reply.error_code", spec.error_code, tp);
     }
   }
-  const bool wants_lookup = contract_ok && spec.contract.reconcile.mode == ReconcileMode::kLookup;
-  const json::value* lookup = object.if_contains("lookup");
-  if (wants_lookup && lookup == nullptr) {
-    tp.Add("lookup", "missing: the contract reconciles by lookup (reconcile.mode \"lookup\"), "
-                     "so the tool needs a lookup request");
-  } else if (contract_ok && !wants_lookup && lookup != nullptr) {
-    tp.Add("lookup", "the contract does not reconcile by lookup (reconcile.mode is not "
-                     "\"lookup\"): remove it or change the contract");
-  } else if (lookup != nullptr) {
-    if (auto request = ParseRequest(lookup, "lookup", scope, true, tp)) {
-      HttpLookupSpec lookup_spec;
-      lookup_spec.request = std::move(*request);
-      if (lookup->is_object()) {
-        const json::object& l = lookup->as_object();
-        if (auto s = ParseStatuses(l.if_contains("committed"), "lookup.committed", tp)) {
-          lookup_spec.committed = std::move(*s);
-        }
-        if (auto s = ParseStatuses(l.if_contains("not_found"), "lookup.not_found", tp)) {
-          lookup_spec.not_found = std::move(*s);
-        }
-        CheckPointer(l, "provider_ref", "lookup.provider_ref", lookup_spec.provider_ref, tp);
-        if (!lookup_spec.request.url.RefersToOperationId()) {
-          tp.Add("lookup.url", "must find the operation by its id: put {operation_id} in it");
-        }
-      }
-      spec.lookup = std::move(lookup_spec);
-    }
-  }
-  // A write must send its idempotency key, in the named header or through a template.
-  if (contract_ok && spec.contract.side_effect != SideEffect::kReadOnly &&
-      spec.idempotency_key_header.empty() && !spec.request.url.RefersToOperationId() &&
-      !(spec.request.body_template && spec.request.body_template->RefersToOperationId())) {
-    bool in_header = false;
-    for (const auto& [header, value] : spec.request.headers) {
-      in_header = in_header || value.RefersToOperationId();
-    }
-    if (!in_header) {
-      tp.Add("idempotency_key_header",
-             "a " + std::string(SideEffectName(spec.contract.side_effect)) +
-                 " must send the operation id as its idempotency key: name the header, or put "
-                 "{operation_id} in the URL, a header or the body");
-    }
-  }
+  ParseLookup(object.if_contains("lookup"), contract_ok, scope, spec, tp);
+  if (contract_ok) CheckKeySent(spec, tp);
   if (tp.Any()) return std::nullopt;
   return spec;
 }
