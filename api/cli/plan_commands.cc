@@ -169,8 +169,8 @@ asio::awaitable<Result<int>> RunEmbedded(CommandEnv& env, EmbeddedHost& host, co
   RECKON_CO_TRY(PlanRunReport report, co_await RunPlan(host, plan, std::move(options)));
   PrintSummary(env, plan, report.states, report.progress);
   if (!report.progress.finished()) {
-    env.out << "waiting for a person (run again with --approve-all, or decide with `reckon "
-               "approve` on the journal's server):\n"
+    env.out << "waiting for a person: run again with --approve-all, or serve the journal "
+               "(`reckon server --journal " << args.journal << "`) and decide there:\n"
             << report.progress.WaitingCommands() << std::flush;
   }
   co_return ExitFor(report.progress);

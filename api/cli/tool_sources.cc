@@ -11,7 +11,8 @@ namespace reckon::cli {
 void AddToolSourceFlags(CLI::App* command, ToolSourceFlags& flags) {
   command->add_option("--tools", flags.tools_files,
                       "tools file (JSON, docs/TOOLS.md): HTTP tools under contracts; repeat it "
-                      "for several files");
+                      "for several files")
+      ->allow_extra_args(false);  // one file per --tools, so that a plan file after it stays positional
 }
 
 Result<void> LoadToolSources(const ToolSourceFlags& flags, ToolRegistry& registry,
