@@ -320,8 +320,9 @@ std::string FileText(const std::string& path) {
 }
 
 // Embedded, with a provider that drops half the replies of committed refunds, rate-limits the
-// first request and refuses some with 503 before committing: every refund step ends
-// committed, once, and the card token (a secret of the tools file) reaches no journal file.
+// first request and refuses some with 503 before committing: the run waits for a person until
+// --approve-all, then every refund step ends committed, once, and the card token (a secret of
+// the tools file) reaches no journal file.
 TEST(PlanRunTest, EmbeddedOnTheToolsFileRunsTheSamplePlanToTheEnd) {
   TempDir dir;
   SubprocessOptions po;
@@ -331,8 +332,13 @@ TEST(PlanRunTest, EmbeddedOnTheToolsFileRunsTheSamplePlanToTheEnd) {
   po.stderr_path = dir.File("provider.log");
   auto provider = StartListening(RECKON_PAYMENTS_PROVIDER, std::move(po));
   ASSERT_TRUE(provider) << provider.error().ToString();
-  const std::vector<std::string> args = {"plan", "run", kPlan, "--tools", kToolsFile,
-                                         "--journal", dir.File("plans.db"), "--approve-all"};
+  std::vector<std::string> args = {"plan", "run", kPlan, "--tools", kToolsFile, "--journal",
+                                   dir.File("plans.db")};
+  // Without --approve-all the first refund waits for a person: exit 3.
+  auto [waiting, waiting_out] = ReckonWithEnv(dir, args, ToolsEnv(provider.value().port));
+  EXPECT_EQ(waiting.code, 3) << waiting.ToString() << "\n" << waiting_out;
+  EXPECT_NE(waiting_out.find("waiting for a person"), std::string::npos) << waiting_out;
+  args.push_back("--approve-all");
   auto [status, out] = ReckonWithEnv(dir, args, ToolsEnv(provider.value().port));
   EXPECT_TRUE(status.Succeeded()) << status.ToString() << "\n" << out << FileText(dir.File("cli.log"));
   EXPECT_NE(out.find("plan refund-pay-4-and-5: completed"), std::string::npos) << out;
