@@ -6,6 +6,8 @@
 // complete, and the ledger must hold exactly one refund per refund step, under its operation id.
 #include <gtest/gtest.h>
 
+#include <boost/json.hpp>
+
 #include <chrono>
 #include <fstream>
 #include <limits>
@@ -31,6 +33,7 @@ namespace reckon::testing {
 namespace {
 
 using namespace std::chrono_literals;
+namespace json = boost::json;
 
 Result<ListeningProcess> StartProvider(const TempDir& dir) {
   SubprocessOptions o;
@@ -406,6 +409,88 @@ TEST(PlanRunTest, OnAServerWithReckonWorkerOnTheToolsFile) {
     ASSERT_TRUE(stopped) << stopped.error().ToString();
     EXPECT_TRUE(stopped.value().Succeeded()) << stopped.value().ToString();
   }
+}
+
+// Asynchronous completion through a tools file: send_refund's contract declares a completion
+// deadline and the file maps 201 to "accepted". On a server with `reckon worker`, the refund
+// step waits in awaiting_completion after the provider took it; `reckon complete` delivers
+// the provider's report (twice: applied once), and the plan completes with the reference the
+// completion gave. One refund in the ledger.
+TEST(PlanRunTest, AToolsFileMayAnswerAcceptedAndTheCompletionFinishesThePlan) {
+  TempDir dir;
+  SubprocessOptions po;  // no faults: the 201 must arrive to be read as "accepted"
+  po.args = {"--port", "0", "--ledger", dir.File("ledger.db"), "--seed", "1"};
+  po.stderr_path = dir.File("provider.log");
+  auto provider = StartListening(RECKON_PAYMENTS_PROVIDER, std::move(po));
+  ASSERT_TRUE(provider) << provider.error().ToString();
+  {
+    std::ifstream in(kToolsFile);
+    std::stringstream text;
+    text << in.rdbuf();
+    json::value doc = json::parse(text.str());
+    json::object& send = doc.as_object()["tools"].as_array()[0].as_object();
+    send["contract"].as_object()["completion"] = json::object{{"deadline_ms", 600000}};
+    send["outcomes"].as_array()[0] =
+        json::object{{"status", json::array{201}}, {"means", "accepted"}};
+    send["outcomes"].as_array().push_back(
+        json::object{{"status", json::array{200}}, {"means", "success"}});
+    std::ofstream(dir.File("async_tools.json")) << json::serialize(doc);
+    json::object plan{{"plan_id", "refund-async-1"},
+                      {"steps", json::array{json::object{
+                                    {"id", "refund"}, {"tool", "send_refund"},
+                                    {"input", json::object{{"payment_id", "pay-1"},
+                                                           {"amount_cents", 100},
+                                                           {"reason", "duplicate charge"}}}}}}};
+    std::ofstream(dir.File("async_plan.json")) << json::serialize(plan);
+  }
+  std::optional<PlanServer> server = StartPlanServer(dir);
+  ASSERT_TRUE(server);
+  SubprocessOptions wo;
+  wo.args = {"worker", "--server", server->address, "--tools", dir.File("async_tools.json"),
+             "--id", "async-w"};
+  wo.stderr_path = dir.File("async-w.log");
+  wo.env = ToolsEnv(provider.value().port);
+  wo.env.emplace_back("RECKON_TOKEN_FILE", RoleTokenFile(server->tokens_dir, "worker"));
+  auto worker = Subprocess::Start(RECKON_CLI_PATH, wo);
+  ASSERT_TRUE(worker) << worker.error().ToString();
+  const std::vector<std::string> run_args = {
+      "plan", "run", dir.File("async_plan.json"), "--server", server->address, "--token-file",
+      RoleTokenFile(server->tokens_dir, "operator"), "--no-wait"};
+  bool started = false;
+  for (int i = 0; i < 50 && !started; ++i) {  // the worker may still be registering
+    started = Reckon(dir, run_args).first.Succeeded();
+    if (!started) std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_TRUE(started) << FileText(dir.File("cli.log"));
+  // Wait until the provider has taken the refund and the operation awaits its completion.
+  const std::regex awaiting("awaiting_completion[^\n]*(op_[0-9a-f]+)");
+  std::string operation_id, shown;
+  for (int i = 0; i < 200 && operation_id.empty(); ++i) {
+    shown = Reckon(dir, {"show", "refund-async-1", "--server", server->address, "--token-file",
+                         RoleTokenFile(server->tokens_dir, "reader")}).second;
+    std::smatch m;
+    if (std::regex_search(shown, m, awaiting)) operation_id = m[1];
+    else std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_FALSE(operation_id.empty()) << shown << FileText(dir.File("async-w.log"));
+  auto ledger = FetchRefunds(provider.value().port);
+  ASSERT_TRUE(ledger && ledger.value().size() == 1u);
+  const std::string refund_id = ledger.value()[0].refund_id;
+  for (int delivery = 0; delivery < 2; ++delivery) {  // the same webhook delivered twice
+    auto [status, out] = Reckon(dir, {"complete", operation_id, "--delivery-id", "evt-1",
+                                      "--succeeded", "--provider-ref", refund_id, "--output",
+                                      "{\"refund_id\": \"" + refund_id + "\"}", "--workflow",
+                                      "refund-async-1", "--server", server->address,
+                                      "--token-file", RoleTokenFile(server->tokens_dir, "worker")});
+    EXPECT_TRUE(status.Succeeded()) << status.ToString() << out << FileText(dir.File("cli.log"));
+  }
+  std::vector<std::string> follow = run_args;
+  follow.pop_back();  // without --no-wait: follows the run to its end
+  auto [done, out] = Reckon(dir, follow);
+  EXPECT_TRUE(done.Succeeded()) << done.ToString() << "\n" << out << FileText(dir.File("cli.log"));
+  EXPECT_NE(out.find("plan refund-async-1: completed"), std::string::npos) << out;
+  EXPECT_NE(out.find("\"provider_ref\":\"" + refund_id + "\""), std::string::npos) << out;
+  ExpectOneRefundPerRefundStep(provider.value().port, out, 1);
 }
 
 }  // namespace

@@ -131,16 +131,20 @@ AttemptOutcome FromReply(const HttpToolSpec& spec, const HttpResponse& response,
   }
   const std::string status = "HTTP " + std::to_string(response.status);
   Result<json::value> body = ParseJsonBody(response);
-  if (rule != nullptr && rule->means == HttpOutcomeMeaning::kSuccess) {
+  if (rule != nullptr && (rule->means == HttpOutcomeMeaning::kSuccess ||
+                          rule->means == HttpOutcomeMeaning::kAccepted)) {
+    const bool accepted = rule->means == HttpOutcomeMeaning::kAccepted;
+    const std::string what = status + (accepted ? " (accepted)" : " (success)");
     if (!body) {
       return ToolFailed(FailureKind::kUnknown, "unreadable_reply",
-                        status + " (success) with a body that is not JSON");
+                        what + " with a body that is not JSON");
     }
     std::string provider_ref = StringAt(body.value(), spec.provider_ref);
     if (!spec.provider_ref.empty() && provider_ref.empty()) {
       return ToolFailed(FailureKind::kUnknown, "unreadable_reply",
-                        status + " (success) without " + spec.provider_ref + " in its body");
+                        what + " without " + spec.provider_ref + " in its body");
     }
+    if (accepted) return ToolAccepted(redact.Text(std::move(provider_ref)));
     return ToolSucceeded(redact.Output(body.value()), std::move(provider_ref));
   }
   std::string code = rule != nullptr ? rule->code : "";

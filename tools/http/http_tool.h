@@ -8,9 +8,10 @@
 //   transport failure before the whole request was sent -> retryable "not_sent"
 //   transport failure after it was sent     -> unknown "reply_lost" (or "deadline_exceeded")
 //   a status an outcome lists               -> that outcome, with its code (or the reply's
-//                                              error code, else "http_<status>")
+//                                              error code, else "http_<status>"); "accepted"
+//                                              -> ToolAccepted with the reply's provider_ref
 //   any other status                        -> unknown
-//   a success whose reply is not JSON, or lacks the declared provider_ref
+//   a success or acceptance whose reply is not JSON, or lacks the provider_ref
 //                                           -> unknown "unreadable_reply" (the provider acted;
 //                                              reconciliation will read the effect back)
 // A success returns the reply body as its output, and the value at reply.provider_ref as the

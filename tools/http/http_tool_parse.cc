@@ -197,6 +197,14 @@ std::vector<HttpOutcomeRule> ParseOutcomes(const json::value* value, const ToolC
     if (meaning == "success") {
       rule.means = HttpOutcomeMeaning::kSuccess;
       any_success = true;
+    } else if (meaning == "accepted") {
+      rule.means = HttpOutcomeMeaning::kAccepted;
+      any_success = true;
+      if (contract != nullptr && !contract->completion.declared()) {
+        problems.Add(field + ".means", "\"accepted\" needs a contract that declares completion "
+                                       "(completion.deadline_ms: how long to wait for the "
+                                       "provider's report)");
+      }
     } else if (meaning == "definitive") {
       rule.means = HttpOutcomeMeaning::kDefinitive;
     } else if (meaning == "retryable") {
@@ -204,8 +212,8 @@ std::vector<HttpOutcomeRule> ParseOutcomes(const json::value* value, const ToolC
     } else if (meaning == "unknown") {
       rule.means = HttpOutcomeMeaning::kUnknown;
     } else {
-      problems.Add(field + ".means", "must be \"success\", \"definitive\", \"retryable\" or "
-                                     "\"unknown\"");
+      problems.Add(field + ".means", "must be \"success\", \"accepted\", \"definitive\", "
+                                     "\"retryable\" or \"unknown\"");
     }
     if (const json::value* code = object.if_contains("code")) {
       if (!code->is_string() || code->as_string().empty()) {
@@ -214,7 +222,8 @@ std::vector<HttpOutcomeRule> ParseOutcomes(const json::value* value, const ToolC
         rule.code = std::string(code->as_string());
       }
     }
-    if (rule.means == HttpOutcomeMeaning::kSuccess && !rule.code.empty()) {
+    if ((rule.means == HttpOutcomeMeaning::kSuccess ||
+         rule.means == HttpOutcomeMeaning::kAccepted) && !rule.code.empty()) {
       problems.Add(field + ".code", "a success has no failure code; remove it");
     }
     // A non_repeatable_write retries only the codes its contract lists: a retryable status
@@ -247,7 +256,7 @@ std::vector<HttpOutcomeRule> ParseOutcomes(const json::value* value, const ToolC
     }
     rules.push_back(std::move(rule));
   }
-  if (!any_success) problems.Add("outcomes", "no status means \"success\"");
+  if (!any_success) problems.Add("outcomes", "no status means \"success\" (or \"accepted\")");
   return rules;
 }
 
@@ -385,6 +394,12 @@ std::optional<HttpToolSpec> ParseHttpTool(const json::value& tool, std::size_t i
       tp.AdoptFrom(raw);
       CheckPointer(reply->as_object(), "provider_ref", "reply.provider_ref", spec.provider_ref, tp);
       CheckPointer(reply->as_object(), "error_code", "reply.error_code", spec.error_code, tp);
+    }
+  }
+  for (std::size_t i = 0; i < spec.outcomes.size(); ++i) {
+    if (spec.outcomes[i].means == HttpOutcomeMeaning::kAccepted && spec.provider_ref.empty()) {
+      tp.Add("reply.provider_ref", "outcomes[" + std::to_string(i) + "] means \"accepted\": "
+                                   "name where the provider's reference is in the reply");
     }
   }
   ParseLookup(object.if_contains("lookup"), contract_ok, scope, spec, tp);

@@ -12,7 +12,7 @@
 //                  "body": {"template": {"amount_cents": "{input.amount_cents}", ...}}},
 //                  // or "body": {"input": "without_secret_fields"}
 //      "idempotency_key_header": "Idempotency-Key",
-//      "outcomes": [{"status": [200, 201], "means": "success"},
+//      "outcomes": [{"status": [200, 201], "means": "success"},   // or "accepted" (202)
 //                   {"status": [429], "means": "retryable", "code": "rate_limited"},
 //                   {"status": ["4xx"], "means": "definitive"}],
 //      "reply": {"provider_ref": "/refund_id", "error_code": "/error"},
@@ -53,7 +53,9 @@ struct StatusRange {
   bool Contains(int status) const { return status >= low && status <= high; }
 };
 
-enum class HttpOutcomeMeaning { kSuccess, kDefinitive, kRetryable, kUnknown };
+// kAccepted: the provider took the request and reports its result later (a webhook); only for
+// a contract that declares `completion` (asynchronous completion, worker/tool.h ToolAccepted).
+enum class HttpOutcomeMeaning { kSuccess, kAccepted, kDefinitive, kRetryable, kUnknown };
 
 struct HttpOutcomeRule {
   std::vector<StatusRange> statuses;
@@ -83,7 +85,7 @@ struct HttpToolSpec {
   HttpRequestSpec request;
   std::string idempotency_key_header;  // empty: none (the key travels in a template)
   std::vector<HttpOutcomeRule> outcomes;
-  std::string provider_ref;  // JSON Pointer into a success's reply body; empty: none
+  std::string provider_ref;  // JSON Pointer into a success's (or acceptance's) reply body
   std::string error_code;    // JSON Pointer into a failure's reply body; empty: none
   std::optional<HttpLookupSpec> lookup;
 };

@@ -149,6 +149,28 @@ TEST(HttpToolsFileTest, UnreadableOrNonJsonFilesAndBadContractsAreNamed) {
   }
 }
 
+// "accepted" needs a contract that declares completion, and the provider's reference.
+TEST(HttpToolsFileTest, AcceptedNeedsACompletionDeadlineAndAProviderRef) {
+  json::value doc = ReadJson(kSource + "/samples/refund/tools.json");
+  json::object& send = doc.as_object()["tools"].as_array()[0].as_object();
+  send["outcomes"].as_array()[0] = json::object{{"status", json::array{202}}, {"means", "accepted"}};
+  send.erase("reply");
+  auto file = ParseHttpToolsFile(doc, ".", "async.json", RefundEnv());
+  ASSERT_FALSE(file);
+  const std::string message = file.error().message();
+  EXPECT_NE(message.find("tool 'send_refund' (tools[0]): outcomes[0].means: \"accepted\" needs a "
+                         "contract that declares completion"),
+            std::string::npos) << message;
+  EXPECT_NE(message.find("tool 'send_refund' (tools[0]): reply.provider_ref: outcomes[0] means "
+                         "\"accepted\""),
+            std::string::npos) << message;
+  send["contract"].as_object()["completion"] = json::object{{"deadline_ms", 60000}};
+  send["reply"] = json::object{{"provider_ref", "/refund_id"}};
+  auto fixed = ParseHttpToolsFile(doc, ".", "async.json", RefundEnv());
+  ASSERT_TRUE(fixed) << fixed.error().ToString();
+  EXPECT_EQ(fixed.value()->tools[0].outcomes[0].means, HttpOutcomeMeaning::kAccepted);
+}
+
 TEST(HttpToolsFileTest, SecretsComeFromAFileBesideTheToolsFile) {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() /
