@@ -41,7 +41,7 @@ TEST(EventCodecTest, RoundTripsEveryEventType) {
       HumanResolved{"op-1", true, "re_9", "carol", "checked dashboard"},
       TimerStarted{"t1", 5},
       TimerFired{"t1"},
-      SignalReceived{"go", "{}"},
+      SignalReceived{"go", "{}", "ops", "req-1"},
       MarkerRecorded{"m1", "now", "17"},
       RetryScheduled{"op-1", 2, 1234, RetryReason::kReconciledNotFound},
       WorkflowContinuedAsNew{"r2", R"({"round":2})"},
@@ -50,6 +50,8 @@ TEST(EventCodecTest, RoundTripsEveryEventType) {
       ChildPolicyApplied{"child#2", "ship-1", "abandon"},
       UpdateAccepted{"u-1", "instruct", R"({"instruction":"x"})", "operator"},
       UpdateCompleted{"u-1", R"({"answer":"y"})", "", ""},
+      AttemptAccepted{"op-1", 2, "po_1", 5555},
+      CompletionReceived{"op-1", "evt_1", true, "", "worker"},
   };
   ASSERT_EQ(bodies.size(), std::variant_size_v<EventBody>);
   EventDecoder decoder;
@@ -70,6 +72,8 @@ TEST(EventCodecTest, UpdateEventsHaveTheirOrdinalsTypeNumbers) {
   EXPECT_EQ(EventTypeNumber(UpdateAccepted{}), 32);
   EXPECT_EQ(EventTypeNumber(UpdateCompleted{}), 33);
   EXPECT_EQ(EventTypeNumber(WorkflowContinuedAsNew{}), 28);
+  EXPECT_EQ(EventTypeNumber(AttemptAccepted{}), 34);
+  EXPECT_EQ(EventTypeNumber(CompletionReceived{}), 35);
 }
 
 TEST(EventCodecTest, DecodesFromUnalignedMemory) {

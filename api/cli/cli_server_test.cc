@@ -328,10 +328,10 @@ TEST_F(CliServerTest, ASignalWithARequestIdIsAppliedOnce) {
 
 TEST_F(CliServerTest, CompleteDeliversAProvidersCompletionOnce) {
   Start("a-1", "call_once",
-        R"({"tool": "async_payout", "input": {"account": "acct-1", "amount_cents": 5}})");
-  ASSERT_TRUE(WaitForState("a-1", "async_payout#1", "awaiting_completion")) << Show("a-1");
+        R"({"tool": "webhook_payout", "input": {"account": "acct-1", "amount_cents": 5}})");
+  ASSERT_TRUE(WaitForState("a-1", "webhook_payout#1", "awaiting_completion")) << Show("a-1");
   EXPECT_EQ(Show("a-1").at("waits_on"), "completion");
-  const std::string op(Operation("a-1", "async_payout#1").at("operation_id").as_string());
+  const std::string op(Operation("a-1", "webhook_payout#1").at("operation_id").as_string());
   const CliRun usage = Cli({"complete", op, "--delivery-id", "evt-1"});
   EXPECT_EQ(usage.code(), 2) << usage.Describe();  // neither --succeeded nor --failed
   const CliRun reader = Cli({"complete", op, "--delivery-id", "evt-1", "--succeeded",
@@ -345,7 +345,7 @@ TEST_F(CliServerTest, CompleteDeliversAProvidersCompletionOnce) {
   }
   ASSERT_TRUE(WaitForStatus("a-1", "completed")) << Show("a-1");
   EXPECT_EQ(EventsOfType("a-1", "CompletionReceived").size(), 1u);
-  const std::string ref(Operation("a-1", "async_payout#1").at("provider_ref").as_string());
+  const std::string ref(Operation("a-1", "webhook_payout#1").at("provider_ref").as_string());
   EXPECT_EQ(ref.substr(0, 3), "po-") << ref;
 }
 

@@ -171,7 +171,7 @@ class ServerInputTest : public ::testing::Test {
       auto message = Request();
       message->getRoot<wire::Request>().initMethod().setListContracts();
       auto listed = Call(std::move(message));
-      return listed && listed.value().get().getResult().getContracts().size() == 4;  // charge, payout, unsure, echo
+      return listed && listed.value().get().getResult().getContracts().size() == 5;  // charge, payout, unsure, echo, webhook_payout
     })) << "the worker did not register";
     // A run to signal, cancel and decide on: it waits for the signal "go".
     const CliRun started = server_->StartWorkflow(
@@ -297,7 +297,7 @@ TEST_F(ServerInputTest, EveryIdentifierOfEveryMethodRefusesBadValuesAndNothingIs
   EXPECT_EQ(runs.value()[0].ref.workflow_id, "waiting-1");
   auto contracts = journal.value()->ListContracts();
   ASSERT_TRUE(contracts);
-  EXPECT_EQ(contracts.value().size(), 4u) << "a refused registration journals no contract";
+  EXPECT_EQ(contracts.value().size(), 5u) << "a refused registration journals no contract";
 }
 
 TEST_F(ServerInputTest, AnInputAPlanOrASignalWithASecretFieldIsRefusedAndNeverStored) {

@@ -50,12 +50,12 @@ class ServerWorkflowTest : public ::testing::Test {
     auto worker = server_->StartWorker(RECKON_TEST_WORKER, "worker");
     ASSERT_TRUE(worker) << worker.error().ToString();
     // Plans are validated against the contracts the worker declares when it registers: its
-    // four tools (worker/testing/test_worker_main.cc).
+    // five tools (worker/testing/test_worker_main.cc).
     ASSERT_TRUE(Eventually([&] {
       auto message = Request();
       message->getRoot<wire::Request>().initMethod().setListContracts();
       auto listed = Call(std::move(message));
-      return listed && listed.value().get().getResult().getContracts().size() == 4;
+      return listed && listed.value().get().getResult().getContracts().size() == 5;
     })) << "the worker did not register";
   }
 

@@ -67,6 +67,8 @@ std::vector<EventBody> EveryEventType() {
       ChildPolicyApplied{"child#1", "ship-1", "cancel"},
       UpdateAccepted{"u-1", "instruct", R"({"i":"secret-17"})", "operator"},
       UpdateCompleted{"u-1", R"({"a":"secret-18"})", "failed", "secret-19"},
+      AttemptAccepted{"op-1", 2, "po_1", 5555},
+      CompletionReceived{"op-1", "evt_1", true, "", "worker"},
   };
 }
 

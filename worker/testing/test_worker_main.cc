@@ -97,7 +97,7 @@ Tool EchoTool() {
 // "accepted"; the test delivers the completion (POST .../completion, `reckon complete`).
 Tool AsyncPayoutTool() {
   Tool tool;
-  tool.contract = FastContract("async_payout", SideEffect::kNonRepeatableWrite);
+  tool.contract = FastContract("webhook_payout", SideEffect::kNonRepeatableWrite);
   tool.contract.attempt_timeout = 5s;
   tool.contract.completion.deadline = 600s;
   tool.execute = [](json::value, ToolCallContext context) -> asio::awaitable<AttemptOutcome> {

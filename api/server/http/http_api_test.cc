@@ -295,7 +295,7 @@ TEST_F(HttpApiTest, ACompletionIsAppliedOncePerDeliveryAndNeedsAWorkerToken) {
   Reply started;
   ASSERT_TRUE(Eventually([&] {
     started = As("operator", http::verb::post, "/api/v1/runs",
-                 StartBody("c-1", "async_payout", 300));
+                 StartBody("c-1", "webhook_payout", 300));
     return started.status == 200;
   })) << started.raw;
   std::string op;
