@@ -182,12 +182,14 @@ asio::awaitable<McpReply> Exchange(std::shared_ptr<Life> life, std::string metho
   if (life->ended) co_return ReplyNotSent("connection_lost", "the server is not running");
   const std::int64_t id = life->next_id++;
   Pending pending;
-  asio::steady_timer wake(co_await asio::this_coro::executor);
+  asio::steady_timer wake(life->to_child.get_executor());
   wake.expires_at(deadline);
   pending.wake = &wake;
   life->pending[id] = &pending;
   Enqueue(life, id, JsonRpcRequest(id, method, std::move(params)));
-  auto [ec] = co_await wake.async_wait(asio::as_tuple(asio::use_awaitable));
+  const std::tuple<boost::system::error_code> waited =
+      co_await wake.async_wait(asio::as_tuple(asio::use_awaitable));
+  const boost::system::error_code ec = std::get<0>(waited);
   life->pending.erase(id);
   const std::string what = "MCP server " + life->name + ": " + method + ": ";
   if (pending.response) co_return ReplyFromResponse(*pending.response, life->name);
@@ -295,7 +297,11 @@ asio::awaitable<McpReply> StdioTransport::Ready(Deadline deadline, std::shared_p
       ok.status = McpReply::Status::kResult;
       co_return ok;
     }
-    if (!starting_) co_return co_await Start(deadline);
+    if (!starting_) {
+      McpReply started = co_await Start(deadline);
+      if (started.status != McpReply::Status::kResult) co_return started;
+      continue;  // takes the new life above
+    }
     asio::steady_timer wait(executor_);
     wait.expires_at(deadline);
     waiters_.push_back(&wait);

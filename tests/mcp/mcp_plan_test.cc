@@ -1,0 +1,156 @@
+// An agent plan on MCP tools, embedded (the sample's mcp-agent: engine, journal and MCP client
+// in one process), through SIGKILLs of the MCP server (its own crash faults, over stdio and
+// Streamable HTTP) and of mcp-agent itself. However the calls end, the ledger must hold exactly
+// one refund per refund step, under the step's operation id, which also reached the server in
+// _meta.
+#include <gtest/gtest.h>
+
+#include <boost/json/serialize.hpp>
+
+#include <chrono>
+#include <csignal>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include "tests/mcp/mcp_support.h"
+#include "tests/support/crash_support.h"
+
+namespace reckon::testing {
+namespace {
+
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+constexpr int kRefundSteps = 5;
+
+// Five refunds that run at once (no dependencies), each after its own lookup.
+std::string WritePlan(const TempDir& dir) {
+  json::array steps;
+  for (int i = 1; i <= kRefundSteps; ++i) {
+    const std::string payment = "pay-" + std::to_string(i);
+    steps.push_back(json::object{{"id", "lookup" + std::to_string(i)}, {"tool", "lookup_payment"},
+                                 {"input", json::object{{"payment_id", payment}}}});
+    steps.push_back(json::object{
+        {"id", "refund" + std::to_string(i)},
+        {"tool", "send_refund"},
+        {"depends_on", json::array{"lookup" + std::to_string(i)}},
+        {"input", json::object{{"payment_id", payment},
+                               {"amount_cents", {{"$ref", "steps.lookup" + std::to_string(i) + ".output.amount_cents"}}},
+                               {"reason", "test"}}}});
+  }
+  const std::string path = dir.File("plan.json");
+  std::ofstream(path) << json::serialize(json::object{{"plan_id", "mcp-five-refunds"}, {"steps", steps}});
+  return path;
+}
+
+std::vector<std::string> AgentArgs(const TempDir& dir) {
+  return {WritePlan(dir), "--journal", dir.File("agent.db"), "--contracts", FastContractsFile(dir)};
+}
+
+Result<Subprocess> StartAgent(const TempDir& dir, std::vector<std::string> args) {
+  SubprocessOptions options;
+  options.args = std::move(args);
+  options.stderr_path = dir.File("agent.log");
+  return Subprocess::Start(RECKON_MCP_AGENT, std::move(options));
+}
+
+void ExpectOneRefundPerStep(const TempDir& dir, const std::string& output) {
+  auto refunds = LedgerRecords(dir, "refund");
+  EXPECT_EQ(refunds.size(), static_cast<std::size_t>(kRefundSteps)) << output;
+  std::map<std::string, int> per_key;
+  std::map<std::string, int> per_payment;
+  for (const json::object& refund : refunds) {
+    const std::string key(refund.at("idempotency_key").as_string());
+    ++per_key[key];
+    ++per_payment[std::string(refund.at("payment_id").as_string())];
+    EXPECT_EQ(refund.at("meta_operation_id"), refund.at("idempotency_key"));
+  }
+  for (const auto& [key, n] : per_key) EXPECT_EQ(n, 1) << "operation " << key << "\n" << output;
+  for (const auto& [payment, n] : per_payment) EXPECT_EQ(n, 1) << payment << "\n" << output;
+  EXPECT_EQ(per_payment.size(), static_cast<std::size_t>(kRefundSteps));
+}
+
+// The faults of the first send_refund calls, across restarts of the server.
+const std::string kFaults = "crash,drop_reply,garbage,hang,crash_before,odd_error,crash";
+
+TEST(McpPlanTest, StdioPlanCompletesThroughServerCrashesWithOneRefundPerStep) {
+  TempDir dir;
+  auto args = AgentArgs(dir);
+  args.insert(args.end(), {"--mcp", StdioServerCommand(dir, kFaults)});
+  auto agent = StartAgent(dir, args);
+  ASSERT_TRUE(agent) << agent.error().ToString();
+  auto output = agent.value().ReadAll(240s);
+  ASSERT_TRUE(output) << Tail(dir.File("agent.log"));
+  auto status = agent.value().WaitFor(10s);
+  ASSERT_TRUE(status);
+  EXPECT_TRUE(status.value().Succeeded()) << status.value().ToString() << "\n" << output.value()
+                                          << Tail(dir.File("agent.log"));
+  EXPECT_NE(output.value().find("plan mcp-five-refunds: completed"), std::string::npos) << output.value();
+  EXPECT_NE(output.value().find("refused close_account"), std::string::npos) << output.value();
+  ExpectOneRefundPerStep(dir, output.value());
+  EXPECT_GE(LedgerRecords(dir, "call").size(), 7u);  // every fault was met
+}
+
+TEST(McpPlanTest, HttpPlanCompletesThroughServerCrashesWithOneRefundPerStep) {
+  TempDir dir;
+  auto server = StartHttpServer(dir, kFaults, 0, /*sse=*/true);
+  ASSERT_TRUE(server) << server.error().ToString();
+  const std::uint16_t port = server.value().port;
+  std::optional<HttpMcpServer> running = std::move(server).value();
+  auto args = AgentArgs(dir);
+  args.insert(args.end(), {"--mcp-url", running->Url()});
+  auto agent = StartAgent(dir, args);
+  ASSERT_TRUE(agent) << agent.error().ToString();
+  // The server's crash faults SIGKILL it; start it again on the same port, as an operator would.
+  int restarts = 0;
+  for (int i = 0; i < 4800 && agent.value().running(); ++i) {
+    if (running && running->process.WaitFor(0ms)) {
+      running.reset();
+      auto again = StartHttpServer(dir, kFaults, port, /*sse=*/true);
+      ASSERT_TRUE(again) << again.error().ToString();
+      running = std::move(again).value();
+      ++restarts;
+    }
+    if (agent.value().WaitFor(50ms)) break;
+  }
+  auto output = agent.value().ReadAll(10s);
+  ASSERT_TRUE(output);
+  auto status = agent.value().WaitFor(10s);
+  ASSERT_TRUE(status);
+  EXPECT_TRUE(status.value().Succeeded()) << status.value().ToString() << "\n" << output.value()
+                                          << Tail(dir.File("agent.log"));
+  EXPECT_NE(output.value().find("plan mcp-five-refunds: completed"), std::string::npos) << output.value();
+  EXPECT_GE(restarts, 1);
+  ExpectOneRefundPerStep(dir, output.value());
+}
+
+TEST(McpPlanTest, AgentKilledWhileACallHangsResumesWithOneRefundPerStep) {
+  TempDir dir;
+  auto args = AgentArgs(dir);
+  args.insert(args.end(), {"--mcp", StdioServerCommand(dir, "hang,none,drop_reply")});
+  {
+    auto agent = StartAgent(dir, args);
+    ASSERT_TRUE(agent) << agent.error().ToString();
+    // Wait until the first refund call reached the server (it hangs there), then SIGKILL the
+    // embedded engine: the server sees its stdin close and exits.
+    for (int i = 0; i < 2000 && LedgerRecords(dir, "call").empty(); ++i) {
+      std::this_thread::sleep_for(10ms);
+    }
+    ASSERT_FALSE(LedgerRecords(dir, "call").empty()) << Tail(dir.File("agent.log"));
+    ASSERT_TRUE(agent.value().Kill(SIGKILL));
+    ASSERT_TRUE(agent.value().Wait());
+  }
+  auto agent = StartAgent(dir, args);
+  ASSERT_TRUE(agent) << agent.error().ToString();
+  auto output = agent.value().ReadAll(240s);
+  ASSERT_TRUE(output);
+  auto status = agent.value().WaitFor(10s);
+  ASSERT_TRUE(status);
+  EXPECT_TRUE(status.value().Succeeded()) << status.value().ToString() << "\n" << output.value()
+                                          << Tail(dir.File("agent.log"));
+  ExpectOneRefundPerStep(dir, output.value());
+}
+
+}  // namespace
+}  // namespace reckon::testing
