@@ -74,6 +74,7 @@ std::string FastContractsFile(const TempDir& dir) {
     json::object& contract = entry.as_object().at("contract").as_object();
     contract["attempt_timeout_ms"] = 1500;
     contract["retry"].as_object()["backoff"].as_object()["initial_ms"] = 50;
+    contract["retry"].as_object()["max_attempts"] = 10;  // the tests' faults hit one step often
     if (contract.contains("reconcile")) {
       json::object& reconcile = contract["reconcile"].as_object();
       reconcile["grace_ms"] = 100;

@@ -46,7 +46,7 @@ std::vector<boost::json::object> LedgerRecords(const TempDir& dir, const std::st
 int ServerPid(const TempDir& dir);
 
 // A contracts file like samples/mcp/contracts.json with short timeouts for tests (attempt
-// 1500 ms, grace 100 ms, lookups 100 ms apart), written into `dir`; returns its path.
+// 1500 ms, grace 100 ms, lookups 100 ms apart, 10 attempts), written into `dir`; returns its path.
 std::string FastContractsFile(const TempDir& dir);
 
 template <class T>
