@@ -37,20 +37,7 @@ struct Options {
   bool approve_all = false;
 };
 
-asio::awaitable<int> RunPlanOnMcp(EmbeddedHost& host, McpToolSource& source, const Options& options,
-                                  Plan plan) {
-  auto pairing = co_await source.Connect(std::chrono::steady_clock::now() + std::chrono::seconds(30));
-  if (!pairing) {
-    std::fprintf(stderr, "mcp-agent: %s\n", pairing.error().ToString().c_str());
-    co_return pairing.error().code() == Errc::kInvalidArgument ? 2 : 1;
-  }
-  for (const std::string& name : pairing.value().refused) {
-    std::printf("refused %s: no contract in %s\n", name.c_str(), options.contracts.c_str());
-  }
-  if (auto registered = source.RegisterTools(host.tools()); !registered) {
-    std::fprintf(stderr, "mcp-agent: %s\n", registered.error().ToString().c_str());
-    co_return 1;
-  }
+asio::awaitable<int> RunPlanOnMcp(EmbeddedHost& host, const Options& options, Plan plan) {
   if (auto recovered = co_await host.Recover(); !recovered) {
     std::fprintf(stderr, "mcp-agent: recovery failed: %s\n", recovered.error().ToString().c_str());
     co_return 1;
@@ -99,8 +86,8 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(spdlog::level::warn);
 
-  auto contracts = LoadMcpContractsFile(options.contracts);
-  if (!contracts) {
+  // Every problem of the contracts file before anything opens or starts.
+  if (auto contracts = LoadMcpContractsFile(options.contracts); !contracts) {
     std::fprintf(stderr, "mcp-agent: %s\n", contracts.error().message().c_str());
     return 2;
   }
@@ -115,14 +102,16 @@ int main(int argc, char** argv) {
     return 1;
   }
   EmbeddedHost& h = *host.value();
-  auto client = McpClient::Open(h.io().get_executor(), options.server);
-  if (!client) {
-    std::fprintf(stderr, "mcp-agent: %s\n", client.error().message().c_str());
-    return 2;
+  auto source = OpenMcpTools(h.io(), options.server, options.contracts, h.tools());
+  if (!source) {
+    std::fprintf(stderr, "mcp-agent: %s\n", source.error().message().c_str());
+    return source.error().code() == Errc::kInvalidArgument ? 2 : 1;
   }
-  McpToolSource source(std::move(client).value(), std::move(contracts).value());
+  for (const std::string& name : source.value()->pairing()->refused) {
+    std::printf("refused %s: no contract in %s\n", name.c_str(), options.contracts.c_str());
+  }
   (void)RegisterPlanWorkflow(h.workflows());
-  auto ran = h.Run(RunPlanOnMcp(h, source, options, std::move(plan).value()));
+  auto ran = h.Run(RunPlanOnMcp(h, options, std::move(plan).value()));
   if (!ran) {
     std::fprintf(stderr, "mcp-agent: %s\n", ran.error().ToString().c_str());
     return 1;

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <thread>
@@ -150,6 +151,37 @@ TEST(McpPlanTest, AgentKilledWhileACallHangsResumesWithOneRefundPerStep) {
   EXPECT_TRUE(status.value().Succeeded()) << status.value().ToString() << "\n" << output.value()
                                           << Tail(dir.File("agent.log"));
   ExpectOneRefundPerStep(dir, output.value());
+}
+
+TEST(McpPlanTest, ABadContractsFileStartsNothingAndNamesEveryProblem) {
+  TempDir dir;
+  const std::string contracts = dir.File("bad.json");
+  std::ofstream(contracts) << R"([
+    {"contract": {"name": "send_refund", "side_effect": "non_repeatable_write",
+                  "input_schema": {"type": "object"}, "reconcile": {"mode": "lookup"}},
+     "mcp": {"operation_id_argument": "", "lookup": {"tool": "find_refund", "committed": "yes"}}},
+    {"name": "lookup_payment", "side_effect": "read_only", "input_schema": {"type": "object"},
+     "retry": {"max_attempts": 0}},
+    "not a contract"])";
+  auto agent = StartAgent(dir, {WritePlan(dir), "--journal", dir.File("agent.db"), "--contracts",
+                                contracts, "--mcp", StdioServerCommand(dir, "")});
+  ASSERT_TRUE(agent) << agent.error().ToString();
+  auto status = agent.value().WaitFor(60s);
+  ASSERT_TRUE(status);
+  EXPECT_TRUE(status.value().exited && status.value().code == 2) << status.value().ToString();
+  const std::string log = Tail(dir.File("agent.log"));
+  for (const char* expected : {
+           "tool 'send_refund': mcp.operation_id_argument: must be a non-empty string",
+           "tool 'send_refund': mcp.lookup.committed: must be an array of strings",
+           "tool 'send_refund': mcp.lookup.status_field: required",
+           "tool 'send_refund': contract 'send_refund'",  // ValidateContract's own problems
+           "tool 'lookup_payment': contract 'lookup_payment'",
+           "entry [2]: must be an object",
+       }) {
+    EXPECT_NE(log.find(expected), std::string::npos) << "missing: " << expected << "\n" << log;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.File("server.pid"))) << "the MCP server was started";
+  EXPECT_FALSE(std::filesystem::exists(dir.File("agent.db"))) << "the journal was created";
 }
 
 }  // namespace

@@ -104,8 +104,11 @@ TEST(McpContractsTest, PairingRefusesToolsWithoutContractAndNamesMissingOnes) {
   json::value missing = json::parse(R"({"tools": [
       {"name": "lookup_payment", "inputSchema": {"type": "object"}},
       {"name": "send_refund", "inputSchema": {"type": "object", "properties": {"payment_id": {}}}}]})");
-  auto bad = PairMcpTools(missing, contracts.value());
+  auto paired = PairMcpTools(missing, contracts.value());
+  ASSERT_TRUE(paired) << paired.error().ToString();
+  auto bad = paired.value().Check();
   ASSERT_FALSE(bad);
+  EXPECT_EQ(paired.value().problems.size(), 3u);
   const std::string message = bad.error().message();
   for (const char* expected : {
            "tool 'send_refund': mcp.operation_id_argument: the tool's inputSchema declares no "

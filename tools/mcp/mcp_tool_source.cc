@@ -1,5 +1,7 @@
 #include "reckon/tools/mcp/mcp_tool_source.h"
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <spdlog/spdlog.h>
 
 #include <set>
@@ -100,10 +102,20 @@ asio::awaitable<ReconcileOutcome> Reconcile(McpClient* client, const McpBoundCon
 
 }  // namespace
 
+Result<void> McpPairing::Check() const {
+  if (problems.empty()) return Ok();
+  std::string message = std::to_string(problems.size()) +
+                        " problem(s) pairing the MCP server's tools with the contracts; "
+                        "nothing was started:";
+  for (const std::string& p : problems) message += "\n  " + p;
+  return Err(Errc::kInvalidArgument, std::move(message));
+}
+
 Result<McpPairing> PairMcpTools(const json::value& catalog, const McpContracts& contracts) {
   RECKON_TRY(McpCatalogReport report,
              AnalyzeMcpCatalog(WithoutOperationIdArguments(catalog, contracts), contracts.registry));
-  std::vector<std::string> problems;
+  McpPairing pairing;
+  std::vector<std::string>& problems = pairing.problems;
   for (const McpBoundContract& bound : contracts.tools) {
     const std::string where = "tool '" + bound.contract.name + "': ";
     const json::object* listed = ListedTool(catalog, bound.contract.name);
@@ -130,14 +142,6 @@ Result<McpPairing> PairMcpTools(const json::value& catalog, const McpContracts& 
       }
     }
   }
-  if (!problems.empty()) {
-    std::string message = std::to_string(problems.size()) +
-                          " problem(s) pairing the MCP server's tools with the contracts; "
-                          "nothing was started:";
-    for (const std::string& p : problems) message += "\n  " + p;
-    return Err(Errc::kInvalidArgument, std::move(message));
-  }
-  McpPairing pairing;
   for (const McpToolReport& tool : report.tools) {
     (tool.declared ? pairing.hosted : pairing.refused).push_back(tool.name);
   }
@@ -153,6 +157,9 @@ asio::awaitable<Result<McpPairing>> McpToolSource::Connect(McpClient::Deadline d
   if (!catalog) co_return catalog.error();
   Result<McpPairing> pairing = PairMcpTools(catalog.value(), contracts_);
   if (!pairing) co_return pairing.error().WithContext("MCP server " + client_->name());
+  if (Result<void> checked = pairing.value().Check(); !checked) {
+    co_return checked.error().WithContext("MCP server " + client_->name());
+  }
   for (const std::string& name : pairing.value().refused) {
     spdlog::warn("MCP server {}: tool '{}' has no contract in the contracts file: refused (not "
                  "hosted); give it a contract to use it",
@@ -165,6 +172,35 @@ asio::awaitable<Result<McpPairing>> McpToolSource::Connect(McpClient::Deadline d
   }
   pairing_ = pairing.value();
   co_return pairing;
+}
+
+namespace {
+
+asio::awaitable<void> ConnectInto(McpToolSource* source, McpClient::Deadline deadline,
+                                  std::optional<Result<McpPairing>>* out) {
+  *out = co_await source->Connect(deadline);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<McpToolSource>> OpenMcpTools(asio::io_context& io,
+                                                    const McpServerAddress& server,
+                                                    const std::string& contracts_file,
+                                                    ToolRegistry& registry,
+                                                    std::chrono::milliseconds timeout) {
+  RECKON_TRY(McpContracts contracts, LoadMcpContractsFile(contracts_file));
+  RECKON_TRY(std::unique_ptr<McpClient> client, McpClient::Open(io.get_executor(), server));
+  auto source = std::make_unique<McpToolSource>(std::move(client), std::move(contracts));
+  std::optional<Result<McpPairing>> pairing;
+  asio::co_spawn(io, ConnectInto(source.get(), std::chrono::steady_clock::now() + timeout, &pairing),
+                 asio::detached);
+  io.restart();
+  while (!pairing && io.run_one() > 0) {
+  }
+  if (!pairing) return Err(Errc::kInternal, "MCP: the event loop stopped before the tools were listed");
+  if (!*pairing) return pairing->error();
+  RECKON_TRY(source->RegisterTools(registry));
+  return source;
 }
 
 Result<void> McpToolSource::RegisterTools(ToolRegistry& registry) const {

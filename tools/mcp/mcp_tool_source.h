@@ -27,6 +27,7 @@
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/json/value.hpp>
 
 #include <memory>
@@ -42,12 +43,17 @@
 namespace reckon::tools {
 
 struct McpPairing {
-  McpCatalogReport report;           // every listed tool with its verdict
-  std::vector<std::string> hosted;   // listed tools with a contract, in catalog order
-  std::vector<std::string> refused;  // listed tools without one, in catalog order
+  McpCatalogReport report;            // every listed tool with its verdict
+  std::vector<std::string> hosted;    // listed tools with a contract, in catalog order
+  std::vector<std::string> refused;   // listed tools without one, in catalog order
+  std::vector<std::string> problems;  // "tool 'x': field: what is wrong"; none: it can start
+
+  // Errc::kInvalidArgument listing every problem, or success when there is none.
+  Result<void> Check() const;
 };
 
-// Pairs a catalog ({"tools": [...]}) with the contracts. Errors as described above.
+// Pairs a catalog ({"tools": [...]}) with the contracts. Errc::kInvalidArgument only for a
+// malformed catalog (plan/mcp_catalog.h); the pairing problems are in McpPairing::problems.
 Result<McpPairing> PairMcpTools(const boost::json::value& catalog, const McpContracts& contracts);
 
 class McpToolSource {
@@ -56,7 +62,7 @@ class McpToolSource {
 
   // Lists the server's tools (starting it, for stdio) and pairs them; logs refused tools and
   // conflicting hints. Errc::kUnavailable when the server cannot be reached, kInvalidArgument
-  // for pairing problems.
+  // for a malformed catalog or pairing problems (McpPairing::Check).
   boost::asio::awaitable<Result<McpPairing>> Connect(McpClient::Deadline deadline);
 
   // Registers the hosted tools of the last successful Connect. Errc::kFailedPrecondition
@@ -64,6 +70,8 @@ class McpToolSource {
   Result<void> RegisterTools(ToolRegistry& registry) const;
 
   McpClient& client() { return *client_; }
+  // The last successful Connect's pairing; nullopt before one.
+  const std::optional<McpPairing>& pairing() const { return pairing_; }
   const McpContracts& contracts() const { return contracts_; }
 
  private:
@@ -71,5 +79,14 @@ class McpToolSource {
   McpContracts contracts_;
   std::optional<McpPairing> pairing_;
 };
+
+// For composition roots, before their event loop runs (`reckon worker --mcp`, `reckon plan run
+// --mcp`): loads the contracts file, opens the client on `io`, runs `io` until the tools are
+// listed and paired (at most `timeout`), and registers them on `registry`. The source must
+// outlive `registry`'s use; `io` must then be run by the caller (a stdio server's reader runs
+// on it). Errors as LoadMcpContractsFile, McpClient::Open, Connect and RegisterTools.
+Result<std::unique_ptr<McpToolSource>> OpenMcpTools(
+    boost::asio::io_context& io, const McpServerAddress& server, const std::string& contracts_file,
+    ToolRegistry& registry, std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
 }  // namespace reckon::tools
