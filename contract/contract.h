@@ -73,6 +73,19 @@ struct ReconcilePolicy {
   friend bool operator==(const ReconcilePolicy&, const ReconcilePolicy&) = default;
 };
 
+// Asynchronous completion: the provider accepts a request and reports its result later
+// (a webhook). A tool of such a contract may answer "accepted" (worker/tool.h, ToolAccepted)
+// with the provider's reference; the operation then waits durably, in awaiting_completion,
+// for the completion that the server's HTTP endpoint or Engine::Complete delivers. If none
+// comes within `deadline` of the acceptance being journaled, the outcome is unknown and
+// follows the contract's reconciliation (a lookup, or a person), never a blind retry.
+struct CompletionPolicy {
+  std::chrono::milliseconds deadline{0};  // 0: the tool never answers "accepted"
+
+  bool declared() const { return deadline.count() != 0; }
+  friend bool operator==(const CompletionPolicy&, const CompletionPolicy&) = default;
+};
+
 struct ToolContract {
   std::string name;         // [a-z0-9_.-]+, unique in a registry
   std::string description;  // the intended effect, in one sentence
@@ -113,6 +126,10 @@ struct ToolContract {
   std::vector<std::string> definitive_codes;
   std::vector<std::string> unknown_codes;
   std::string evidence;  // what proves the final state; required for writes
+  // Optional: the tool may answer "accepted" and complete later (above). Writes only, and
+  // only with an explicit reconcile mode (lookup or needs_human) and
+  // retry.reconcile_on_unknown: a completion that never comes is an unknown outcome.
+  CompletionPolicy completion;
 
   friend bool operator==(const ToolContract&, const ToolContract&) = default;
 };

@@ -239,6 +239,15 @@ Lines Duplicates(const ToolContract& c) {
             "as the result of a newer attempt.",
             "A message or callback delivered twice is applied once: each transition is one "
             "journal event, appended only at the run's expected next sequence number."};
+  if (c.completion.declared()) {
+    out.push_back("The provider may answer \"accepted\" and report the result later, within " +
+                  FormatDuration(c.completion.deadline) +
+                  ": each completion carries a delivery id, and a redelivered completion, or one "
+                  "for an operation already settled, is acknowledged and changes nothing. None "
+                  "by then: the outcome is unknown and is reconciled, never retried blindly.");
+  }
+  out.push_back("A signal sent with a request id is applied once: a repeat with the same id "
+                "is acknowledged and not journaled again.");
   if (IsWrite(c.side_effect)) {
     out.push_back("A late completion from an attempt already marked unknown is not dropped: it "
                   "is evidence that the operation committed, and resolves it as committed; it "
@@ -261,6 +270,10 @@ Lines Evidence(const ToolContract& c) {
     events.push_back("ApprovalRequested, ApprovalGranted or ApprovalDenied");
   }
   events.push_back("AttemptStarted per attempt");
+  if (c.completion.declared()) {
+    events.push_back("AttemptAccepted and CompletionReceived (its delivery id) when the "
+                     "provider reports later");
+  }
   if (c.retry.max_attempts > 1) events.push_back("AttemptFailedRetryable");
   events.push_back("OperationCommitted (result and provider reference) or OperationRejected");
   events.push_back("OutcomeUnknown (with its reason) for an attempt whose outcome was lost");

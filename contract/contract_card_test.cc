@@ -140,6 +140,17 @@ TEST(ContractCardTest, OperationIdAndDuplicatesDependOnTheClass) {
   EXPECT_THAT(Answer(Lookup(), "duplicates"), HasSubstr("a read has no effect"));
 }
 
+TEST(ContractCardTest, DuplicatesOfCallbacksAndSignalsAreAnswered) {
+  EXPECT_THAT(Answer(Payout(), "duplicates"), HasSubstr("request id is applied once"));
+  EXPECT_THAT(Answer(Payout(), "duplicates"), Not(HasSubstr("delivery id")));
+  ToolContract async = Payout();
+  async.completion.deadline = std::chrono::minutes(10);
+  EXPECT_THAT(Answer(async, "duplicates"),
+              AllOf(HasSubstr("within 10 min"), HasSubstr("delivery id"),
+                    HasSubstr("reconciled, never retried blindly")));
+  EXPECT_THAT(Answer(async, "evidence"), HasSubstr("AttemptAccepted and CompletionReceived"));
+}
+
 TEST(ContractCardTest, TextCardRendersEveryAnswerAndFlagsInvalidContracts) {
   std::string text = RenderContractCard(Payout());
   EXPECT_THAT(text, HasSubstr("Contract card: send_payout (non_repeatable_write)"));

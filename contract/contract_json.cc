@@ -193,6 +193,12 @@ Result<void> ReadReconcile(const Fields& parent, ReconcilePolicy& out) {
   return Ok();
 }
 
+Result<void> ReadCompletion(const Fields& parent, CompletionPolicy& out) {
+  RECKON_TRY(auto f, Fields::Of(*parent.Find("completion"), "completion", {"deadline_ms"}));
+  RECKON_TRY(f.Required("deadline_ms"));
+  return f.Read("deadline_ms", out.deadline);
+}
+
 Result<void> ReadApproval(const Fields& parent, ApprovalRule& out) {
   const json::value* v = parent.Find("approval");
   if (v == nullptr) return Ok();
@@ -266,6 +272,9 @@ boost::json::value ContractToJson(const ToolContract& c) {
   }
   // Only when declared, so that contracts without one keep their hash.
   if (!c.output_schema.is_null()) out["output_schema"] = c.output_schema;
+  if (c.completion.declared()) {
+    out["completion"] = json::object{{"deadline_ms", c.completion.deadline.count()}};
+  }
   return out;
 }
 
@@ -275,7 +284,7 @@ Result<ToolContract> ContractFromJson(const boost::json::value& json) {
                                            "approval", "dedup_window_s", "secret_fields",
                                            "input_schema", "output_schema", "definitive_codes",
                                            "unknown_codes", "evidence", "heartbeat_timeout_ms",
-                                           "schedule_to_start_timeout_ms"}));
+                                           "schedule_to_start_timeout_ms", "completion"}));
   ToolContract c;
   RECKON_TRY(f.Required("name"));
   RECKON_TRY(f.Read("name", c.name));
@@ -310,6 +319,9 @@ Result<ToolContract> ContractFromJson(const boost::json::value& json) {
   RECKON_TRY(f.Read("definitive_codes", c.definitive_codes));
   RECKON_TRY(f.Read("unknown_codes", c.unknown_codes));
   RECKON_TRY(f.Read("evidence", c.evidence));
+  if (f.Find("completion") != nullptr) {
+    RECKON_TRY(ReadCompletion(f, c.completion));
+  }
   return c;
 }
 

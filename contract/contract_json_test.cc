@@ -28,6 +28,7 @@ TEST(ContractJsonTest, RoundTripsEveryField) {
   c.dedup_window = 24h;
   c.approval.wait_deadline = 86400s;
   c.approval.when.push_back({"memo", CompareOp::kNotEqual, nullptr});
+  c.completion.deadline = 90s;
   for (const ToolContract& original : {c, Payout(), Lookup()}) {
     auto back = ContractFromJson(ContractToJson(original));
     ASSERT_TRUE(back) << back.error().ToString();
@@ -44,6 +45,11 @@ TEST(ContractJsonTest, WritesReadableNames) {
   EXPECT_EQ(json.at("approval").at("when").at(0).at("op"), ">");
   EXPECT_EQ(json.at("approval").at("grant_ttl_s"), 3600);
   EXPECT_FALSE(json.as_object().contains("dedup_window_s"));
+  // Absent unless declared, so contracts written before it keep their hash.
+  EXPECT_FALSE(json.as_object().contains("completion"));
+  ToolContract async = Payout();
+  async.completion.deadline = 90s;
+  EXPECT_EQ(ContractToJson(async).at("completion").at("deadline_ms"), 90000);
 }
 
 TEST(ContractJsonTest, AbsentOptionalFieldsTakeDefaults) {

@@ -10,6 +10,7 @@ namespace reckon {
 namespace {
 
 using namespace std::chrono_literals;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using testing_contracts::Lookup;
@@ -223,6 +224,27 @@ TEST(ValidateContractTest, CodesHaveOneMeaning) {
   EXPECT_THAT(message, HasSubstr("code 'insufficient_funds' is in both definitive_codes and "
                                  "unknown_codes"));
   EXPECT_THAT(message, HasSubstr("retry.retryable_codes holds an empty code"));
+}
+
+TEST(ValidateContractTest, CompletionNeedsAWriteThatReconciles) {
+  ToolContract async = Payout();
+  async.completion.deadline = 60s;
+  EXPECT_TRUE(ValidateContract(async));
+  ToolContract read = Lookup();
+  read.completion.deadline = 60s;
+  EXPECT_THAT(Problems(read), HasSubstr("completion applies only to writes"));
+  ToolContract negative = Payout();
+  negative.completion.deadline = -1s;
+  EXPECT_THAT(Problems(negative), HasSubstr("completion.deadline_ms must be > 0"));
+  ToolContract idempotent = Payout();
+  idempotent.side_effect = SideEffect::kIdempotentWrite;
+  idempotent.retry.reconcile_on_unknown = false;
+  idempotent.reconcile = {};
+  idempotent.approval = {};
+  idempotent.completion.deadline = 60s;
+  EXPECT_THAT(Problems(idempotent),
+              AllOf(HasSubstr("completion needs reconcile.mode lookup or needs_human"),
+                    HasSubstr("completion needs retry.reconcile_on_unknown")));
 }
 
 TEST(ValidateContractTest, ReadOnlyNeedsNoEvidence) {

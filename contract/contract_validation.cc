@@ -89,6 +89,24 @@ void CheckClass(const ToolContract& c, Problems& problems) {
                          "attempt's deadline can race the attempt still landing (e.g. 500 ms)");
     }
   }
+  if (c.completion.deadline.count() < 0) {
+    problems.push_back("completion.deadline_ms must be > 0: how long after accepting a request "
+                       "the provider may take to report its result");
+  }
+  if (c.completion.declared()) {
+    if (!IsWrite(c.side_effect)) {
+      problems.push_back("completion applies only to writes: a read has no effect to report "
+                         "later (remove completion, or change side_effect)");
+    }
+    if (unset) {
+      problems.push_back("completion needs reconcile.mode lookup or needs_human: a completion "
+                         "that never comes is an unknown outcome");
+    }
+    if (!c.retry.reconcile_on_unknown) {
+      problems.push_back("completion needs retry.reconcile_on_unknown = true: a completion that "
+                         "never comes is reconciled, never retried blindly");
+    }
+  }
   if (IsWrite(c.side_effect) && c.evidence.empty()) {
     problems.push_back("set evidence: what proves the final state (e.g. the provider's "
                        "reference returned by the call or found by the lookup)");

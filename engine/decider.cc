@@ -370,10 +370,69 @@ Result<void> Decider::AttemptFinished(const std::string& operation_id, std::uint
                                    current ? CommitSource::kAttempt
                                            : CommitSource::kLateCompletion});
   }
-  if (!current) return Ok();  // a stale attempt's failure proves nothing
+  if (!current) return Ok();  // a stale attempt's failure (or acceptance) proves nothing
+  if (outcome.accepted) return Accepted(*op, redact.Text(outcome.provider_ref));
   return HandleFailure(*op, outcome.kind, redact.Text(outcome.code),
                        redact.Text(outcome.message), outcome.heartbeat_details_json,
                        outcome.not_started);
+}
+
+// --- asynchronous completion --------------------------------------------------------------
+
+Result<void> Decider::Accepted(OperationRecord& op, const std::string& provider_ref) {
+  const RegisteredContract* contract = ContractOf(op);
+  if (contract == nullptr || !contract->contract().completion.declared()) {
+    // Nobody will hear back: the provider holds a request whose fate nothing will report.
+    return HandleFailure(op, FailureKind::kUnknown, "accepted_without_completion",
+                         "the tool answered accepted, but its contract declares no completion");
+  }
+  const std::int64_t due = ToMicros(now_ + contract->contract().completion.deadline);
+  RECKON_TRY(Emit(AttemptAccepted{op.operation_id, op.attempt, provider_ref, due}));
+  actions_.push_back(ArmDueAction{op.operation_id, due});
+  return Ok();
+}
+
+Result<void> Decider::CompletionArrived(const Completion& completion) {
+  OperationRecord* op = state_.FindOperation(completion.operation_id);
+  if (op == nullptr) {
+    return Err(Errc::kNotFound, "run '" + state_.ref().workflow_id + "' has no operation '" +
+                                    completion.operation_id + "'");
+  }
+  if (completion.delivery_id.empty()) {
+    return Err(Errc::kInvalidArgument,
+               "a completion needs a delivery id (the sender's id of this delivery, the same on "
+               "every redelivery)");
+  }
+  if (op->attempt == 0) {
+    return Err(Errc::kFailedPrecondition,
+               "operation '" + completion.operation_id + "' has not started an attempt, so no "
+               "provider can have completed it; check the operation id");
+  }
+  // A redelivery, or news of an operation settled already: acknowledged, nothing changes.
+  if (IsTerminal(op->state) || op->completion_deliveries.count(completion.delivery_id)) {
+    return Ok();
+  }
+  const AttemptOutcome& outcome = completion.outcome;
+  const SecretRedactor redact = RedactorFor(*op);
+  const std::string code = redact.Text(outcome.code);
+  const bool waiting = op->state == OperationState::kAwaitingCompletion ||
+                       op->state == OperationState::kInFlight;
+  if (!outcome.success && !waiting) {
+    // A failure report for an operation whose outcome went unknown: its reconciliation (or a
+    // person) settles it. Nothing is concluded from it, and it is not recorded either, so a
+    // later redelivery, once the operation waits again, is still heard.
+    return Ok();
+  }
+  RECKON_TRY(Emit(CompletionReceived{op->operation_id, completion.delivery_id, outcome.success,
+                                     code, completion.received_by}));
+  if (outcome.success) {
+    std::string provider_ref = redact.Text(outcome.provider_ref);
+    if (provider_ref.empty()) provider_ref = op->provider_ref;  // the accepted request's
+    return Emit(OperationCommitted{op->operation_id, op->attempt,
+                                   json::serialize(redact.Output(outcome.output)),
+                                   std::move(provider_ref), CommitSource::kCallback});
+  }
+  return HandleFailure(*op, outcome.kind, code, redact.Text(outcome.message), "", false);
 }
 
 Result<void> Decider::HandleFailure(OperationRecord& op, FailureKind reported,
@@ -434,6 +493,11 @@ Result<void> Decider::HandleFailure(OperationRecord& op, FailureKind reported,
       return Ok();
     }
     case FailureAction::kNeedsHuman: {
+      if (op.state == OperationState::kAwaitingCompletion) {
+        // The completion deadline passed: the provider holds the request and did not say.
+        RECKON_TRY(Emit(OutcomeUnknown{op.operation_id, op.attempt, reason, 0, details}));
+        return Emit(NeedsHuman{op.operation_id, decision.reason});
+      }
       if (op.state == OperationState::kInFlight) {
         // The lookup race holds for a person too: someone who checks the provider before the
         // attempt's hard deadline (plus the grace) may find nothing while the attempt is still
@@ -476,6 +540,10 @@ Result<void> Decider::Due(const std::string& operation_id) {
                            "the attempt passed its hard deadline");
     case OperationState::kRetryScheduled:
       return StartNextAttempt(*op);
+    case OperationState::kAwaitingCompletion:
+      // No completion by the contract's deadline: the provider may or may not have acted.
+      return HandleFailure(*op, FailureKind::kUnknown, "completion_timeout",
+                           "no completion arrived by the contract's completion deadline");
     case OperationState::kOutcomeUnknown: {
       const RegisteredContract* contract = ContractOf(*op);
       if (contract != nullptr && contract->contract().reconcile.mode != ReconcileMode::kLookup) {
@@ -566,14 +634,15 @@ Result<void> Decider::WorkflowTimerFired(const std::string& timer_id) {
 }
 
 Result<void> Decider::Signal(const std::string& name, const std::string& payload_json,
-                             const std::string& sent_by) {
+                             const std::string& sent_by, const std::string& request_id) {
+  if (state_.SignalRequestSeen(request_id)) return Ok();  // a repeat: applied once already
   if (state_.terminal()) {
     return Err(Errc::kFailedPrecondition,
                "run '" + state_.ref().workflow_id + "' is " +
                    std::string(RunStatusName(state_.status())) + "; it takes no more signals");
   }
   RECKON_TRY(std::string canonical, CanonicalizeJson(payload_json));
-  return Emit(SignalReceived{name, std::move(canonical), sent_by});
+  return Emit(SignalReceived{name, std::move(canonical), sent_by, request_id});
 }
 
 // --- restart -----------------------------------------------------------------------------
@@ -606,6 +675,7 @@ Result<void> Decider::Recover() {
       case OperationState::kRetryScheduled:
       case OperationState::kOutcomeUnknown:
       case OperationState::kAwaitingApproval:
+      case OperationState::kAwaitingCompletion:  // the provider holds it; its deadline stands
         if (op.due_at_us > 0) actions_.push_back(ArmDueAction{op.operation_id, op.due_at_us});
         break;
       case OperationState::kNeedsHuman:  // waits for a person; nothing to re-arm

@@ -87,6 +87,18 @@ struct HumanResolution {
   std::string note;
 };
 
+// A provider's report of an operation's result, delivered after the attempt answered
+// "accepted" (or racing it). `outcome` holds success/output/provider_ref or kind/code/message.
+struct Completion {
+  // Optional: the operation's run. Given, the engine looks only there (and a cluster routes
+  // by it); empty, it finds the run that holds the operation.
+  std::string workflow_id;
+  std::string operation_id;
+  std::string delivery_id;  // the sender's id of this delivery: the same on every redelivery
+  AttemptOutcome outcome;
+  std::string received_by;  // the principal (server mode)
+};
+
 struct ApprovalDecision {
   std::string approval_id;         // or empty, with operation_id set
   std::string operation_id;        // or empty, with approval_id set
@@ -148,8 +160,19 @@ class Decider {
   Result<void> ReconcileFinished(const std::string& operation_id, std::uint32_t round,
                                  const ReconcileOutcome& outcome);
   Result<void> WorkflowTimerFired(const std::string& timer_id);
+  // A signal whose `request_id` (non-empty) the run received already is a repeat: Ok, and
+  // nothing is emitted.
   Result<void> Signal(const std::string& name, const std::string& payload_json,
-                      const std::string& sent_by = "");
+                      const std::string& sent_by = "", const std::string& request_id = "");
+  // A completion of operation `completion.operation_id` arrived (asynchronous completion,
+  // contract/contract.h). Journals CompletionReceived, then settles the operation from it as
+  // the attempt's own reply would: a success commits (source callback), a failure follows the
+  // class-by-failure table. While the operation is in flight (the completion raced the
+  // attempt's "accepted") it settles it the same way. A repeated delivery id, or news of a
+  // settled operation, is Ok and emits nothing; a failure report for an operation whose outcome
+  // went unknown emits nothing either (its reconciliation settles it). kNotFound for an
+  // operation the run does not have; kInvalidArgument without a delivery id.
+  Result<void> CompletionArrived(const Completion& completion);
   // Requests the run's cancellation: journals WorkflowCancelRequested and rejects with
   // workflow_cancelled the operations that have not acted yet (prepared, awaiting approval,
   // retry scheduled). The run stays open: its code is told at its current await
@@ -219,6 +242,9 @@ class Decider {
   Result<void> StartNextAttempt(OperationRecord& op);
   // `details`: the attempt's last heartbeat details (redacted here); `not_started`: the
   // dispatcher proved the attempt never reached a worker (AttemptOutcome::not_started).
+  // The current attempt answered "accepted": wait for its completion (or, without a completion
+  // policy in the contract, treat the outcome as unknown).
+  Result<void> Accepted(OperationRecord& op, const std::string& provider_ref);
   Result<void> HandleFailure(OperationRecord& op, FailureKind reported, const std::string& code,
                              const std::string& message, const std::string& details = "",
                              bool not_started = false);

@@ -53,6 +53,14 @@ Engine::Slot* Engine::FindSlot(const std::string& workflow_id) const {
   return it == slots_.end() ? nullptr : it->second.get();
 }
 
+Engine::Slot* Engine::FindSlotOfOperation(const std::string& operation_id) const {
+  // A scan of the runs held: a completion is rare next to the steps it settles.
+  for (const auto& [id, slot] : slots_) {
+    if (slot->state.FindOperation(operation_id) != nullptr) return slot.get();
+  }
+  return nullptr;
+}
+
 Engine::Slot* Engine::FindLive(const std::string& workflow_id, std::uint64_t serial) const {
   Slot* slot = FindSlot(workflow_id);
   return slot != nullptr && slot->serial == serial ? slot : nullptr;
@@ -167,10 +175,59 @@ asio::awaitable<Result<void>> Engine::Signal(std::string workflow_id, std::strin
 
 asio::awaitable<Result<void>> Engine::Signal(std::string workflow_id, std::string name,
                                              std::string payload_json, std::string sent_by) {
+  return Signal(std::move(workflow_id), std::move(name), std::move(payload_json),
+                std::move(sent_by), std::string());
+}
+
+asio::awaitable<Result<void>> Engine::Signal(std::string workflow_id, std::string name,
+                                             std::string payload_json, std::string sent_by,
+                                             std::string request_id) {
   RECKON_CO_TRY(CheckSignal(workflow_id, name, payload_json, contracts_));
-  Input input = SignalInput{std::move(name), std::move(payload_json), std::move(sent_by)};
+  RECKON_CO_TRY(CheckRequestId(request_id, "signal request id"));
+  if (!request_id.empty() && FindSlot(workflow_id) == nullptr) {
+    // A run the engine let go of (finished): a repeat of a signal it received is still a
+    // repeat, answered as the first was.
+    RECKON_CO_TRY(auto latest, Read(journal_.FindLatestRun(workflow_id)));
+    if (latest) {
+      RECKON_CO_TRY(auto events, Read(journal_.ReadEvents(latest->ref)));
+      for (const storage::Event& event : events) {
+        const auto* signal = std::get_if<storage::SignalReceived>(&event.body);
+        if (signal != nullptr && signal->request_id == request_id) co_return Ok();
+      }
+    }
+  }
+  Input input = SignalInput{std::move(name), std::move(payload_json), std::move(sent_by),
+                            std::move(request_id)};
   auto signalled = SubmitToRun(std::move(workflow_id), std::move(input));
   co_return co_await std::move(signalled);
+}
+
+asio::awaitable<Result<void>> Engine::Complete(Completion completion) {
+  RECKON_CO_TRY(CheckCompletion(completion));
+  Slot* slot = completion.workflow_id.empty() ? FindSlotOfOperation(completion.operation_id)
+                                              : FindSlot(completion.workflow_id);
+  if (slot != nullptr && slot->state.FindOperation(completion.operation_id) == nullptr) {
+    co_return Err(Errc::kNotFound, "run '" + completion.workflow_id + "' has no operation '" +
+                                       completion.operation_id + "'; check both ids");
+  }
+  if (slot == nullptr) {
+    // Not held: settled in a finished run (a redelivery: acknowledged), or not ours.
+    RECKON_CO_TRY(auto row, Read(journal_.FindOperation(completion.operation_id)));
+    if (!row) {
+      co_return Err(Errc::kNotFound, "no operation '" + completion.operation_id +
+                                         "' in this journal; check the operation id");
+    }
+    if (row->state == OperationStateName(OperationState::kCommitted) ||
+        row->state == OperationStateName(OperationState::kRejected)) {
+      co_return Ok();  // settled already: news of it changes nothing
+    }
+    co_return Err(Errc::kNotOwner, "the run of operation '" + completion.operation_id +
+                                       "' is not held by this engine (another server owns it, "
+                                       "or it is being recovered); deliver it again later");
+  }
+  Input input = CompletionInput{std::move(completion)};
+  auto done = Await(*slot, std::move(input));
+  co_return co_await std::move(done);
 }
 
 asio::awaitable<Result<void>> Engine::DecideApproval(std::string workflow_id,
@@ -335,7 +392,9 @@ Result<void> Engine::ApplyInput(Decider& decider, Slot& slot, Input& input) {
           if (in.run_id != slot.state.ref().run_id) return Ok();  // an earlier run's timer
           return decider.WorkflowTimerFired(in.timer_id);
         } else if constexpr (std::is_same_v<T, SignalInput>) {
-          return decider.Signal(in.name, in.payload_json, in.sent_by);
+          return decider.Signal(in.name, in.payload_json, in.sent_by, in.request_id);
+        } else if constexpr (std::is_same_v<T, CompletionInput>) {
+          return decider.CompletionArrived(in.completion);
         } else if constexpr (std::is_same_v<T, ApprovalDecision>) {
           return decider.ApprovalDecided(in);
         } else if constexpr (std::is_same_v<T, HumanResolution>) {

@@ -197,6 +197,19 @@ class Engine {
                                               std::string payload_json);
   boost::asio::awaitable<Result<void>> Signal(std::string workflow_id, std::string name,
                                               std::string payload_json, std::string sent_by);
+  // The third form carries the sender's request id: a signal whose request id the run
+  // received already is acknowledged and applied once (Decider::Signal).
+  boost::asio::awaitable<Result<void>> Signal(std::string workflow_id, std::string name,
+                                              std::string payload_json, std::string sent_by,
+                                              std::string request_id);
+  // A provider's completion of an operation that answered "accepted" (or is still in flight),
+  // keyed by operation id and delivery id (Decider::CompletionArrived says what it does).
+  // Completes once its batch is durable. A repeated delivery, or a completion of an operation
+  // already settled (in the journal too), is Ok and changes nothing. Errors: kInvalidArgument
+  // (no operation or delivery id, oversized fields), kNotFound (no such operation),
+  // kNotOwner (its run is not held here: another server owns it, or it is being recovered;
+  // retry, or send it to the owner), kFailedPrecondition (no attempt started yet).
+  boost::asio::awaitable<Result<void>> Complete(Completion completion);
   boost::asio::awaitable<Result<void>> DecideApproval(std::string workflow_id,
                                                       ApprovalDecision decision);
   boost::asio::awaitable<Result<void>> Resolve(std::string workflow_id,
@@ -303,7 +316,13 @@ class Engine {
   // A workflow timer of run `run_id` fired (a run that continued as new leaves its timers
   // armed; they must not fire in the next run, whose step ids start over).
   struct TimerInput { std::string timer_id; std::string run_id; };
-  struct SignalInput { std::string name; std::string payload_json; std::string sent_by; };
+  struct SignalInput {
+    std::string name;
+    std::string payload_json;
+    std::string sent_by;
+    std::string request_id;
+  };
+  struct CompletionInput { Completion completion; };
   struct RecoverInput {};
   struct CancelInput { std::string reason; std::string requested_by; };
   // A child of the run ended (engine/child_workflow.h).
@@ -311,7 +330,7 @@ class Engine {
   struct UpdateInput { std::string update_id, name, args_json, sent_by; };
   using Input = std::variant<StartInput, AttemptDone, DueInput, LookupDone, TimerInput,
                              SignalInput, ApprovalDecision, HumanResolution, RecoverInput,
-                             CancelInput, ChildDoneInput, UpdateInput>;
+                             CancelInput, ChildDoneInput, UpdateInput, CompletionInput>;
   struct Queued {
     Input input;
     Reply reply;
@@ -371,6 +390,8 @@ class Engine {
   // Hands `input` to the run's slot and completes when its batch is durable (or refused).
   boost::asio::awaitable<Result<void>> SubmitToRun(std::string workflow_id, Input input);
   Slot* FindSlot(const std::string& workflow_id) const;
+  // The slot of the run that holds operation `operation_id`, if the engine holds it.
+  Slot* FindSlotOfOperation(const std::string& operation_id) const;
   // The slot `serial` names, if the engine still holds it: completions and timers that
   // outlive a slot (its run finished and was let go, or moved) find nothing and drop.
   Slot* FindLive(const std::string& workflow_id, std::uint64_t serial) const;

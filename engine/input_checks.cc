@@ -31,6 +31,30 @@ Result<void> CheckSignal(std::string_view workflow_id, std::string_view name,
                             "the payload of signal '" + std::string(name) + "'");
 }
 
+Result<void> CheckRequestId(std::string_view request_id, std::string_view what) {
+  if (request_id.empty()) return Ok();
+  if (auto valid = ValidateId(IdKind::kUpdateId, request_id); !valid) {
+    return valid.error().WithContext(what);
+  }
+  return Ok();
+}
+
+Result<void> CheckCompletion(const Completion& completion) {
+  if (!completion.workflow_id.empty()) {
+    RECKON_TRY(ValidateId(IdKind::kWorkflowId, completion.workflow_id));
+  }
+  RECKON_TRY(ValidateId(IdKind::kOperationId, completion.operation_id));
+  if (completion.delivery_id.empty()) {
+    return Err(Errc::kInvalidArgument,
+               "a completion needs a delivery id: the sender's id of this delivery, the same on "
+               "every redelivery (e.g. the webhook's event id)");
+  }
+  RECKON_TRY(CheckRequestId(completion.delivery_id, "delivery id"));
+  RECKON_TRY(ValidateText(TextKind::kProviderRef, completion.outcome.provider_ref, "provider ref"));
+  RECKON_TRY(ValidateText(TextKind::kText, completion.outcome.code, "code"));
+  return ValidateText(TextKind::kText, completion.outcome.message, "message");
+}
+
 Result<void> CheckCancel(std::string_view workflow_id, std::string_view reason) {
   RECKON_TRY(ValidateId(IdKind::kWorkflowId, workflow_id));
   return ValidateText(TextKind::kText, reason, "reason");

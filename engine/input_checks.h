@@ -28,6 +28,14 @@ Result<void> CheckStart(std::string_view workflow_id, std::string_view workflow_
 Result<void> CheckSignal(std::string_view workflow_id, std::string_view name,
                          std::string_view payload_json, const ContractRegistry& contracts);
 
+// A sender's request id (a signal's): empty (none given), or an id by the rules of an update
+// id; `what` names it in the message.
+Result<void> CheckRequestId(std::string_view request_id, std::string_view what);
+
+// A completion (Engine::Complete): its operation id, a delivery id by the rules of an update
+// id, a provider ref and a code and message that are one-line texts.
+Result<void> CheckCompletion(const Completion& completion);
+
 // A cancel: the run's id and a one-line reason.
 Result<void> CheckCancel(std::string_view workflow_id, std::string_view reason);
 

@@ -30,6 +30,13 @@ constexpr Edge kEdges[] = {
     {S::kInFlight, I::kRejected, S::kRejected},
     {S::kInFlight, I::kRetryableFailure, S::kRetryScheduled},
     {S::kInFlight, I::kOutcomeUnknown, S::kOutcomeUnknown},
+    // Asynchronous completion: the provider accepted and reports later; its completion (or
+    // none by the deadline: unknown) settles the operation as the attempt's reply would.
+    {S::kInFlight, I::kAccepted, S::kAwaitingCompletion},
+    {S::kAwaitingCompletion, I::kCommitted, S::kCommitted},
+    {S::kAwaitingCompletion, I::kRejected, S::kRejected},
+    {S::kAwaitingCompletion, I::kRetryableFailure, S::kRetryScheduled},
+    {S::kAwaitingCompletion, I::kOutcomeUnknown, S::kOutcomeUnknown},
     // Invalid input is rejected before any attempt.
     {S::kPrepared, I::kRejected, S::kRejected},
     // Retries exhausted while waiting.
@@ -57,12 +64,14 @@ constexpr Edge kEdges[] = {
 
 constexpr std::array<std::string_view, kOperationStateCount> kStateNames = {
     "prepared",        "awaiting_approval", "approved",    "in_flight", "retry_scheduled",
-    "outcome_unknown", "reconciling",       "needs_human", "committed", "rejected"};
+    "outcome_unknown", "reconciling",       "needs_human", "committed", "rejected",
+    "awaiting_completion"};
 
 constexpr std::array<std::string_view, kOperationInputCount> kInputNames = {
     "approval_requested", "approval_granted",  "approval_denied",  "attempt_started",
     "committed",          "rejected",          "retryable_failure", "outcome_unknown",
-    "retry_scheduled",    "reconciliation_started", "still_unknown", "needs_human"};
+    "retry_scheduled",    "reconciliation_started", "still_unknown", "needs_human",
+    "accepted"};
 
 using namespace storage;
 struct InputVisitor {
@@ -86,6 +95,7 @@ struct InputVisitor {
     return std::nullopt;
   }
   std::optional<I> operator()(const NeedsHuman&) const { return I::kNeedsHuman; }
+  std::optional<I> operator()(const AttemptAccepted&) const { return I::kAccepted; }
   template <class T>
   std::optional<I> operator()(const T&) const {
     return std::nullopt;

@@ -8,6 +8,8 @@
 //                                  | outcome_unknown (still_unknown) | needs_human
 //   outcome_unknown -> retry_scheduled (classes that may repeat) | needs_human
 //   needs_human -> committed | retry_scheduled | rejected (resolved by a person)
+//   in_flight -> awaiting_completion (accepted; contract completion) -> committed | rejected
+//                | retry_scheduled | outcome_unknown (the completion, or none by its deadline)
 //   any non-terminal state that an earlier attempt may still land in -> committed (late
 //   evidence: a completion from an attempt already marked unknown proves the commit)
 //
@@ -35,8 +37,9 @@ enum class OperationState {
   kNeedsHuman,
   kCommitted,
   kRejected,
+  kAwaitingCompletion,  // the provider accepted the request and reports later (appended)
 };
-inline constexpr int kOperationStateCount = 10;
+inline constexpr int kOperationStateCount = 11;
 
 enum class OperationInput {
   kApprovalRequested,
@@ -51,8 +54,9 @@ enum class OperationInput {
   kReconciliationStarted,
   kStillUnknown,      // ReconciliationResult with result still_unknown
   kNeedsHuman,
+  kAccepted,          // AttemptAccepted: the provider reports the result later
 };
-inline constexpr int kOperationInputCount = 12;
+inline constexpr int kOperationInputCount = 13;
 
 std::string_view OperationStateName(OperationState state);
 Result<OperationState> ParseOperationState(std::string_view name);

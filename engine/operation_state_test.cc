@@ -44,6 +44,12 @@ const std::map<std::pair<S, I>, S>& ExpectedEdges() {
       {{S::kRetryScheduled, I::kCommitted}, S::kCommitted},
       {{S::kAwaitingApproval, I::kCommitted}, S::kCommitted},
       {{S::kApproved, I::kCommitted}, S::kCommitted},
+      // Asynchronous completion.
+      {{S::kInFlight, I::kAccepted}, S::kAwaitingCompletion},
+      {{S::kAwaitingCompletion, I::kCommitted}, S::kCommitted},
+      {{S::kAwaitingCompletion, I::kRejected}, S::kRejected},
+      {{S::kAwaitingCompletion, I::kRetryableFailure}, S::kRetryScheduled},
+      {{S::kAwaitingCompletion, I::kOutcomeUnknown}, S::kOutcomeUnknown},
   };
   return edges;
 }

@@ -119,6 +119,7 @@ struct RunState::Fold {
   }
   Result<void> operator()(const SignalReceived& e) {
     ++run.signals_[e.name].received;
+    if (!e.request_id.empty()) run.signal_request_ids_.insert(e.request_id);
     return Ok();
   }
   // now/random markers matter only to replay; a wait_signal marker says what the code awaits.
@@ -264,6 +265,18 @@ struct RunState::Fold {
     RECKON_TRY(OperationRecord * op, Advance(e.operation_id));
     op->due_at_us = 0;
     op->failure_message = e.reason;
+    return Ok();
+  }
+  Result<void> operator()(const AttemptAccepted& e) {
+    RECKON_TRY(OperationRecord * op, Advance(e.operation_id));
+    op->provider_ref = e.provider_ref;
+    op->due_at_us = e.completion_due_us;
+    return Ok();
+  }
+  // Its consequence (OperationCommitted, or a failure's events) follows as events of its own.
+  Result<void> operator()(const CompletionReceived& e) {
+    RECKON_TRY(OperationRecord * op, run.Operation(e.operation_id, "CompletionReceived"));
+    op->completion_deliveries.insert(e.delivery_id);
     return Ok();
   }
   // The decision itself arrives as the OperationCommitted or RetryScheduled that follows.

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -59,7 +60,10 @@ struct OperationRecord {
   std::string approval_intent_hash;
   std::string approved_by;
   std::int64_t approval_expires_at_us = 0;
-  // Outcome.
+  // Asynchronous completion: the delivery ids of the completions journaled (CompletionReceived),
+  // so that a repeated delivery is applied once.
+  std::set<std::string> completion_deliveries;
+  // Outcome. While awaiting_completion, provider_ref names the accepted request.
   std::string provider_ref;
   std::string result_json;
   std::string failure_code;
@@ -140,6 +144,11 @@ class RunState {
   // Histories written before waits were recorded have no such markers: their waits show only
   // once the code records them (at the next replay).
   std::vector<std::string> OutstandingSignalWaits() const;
+  // Whether a signal with this request id was received (SignalReceived.request_id); the
+  // empty id never was.
+  bool SignalRequestSeen(const std::string& request_id) const {
+    return !request_id.empty() && signal_request_ids_.count(request_id) != 0;
+  }
   // The updates the run accepted, by update id: open ones and their answers.
   const std::map<std::string, UpdateRecord>& updates() const { return updates_; }
 
@@ -175,6 +184,7 @@ class RunState {
   };
   std::map<std::string, SignalTally> signals_;  // by signal name
   std::map<std::string, UpdateRecord> updates_;  // by update id
+  std::set<std::string> signal_request_ids_;
 };
 
 }  // namespace reckon

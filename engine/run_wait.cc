@@ -16,6 +16,7 @@ std::string_view WaitKindName(WaitKind kind) {
     case WaitKind::kPerson: return "person";
     case WaitKind::kStopped: return "stopped";
     case WaitKind::kChild: return "child";
+    case WaitKind::kCompletion: return "completion";
   }
   return "working";
 }
@@ -36,8 +37,9 @@ std::string FirstOperation(const RunState& state, bool (*matches)(OperationState
 
 bool EngineDriven(OperationState s) {
   return !IsTerminal(s) && s != OperationState::kAwaitingApproval &&
-         s != OperationState::kNeedsHuman;
+         s != OperationState::kNeedsHuman && s != OperationState::kAwaitingCompletion;
 }
+bool AwaitsCompletion(OperationState s) { return s == OperationState::kAwaitingCompletion; }
 bool NeedsPerson(OperationState s) { return s == OperationState::kNeedsHuman; }
 bool AwaitsApproval(OperationState s) { return s == OperationState::kAwaitingApproval; }
 
@@ -57,6 +59,10 @@ RunWait WaitOf(const RunState& state, std::string_view stuck_reason, bool engine
   if (auto op = FirstOperation(state, NeedsPerson); !op.empty()) return {WaitKind::kPerson, op};
   if (auto op = FirstOperation(state, AwaitsApproval); !op.empty()) {
     return {WaitKind::kApproval, op};
+  }
+  if (auto op = FirstOperation(state, AwaitsCompletion); !op.empty()) {
+    const OperationRecord& record = state.operations().at(op);
+    return {WaitKind::kCompletion, op, record.due_at_us};
   }
   if (auto names = state.OutstandingSignalWaits(); !names.empty()) {
     return {WaitKind::kSignal, JoinNames(names)};

@@ -11,6 +11,8 @@
 //             retry or lookup due, reconciling; detail: its operation id
 //   person    an operation needs a person to say what happened (needs_human); detail: op id
 //   approval  an operation awaits approval; detail: its operation id
+//   completion an operation waits for its provider's completion (a webhook; contract
+//             completion); detail: its operation id; until_us: its completion deadline
 //   signal    the code waits in WaitSignal; detail: the name (several: in name order, ", ")
 //   timer     the code sleeps; detail: the earliest fire time, UTC; until_us: the same
 //   signal    none of the above yet the run is running: the code can only be parked in a
@@ -32,7 +34,9 @@
 namespace reckon {
 
 // kChild: the run waits only on child workflows it started (their ids in `detail`).
-enum class WaitKind { kNothing, kWorking, kTimer, kSignal, kApproval, kPerson, kStopped, kChild };
+enum class WaitKind {
+  kNothing, kWorking, kTimer, kSignal, kApproval, kPerson, kStopped, kChild, kCompletion
+};
 
 struct RunWait {
   WaitKind kind = WaitKind::kWorking;
@@ -41,7 +45,8 @@ struct RunWait {
   friend bool operator==(const RunWait&, const RunWait&) = default;
 };
 
-// "nothing", "working", "timer", "signal", "approval", "person", "stopped", "child".
+// "nothing", "working", "timer", "signal", "approval", "person", "stopped", "child",
+// "completion".
 std::string_view WaitKindName(WaitKind kind);
 
 // True when only something outside the engine can move the run on (a signal, an approval, a

@@ -53,6 +53,11 @@ struct AttemptOutcome {
   // The last progress details the tool heartbeated during this attempt (JSON; empty: none).
   // Journaled, secrets removed, with the event that ends a failed attempt.
   std::string heartbeat_details_json;
+  // The provider accepted the request and will report its result later (the contract's
+  // completion policy): the operation waits for that completion (Engine::Complete), and
+  // provider_ref names the request at the provider. Not a success: nothing is known to have
+  // happened yet. From a tool whose contract declares no completion, it is an unknown outcome.
+  bool accepted = false;
   // Set only by a dispatcher that withdrew the attempt before any worker took it (a
   // schedule-to-start timeout): proof that nothing happened. Never taken from a worker.
   bool not_started = false;

@@ -7,8 +7,8 @@
 namespace reckon::storage {
 namespace {
 
-constexpr std::array<std::string_view, 4> kCommitSources = {"attempt", "late_completion",
-                                                            "reconciliation", "human"};
+constexpr std::array<std::string_view, 5> kCommitSources = {"attempt", "late_completion",
+                                                            "reconciliation", "human", "callback"};
 constexpr std::array<std::string_view, 3> kVerdicts = {"committed", "not_found",
                                                        "still_unknown"};
 constexpr std::array<std::string_view, 3> kRetryReasons = {

@@ -28,6 +28,7 @@ enum class CommitSource {
   kLateCompletion,  // "late_completion": an attempt already given up on reported success
   kReconciliation,  // "reconciliation": a lookup found the effect
   kHuman,           // "human": a person resolved the operation as committed
+  kCallback,        // "callback": the provider's completion said so (CompletionReceived)
 };
 std::string_view CommitSourceName(CommitSource source);
 Result<CommitSource> ParseCommitSource(std::string_view name);
@@ -179,6 +180,9 @@ struct SignalReceived {
   std::string name;
   std::string payload_json;
   std::string sent_by;  // the principal (server mode)
+  // The sender's id of this signal (empty: none given). A signal whose request id the run
+  // received already is applied once: the repeat is acknowledged and not journaled.
+  std::string request_id;
 };
 struct MarkerRecorded { std::string step_id; std::string kind; std::string value_json; };
 struct RetryScheduled {
@@ -236,6 +240,27 @@ struct UpdateCompleted {
   std::string error_message;
 };
 
+// The provider accepted attempt `attempt` and reports its result later (the contract's
+// completion policy, contract/contract.h): the operation waits in awaiting_completion until a
+// completion arrives or completion_due_us passes (then its outcome is unknown).
+struct AttemptAccepted {
+  std::string operation_id;
+  std::uint32_t attempt = 0;
+  std::string provider_ref;
+  std::int64_t completion_due_us = 0;
+};
+// A completion of the operation arrived (Engine::Complete: the server's HTTP endpoint, the
+// SDK), journaled once per delivery id, before its consequence (OperationCommitted with source
+// callback, or the events of a failure). A completion for a settled operation, or a repeated
+// delivery id, is acknowledged and not journaled.
+struct CompletionReceived {
+  std::string operation_id;
+  std::string delivery_id;
+  bool succeeded = false;
+  std::string code;         // on failure: the provider's code
+  std::string received_by;  // the principal (server mode)
+};
+
 using EventBody = std::variant<
     WorkflowStarted, WorkflowCompleted, WorkflowFailed, WorkflowCancelRequested,
     WorkflowCancelled, WorkflowTaskScheduled, WorkflowTaskStarted, WorkflowTaskCompleted,
@@ -244,7 +269,7 @@ using EventBody = std::variant<
     ReconciliationStarted, ReconciliationResult, NeedsHuman, HumanResolved, TimerStarted,
     TimerFired, SignalReceived, MarkerRecorded, RetryScheduled, WorkflowContinuedAsNew,
     ChildWorkflowInitiated, ChildWorkflowClosed, ChildPolicyApplied, UpdateAccepted,
-    UpdateCompleted>;
+    UpdateCompleted, AttemptAccepted, CompletionReceived>;
 
 struct Event {
   std::int64_t seq = 0;             // 1-based position in the run's history

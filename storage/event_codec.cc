@@ -83,6 +83,21 @@ void Encode(EventPayload::Builder p, const UpdateCompleted& e) {
   b.setErrorCode(T(e.error_code));
   b.setErrorMessage(T(e.error_message));
 }
+void Encode(EventPayload::Builder p, const AttemptAccepted& e) {
+  auto b = p.initAttemptAccepted();
+  b.setOperationId(T(e.operation_id));
+  b.setAttempt(e.attempt);
+  b.setProviderRef(T(e.provider_ref));
+  b.setCompletionDueUs(e.completion_due_us);
+}
+void Encode(EventPayload::Builder p, const CompletionReceived& e) {
+  auto b = p.initCompletionReceived();
+  b.setOperationId(T(e.operation_id));
+  b.setDeliveryId(T(e.delivery_id));
+  b.setSucceeded(e.succeeded);
+  b.setCode(T(e.code));
+  b.setReceivedBy(T(e.received_by));
+}
 void Encode(EventPayload::Builder p, const WorkflowCompleted& e) {
   p.initWorkflowCompleted().setResultJson(T(e.result_json));
 }
@@ -223,6 +238,7 @@ void Encode(EventPayload::Builder p, const SignalReceived& e) {
   b.setName(T(e.name));
   b.setPayloadJson(T(e.payload_json));
   b.setSentBy(T(e.sent_by));
+  b.setRequestId(T(e.request_id));
 }
 void Encode(EventPayload::Builder p, const MarkerRecorded& e) {
   auto b = p.initMarkerRecorded();
@@ -348,7 +364,8 @@ Result<EventBody> DecodeUnion(EventPayload::Reader p) {
     case EventPayload::TIMER_FIRED: return TimerFired{S(p.getTimerFired().getTimerId())};
     case EventPayload::SIGNAL_RECEIVED: {
       auto r = p.getSignalReceived();
-      return SignalReceived{S(r.getName()), S(r.getPayloadJson()), S(r.getSentBy())};
+      return SignalReceived{S(r.getName()), S(r.getPayloadJson()), S(r.getSentBy()),
+                            S(r.getRequestId())};
     }
     case EventPayload::MARKER_RECORDED: {
       auto r = p.getMarkerRecorded();
@@ -390,6 +407,16 @@ Result<EventBody> DecodeUnion(EventPayload::Reader p) {
       auto r = p.getUpdateCompleted();
       return UpdateCompleted{S(r.getUpdateId()), S(r.getResultJson()), S(r.getErrorCode()),
                              S(r.getErrorMessage())};
+    }
+    case EventPayload::ATTEMPT_ACCEPTED: {
+      auto r = p.getAttemptAccepted();
+      return AttemptAccepted{S(r.getOperationId()), r.getAttempt(), S(r.getProviderRef()),
+                             r.getCompletionDueUs()};
+    }
+    case EventPayload::COMPLETION_RECEIVED: {
+      auto r = p.getCompletionReceived();
+      return CompletionReceived{S(r.getOperationId()), S(r.getDeliveryId()), r.getSucceeded(),
+                                S(r.getCode()), S(r.getReceivedBy())};
     }
     case EventPayload::SEALED:  // handled by EventDecoder before it gets here
       return Err(Errc::kCorruption, "a sealed event holds another sealed event");
@@ -509,7 +536,8 @@ std::string_view EventTypeName(const EventBody& body) {
       "TimerStarted",           "TimerFired",            "SignalReceived",
       "MarkerRecorded",         "RetryScheduled",        "WorkflowContinuedAsNew",
       "ChildWorkflowInitiated", "ChildWorkflowClosed",   "ChildPolicyApplied",
-      "UpdateAccepted",         "UpdateCompleted"};
+      "UpdateAccepted",         "UpdateCompleted",       "AttemptAccepted",
+      "CompletionReceived"};
   static_assert(std::size(kNames) == std::variant_size_v<EventBody>);
   return kNames[body.index()];
 }

@@ -54,6 +54,10 @@ struct EventPayload {
     updateAccepted @31 :UpdateAccepted;
     # The handler of an accepted update returned (or the run ended first).
     updateCompleted @32 :UpdateCompleted;
+    # The provider accepted an attempt and reports its result later (contract completion).
+    attemptAccepted @33 :AttemptAccepted;
+    # A completion of an accepted (or in-flight) operation arrived, once per delivery id.
+    completionReceived @34 :CompletionReceived;
   }
 }
 
@@ -139,6 +143,21 @@ struct UpdateAccepted {
   sentBy @3 :Text;           # the principal (server mode); empty embedded
 }
 
+struct AttemptAccepted {
+  operationId @0 :Text;
+  attempt @1 :UInt32;
+  providerRef @2 :Text;      # the provider's name for the accepted request
+  completionDueUs @3 :Int64; # past it without a completion, the outcome is unknown
+}
+
+struct CompletionReceived {
+  operationId @0 :Text;
+  deliveryId @1 :Text;       # the sender's id of this delivery; a repeat is applied once
+  succeeded @2 :Bool;
+  code @3 :Text;             # on failure: the provider's code
+  receivedBy @4 :Text;       # the principal that delivered it (server mode)
+}
+
 struct UpdateCompleted {
   updateId @0 :Text;
   resultJson @1 :Text;       # the handler's result; empty when it failed
@@ -217,7 +236,7 @@ struct OperationCommitted {
   attempt @1 :UInt32;
   resultJson @2 :Text;
   providerRef @3 :Text;
-  source @4 :Text;           # attempt | late_completion | reconciliation | human
+  source @4 :Text;           # attempt | late_completion | reconciliation | human | callback
 }
 
 struct OperationRejected {
@@ -285,6 +304,7 @@ struct SignalReceived {
   name @0 :Text;
   payloadJson @1 :Text;
   sentBy @2 :Text;           # the principal (server mode)
+  requestId @3 :Text;        # the sender's id of this signal; a repeat is applied once
 }
 
 struct MarkerRecorded {

@@ -33,6 +33,13 @@ AttemptOutcome ToolFailed(FailureKind kind, std::string code, std::string messag
   return outcome;
 }
 
+AttemptOutcome ToolAccepted(std::string provider_ref) {
+  AttemptOutcome outcome;
+  outcome.accepted = true;
+  outcome.provider_ref = std::move(provider_ref);
+  return outcome;
+}
+
 Result<void> ToolRegistry::Register(Tool tool) {
   const std::string name = tool.contract.name;
   std::string problems;

@@ -64,6 +64,11 @@ struct Tool {
 // Outcome helpers for tool code.
 AttemptOutcome ToolSucceeded(boost::json::value output, std::string provider_ref = "");
 AttemptOutcome ToolFailed(FailureKind kind, std::string code, std::string message);
+// The provider accepted the request and reports its result later (a webhook): only for a
+// contract that declares `completion` (contract/contract.h). The operation then waits for the
+// completion, delivered to the server's HTTP endpoint or through Engine::Complete, keyed by
+// the operation id (docs/TOOLS.md, "Asynchronous completion").
+AttemptOutcome ToolAccepted(std::string provider_ref);
 
 // The tools a worker hosts, by name, with their contracts registered in contracts().
 // Register is not thread-safe; lookups are, once registration is over.

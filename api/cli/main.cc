@@ -9,6 +9,7 @@
 #include "reckon/api/cli/cluster_commands.h"
 #include "reckon/api/cli/auth_commands.h"
 #include "reckon/api/cli/command.h"
+#include "reckon/api/cli/complete_command.h"
 #include "reckon/api/cli/decision_commands.h"
 #include "reckon/api/cli/intent_hash_command.h"
 #include "reckon/api/cli/jcs_command.h"
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
   reckon::cli::AddClusterCommands(app, env);
   reckon::cli::AddAuthCommands(app, env);
   reckon::cli::AddWorkersCommand(app, env);
+  reckon::cli::AddCompleteCommand(app, env);
   try {
     app.parse(argc, argv);  // runs the chosen subcommand's callback
   } catch (const CLI::ParseError& e) {

@@ -94,6 +94,10 @@ std::string WaitText(wire::WorkflowSummary::Reader s) {
   if (kind == "timer") return "timer until " + FormatTimeUs(s.getWaitUntilUs()) + " UTC";
   if (kind == "approval") return "approval of " + detail;
   if (kind == "person") return "a person to resolve " + detail;
+  if (kind == "completion") {
+    return "the provider's completion of " + detail + " (until " +
+           FormatTimeUs(s.getWaitUntilUs()) + " UTC)";
+  }
   if (kind == "child") return "child workflow(s) " + detail;
   if (kind == "worker") {
     return "a worker of build " + detail + " (or one declaring it compatible; see reckon workers)";
@@ -346,6 +350,7 @@ struct SignalArgs {
   std::string workflow_id;
   std::string name;
   std::string payload = "null";
+  std::string request_id;
 };
 
 Result<void> RunSignal(CommandEnv& env, const SignalArgs& args) {
@@ -359,6 +364,7 @@ Result<void> RunSignal(CommandEnv& env, const SignalArgs& args) {
   signal.setWorkflowId(args.workflow_id);
   signal.setName(args.name);
   signal.setPayloadJson(args.payload);
+  signal.setRequestId(args.request_id);
   RECKON_TRY(CallServer(args.remote, std::move(request)));
   return Write(env, "signalled " + args.workflow_id + " with " + args.name + "\n");
 }
@@ -445,6 +451,8 @@ void AddWorkflowCommands(CLI::App& app, CommandEnv& env) {
     c->add_option("workflow_id", args->workflow_id, "Workflow id")->required();
     c->add_option("name", args->name, "Signal name")->required();
     c->add_option("--payload", args->payload, "Payload JSON (default null)");
+    c->add_option("--request-id", args->request_id,
+                  "Your id of this signal: sending it again with the same id is applied once");
     AddRemoteFlags(c, args->remote);
     BindCommand(c, env, args, "signal", RunSignal);
   }

@@ -59,6 +59,9 @@ struct Request {
     # The next page of a workflow task's events (WorkflowTask.nextPageToken). Reply:
     # workflowTaskPage.
     getWorkflowTaskPage @27 :GetWorkflowTaskPage;
+    # A provider's completion of an operation that answered "accepted" (asynchronous
+    # completion; docs/TOOLS.md): applied once per delivery id. Reply: ok.
+    completeOperation @28 :CompleteOperation;
   }
 
   credential @19 :Text;
@@ -147,6 +150,19 @@ struct SignalWorkflow {
   workflowId @0 :Text;
   name @1 :Text;
   payloadJson @2 :Text;
+  requestId @3 :Text;   # the sender's id of this signal; a repeat is applied once. Empty: none
+}
+
+struct CompleteOperation {
+  workflowId @0 :Text;   # optional: the operation's run (a cluster routes by it)
+  operationId @1 :Text;
+  deliveryId @2 :Text;   # the sender's id of this delivery, the same on every redelivery
+  succeeded @3 :Bool;
+  outputJson @4 :Text;   # succeeded: the result; empty: null
+  providerRef @5 :Text;
+  kind @6 :FailureKind;  # failed: definitive, retryable or unknown
+  code @7 :Text;
+  message @8 :Text;
 }
 
 struct CancelWorkflow {
@@ -469,6 +485,9 @@ struct CompleteToolTask {
       kind @7 :FailureKind;
       code @8 :Text;
       message @9 :Text;
+      # The provider accepted the request and reports later (contract completion);
+      # providerRef names it. Not a success.
+      accepted @15 :Bool;
     }
     reconcile :group {
       verdict @10 :ReconcileVerdict;

@@ -214,6 +214,9 @@ void AttemptOutcomeToWire(const AttemptOutcome& outcome, wire::CompleteToolTask:
     const std::string output = json::serialize(outcome.output);
     a.setOutputJson(Text(output));
     a.setProviderRef(Text(outcome.provider_ref));
+  } else if (outcome.accepted) {
+    a.setAccepted(true);
+    a.setProviderRef(Text(outcome.provider_ref));
   }
   a.setKind(KindToWire(outcome.kind));
   a.setCode(Text(outcome.code));
@@ -228,6 +231,8 @@ Result<AttemptOutcome> AttemptOutcomeFromWire(wire::CompleteToolTask::Reader in)
   auto a = in.getOutcome().getAttempt();
   AttemptOutcome outcome;
   outcome.success = a.getSuccess();
+  outcome.accepted = !outcome.success && a.getAccepted();
+  if (outcome.accepted) outcome.provider_ref = Str(a.getProviderRef());
   if (outcome.success) {
     RECKON_TRY(json::value output, JsonFromWire(a.getOutputJson(), "attempt outputJson"));
     outcome.output = std::move(output);

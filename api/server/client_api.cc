@@ -36,6 +36,10 @@ asio::awaitable<Result<void>> ClientApi::Handle(const auth::Principal& caller,
       auto signalled = Signal(caller, method.getSignalWorkflow(), out);
       co_return co_await std::move(signalled);
     }
+    case wire::Request::Method::COMPLETE_OPERATION: {
+      auto completed = Complete(caller, method.getCompleteOperation(), out);
+      co_return co_await std::move(completed);
+    }
     case wire::Request::Method::CANCEL_WORKFLOW: {
       auto cancelled = Cancel(caller, method.getCancelWorkflow(), out);
       co_return co_await std::move(cancelled);
@@ -142,8 +146,35 @@ asio::awaitable<Result<void>> ClientApi::Signal(const auth::Principal& caller,
   RECKON_CO_TRY(std::string id, RequiredText(in.getWorkflowId(), "workflowId"));
   RECKON_CO_TRY(std::string name, RequiredText(in.getName(), "name"));
   std::string payload = in.getPayloadJson().size() == 0 ? "null" : Str(in.getPayloadJson());
-  auto signalled = engine_.Signal(std::move(id), std::move(name), std::move(payload), caller.name);
+  auto signalled = engine_.Signal(std::move(id), std::move(name), std::move(payload), caller.name,
+                                  Str(in.getRequestId()));
   RECKON_CO_TRY(co_await std::move(signalled));
+  out.initResult().setOk();
+  co_return Ok();
+}
+
+asio::awaitable<Result<void>> ClientApi::Complete(const auth::Principal& caller,
+                                                  wire::CompleteOperation::Reader in,
+                                                  wire::Response::Builder out) {
+  Completion completion;
+  completion.workflow_id = Str(in.getWorkflowId());
+  completion.operation_id = Str(in.getOperationId());
+  completion.delivery_id = Str(in.getDeliveryId());
+  completion.received_by = caller.name;
+  AttemptOutcome& outcome = completion.outcome;
+  outcome.success = in.getSucceeded();
+  outcome.provider_ref = Str(in.getProviderRef());
+  if (outcome.success && in.getOutputJson().size() > 0) {
+    RECKON_CO_TRY(outcome.output, JsonFromWire(in.getOutputJson(), "outputJson"));
+  } else if (!outcome.success) {
+    outcome.kind = in.getKind() == wire::FailureKind::DEFINITIVE  ? FailureKind::kDefinitive
+                   : in.getKind() == wire::FailureKind::RETRYABLE ? FailureKind::kRetryable
+                                                                  : FailureKind::kUnknown;
+    outcome.code = Str(in.getCode());
+    outcome.message = Str(in.getMessage());
+  }
+  auto completed = engine_.Complete(std::move(completion));
+  RECKON_CO_TRY(co_await std::move(completed));
   out.initResult().setOk();
   co_return Ok();
 }

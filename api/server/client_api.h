@@ -54,6 +54,10 @@ class ClientApi {
   boost::asio::awaitable<Result<void>> Start(const auth::Principal& caller,
                                             wire::StartWorkflow::Reader in,
                                              wire::Response::Builder out);
+  // completeOperation: Engine::Complete, delivered by `caller` (journaled as received_by).
+  boost::asio::awaitable<Result<void>> Complete(const auth::Principal& caller,
+                                                wire::CompleteOperation::Reader in,
+                                                wire::Response::Builder out);
   boost::asio::awaitable<Result<void>> Signal(const auth::Principal& caller,
                                              wire::SignalWorkflow::Reader in,
                                               wire::Response::Builder out);

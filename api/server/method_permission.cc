@@ -27,7 +27,9 @@ std::optional<Permission> PermissionOf(Method::Which method) {
     case Method::COMPLETE_WORKFLOW_TASK:
     case Method::POLL_TOOL_TASK:
     case Method::COMPLETE_TOOL_TASK:
-    case Method::HEARTBEAT: return Permission::kWork;
+    case Method::HEARTBEAT:
+    // A completion comes from the tool's side (a webhook relay holds a worker token).
+    case Method::COMPLETE_OPERATION: return Permission::kWork;
     case Method::CREATE_TOKEN:
     case Method::LIST_TOKENS:
     case Method::REVOKE_TOKEN: return Permission::kManagePrincipals;
@@ -63,6 +65,7 @@ std::string_view MethodName(Method::Which method) {
     case Method::QUERY_WORKFLOW: return "queryWorkflow";
     case Method::UPDATE_WORKFLOW: return "updateWorkflow";
     case Method::GET_WORKFLOW_TASK_PAGE: return "getWorkflowTaskPage";
+    case Method::COMPLETE_OPERATION: return "completeOperation";
   }
   return "an unknown method";
 }

@@ -34,7 +34,14 @@ Result<void> CheckClientMethod(wire::Request::Method::Reader m) {
     case M::SIGNAL_WORKFLOW: {
       auto in = m.getSignalWorkflow();
       RECKON_TRY(Id(IdKind::kWorkflowId, in.getWorkflowId(), "workflowId"));
+      RECKON_TRY(IdIfGiven(IdKind::kUpdateId, in.getRequestId(), "requestId"));
       return Id(IdKind::kSignalName, in.getName(), "name");
+    }
+    case M::COMPLETE_OPERATION: {
+      auto in = m.getCompleteOperation();
+      RECKON_TRY(IdIfGiven(IdKind::kWorkflowId, in.getWorkflowId(), "workflowId"));
+      RECKON_TRY(Id(IdKind::kOperationId, in.getOperationId(), "operationId"));
+      return Id(IdKind::kUpdateId, in.getDeliveryId(), "deliveryId");
     }
     case M::QUERY_WORKFLOW: {
       auto in = m.getQueryWorkflow();

@@ -96,6 +96,7 @@ std::string WorkflowOf(wire::Request::Method::Reader method) {
     case M::RESOLVE_OPERATION: return Str(method.getResolveOperation().getWorkflowId());
     case M::QUERY_WORKFLOW: return Str(method.getQueryWorkflow().getWorkflowId());
     case M::UPDATE_WORKFLOW: return Str(method.getUpdateWorkflow().getWorkflowId());
+    case M::COMPLETE_OPERATION: return Str(method.getCompleteOperation().getWorkflowId());
     default: return "";
   }
 }

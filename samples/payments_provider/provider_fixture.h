@@ -17,6 +17,8 @@ using tools::HttpCall;
 using tools::HttpResponse;
 using tools::HttpRequest;
 using tools::ParseJsonBody;
+using tools::HttpFailure;
+using tools::HttpFailureOf;
 
 // The payments-provider binary (RECKON_PROVIDER_PATH), started with --port 0 on `ledger`,
 // after its "listening on 127.0.0.1:PORT" line was read. Its stderr (the request log) goes

@@ -93,7 +93,26 @@ Tool EchoTool() {
   return tool;
 }
 
+// A provider that accepts and reports later (asynchronous completion): the attempt answers
+// "accepted"; the test delivers the completion (POST .../completion, `reckon complete`).
+Tool AsyncPayoutTool() {
+  Tool tool;
+  tool.contract = FastContract("async_payout", SideEffect::kNonRepeatableWrite);
+  tool.contract.attempt_timeout = 5s;
+  tool.contract.completion.deadline = 600s;
+  tool.execute = [](json::value, ToolCallContext context) -> asio::awaitable<AttemptOutcome> {
+    co_return ToolAccepted("po-" + context.operation_id.substr(0, 12));
+  };
+  tool.reconcile = [](json::value, ToolCallContext) -> asio::awaitable<ReconcileOutcome> {
+    ReconcileOutcome out;
+    out.message = "the provider cannot tell";
+    co_return out;
+  };
+  return tool;
+}
+
 Result<void> RegisterTools(ToolRegistry& tools, FakeProvider& provider, Ledger& ledger) {
+  RECKON_TRY(tools.Register(AsyncPayoutTool()));
   RECKON_TRY(tools.Register(EchoTool()));
   ToolContract charge = FastContract("charge", SideEffect::kIdempotentWrite);
   charge.attempt_timeout = 5s;

@@ -523,6 +523,37 @@ boost::asio::awaitable<HttpReply> HttpApi::Api(HttpRequest& request, const std::
     signal.setWorkflowId(Text(at[1]));
     signal.setName(Text(text("name")));
     signal.setPayloadJson(Text(JsonField(body.value(), "payload")));
+    signal.setRequestId(Text(text("request_id")));
+  } else if (is({"operations", "*", "completion"}, http::verb::post) ||
+             is({"runs", "*", "operations", "*", "completion"}, http::verb::post)) {
+    // A provider's completion (a webhook, relayed): applied once per delivery id.
+    auto complete = method.initCompleteOperation();
+    const bool with_run = at[0] == "runs";
+    if (with_run) complete.setWorkflowId(Text(at[1]));
+    complete.setOperationId(Text(at[with_run ? 3 : 1]));
+    complete.setDeliveryId(Text(text("delivery_id")));
+    const std::string status = text("status");
+    if (status != "succeeded" && status != "failed" && bad) {
+      bad = Err(Errc::kInvalidArgument,
+                "\"status\" must be \"succeeded\" or \"failed\": what the provider reports of "
+                "the operation");
+    }
+    complete.setSucceeded(status == "succeeded");
+    complete.setOutputJson(Text(JsonField(body.value(), "output")));
+    complete.setProviderRef(Text(text("provider_ref")));
+    const std::string kind = text("kind");
+    if (kind == "retryable") {
+      complete.setKind(wire::FailureKind::RETRYABLE);
+    } else if (kind == "unknown") {
+      complete.setKind(wire::FailureKind::UNKNOWN);
+    } else if (kind.empty() || kind == "definitive") {
+      complete.setKind(wire::FailureKind::DEFINITIVE);
+    } else if (bad) {
+      bad = Err(Errc::kInvalidArgument,
+                "\"kind\" must be definitive, retryable or unknown (default definitive)");
+    }
+    complete.setCode(Text(text("code")));
+    complete.setMessage(Text(text("message")));
   } else if (is({"runs", "*", "query"}, http::verb::post)) {
     // A reader's question to the run's code (ctx.OnQuery): nothing is journaled.
     auto ask = method.initQueryWorkflow();

@@ -291,6 +291,100 @@ TEST_F(HttpApiTest, AQueryReadsAndAnUpdateInstructsARunningWorkflow) {
   EXPECT_EQ(reader_update.status, 403u) << reader_update.raw;
 }
 
+TEST_F(HttpApiTest, ACompletionIsAppliedOncePerDeliveryAndNeedsAWorkerToken) {
+  Reply started;
+  ASSERT_TRUE(Eventually([&] {
+    started = As("operator", http::verb::post, "/api/v1/runs",
+                 StartBody("c-1", "async_payout", 300));
+    return started.status == 200;
+  })) << started.raw;
+  std::string op;
+  ASSERT_TRUE(Eventually([&] {
+    const Reply run = As("reader", http::verb::get, "/api/v1/runs/c-1");
+    if (run.status != 200 || run.body.at("operations").as_array().empty()) return false;
+    const json::value& first = run.body.at("operations").as_array().front();
+    op = std::string(first.at("operation_id").as_string());
+    return first.at("state") == "awaiting_completion" &&
+           run.body.at("summary").at("waits_on") == "completion";
+  }));
+  const std::string target = "/api/v1/operations/" + op + "/completion";
+  const std::string body = R"({"delivery_id":"evt-1","status":"succeeded","output":{"paid":true}})";
+  const Reply reader = As("reader", http::verb::post, target, body);
+  EXPECT_EQ(reader.status, 403u) << reader.raw;
+  const Reply no_delivery = As("worker", http::verb::post, target, R"({"status":"succeeded"})");
+  EXPECT_EQ(no_delivery.status, 400u) << no_delivery.raw;
+  const Reply bad_status = As("worker", http::verb::post, target,
+                              R"({"delivery_id":"evt-1","status":"done"})");
+  EXPECT_EQ(bad_status.status, 400u) << bad_status.raw;
+  const Reply unknown = As("worker", http::verb::post,
+                           "/api/v1/operations/op_" + std::string(32, '0') + "/completion", body);
+  EXPECT_EQ(unknown.status, 404u) << unknown.raw;
+  for (int delivery = 0; delivery < 3; ++delivery) {  // a provider retrying its webhook
+    const Reply done = As("worker", http::verb::post, target, body);
+    EXPECT_EQ(done.status, 200u) << done.raw;
+  }
+  const Reply other = As("worker", http::verb::post, "/api/v1/runs/c-1/operations/" + op +
+                                                         "/completion",
+                         R"({"delivery_id":"evt-2","status":"failed","code":"card_declined"})");
+  EXPECT_EQ(other.status, 200u) << other.raw;  // settled already: acknowledged, no change
+  ASSERT_TRUE(Eventually([&] {
+    const Reply run = As("reader", http::verb::get, "/api/v1/runs/c-1");
+    return run.status == 200 && run.body.at("summary").at("status") == "completed";
+  }));
+  const Reply history = As("reader", http::verb::get, "/api/v1/runs/c-1/history");
+  int received = 0, committed = 0;
+  for (const auto& e : history.body.at("events").as_array()) {
+    if (e.at("type") == "CompletionReceived") {
+      ++received;
+      EXPECT_EQ(e.at("event").at("receivedBy"), "worker");
+      EXPECT_EQ(e.at("event").at("deliveryId"), "evt-1");
+    }
+    if (e.at("type") == "OperationCommitted") {
+      ++committed;
+      EXPECT_EQ(e.at("event").at("source"), "callback");
+    }
+  }
+  EXPECT_EQ(received, 1);
+  EXPECT_EQ(committed, 1);
+}
+
+TEST_F(HttpApiTest, ASignalWithARequestIdIsAppliedOnce) {
+  const std::string start = json::serialize(json::object{
+      {"workflow_id", "s-1"},
+      {"workflow_type", "signal_then_call"},
+      {"input", json::object{{"signal", "go"},
+                             {"tool", "echo"},
+                             {"input", json::object{{"account", "a"}, {"amount_cents", 1}}}}}});
+  Reply started;
+  ASSERT_TRUE(Eventually([&] {
+    started = As("operator", http::verb::post, "/api/v1/runs", start);
+    return started.status == 200;
+  })) << started.raw;
+  for (int i = 0; i < 2; ++i) {
+    const Reply sent = As("operator", http::verb::post, "/api/v1/runs/s-1/signal",
+                          R"({"name":"go","payload":1,"request_id":"req-1"})");
+    EXPECT_EQ(sent.status, 200u) << sent.raw;
+  }
+  ASSERT_TRUE(Eventually([&] {
+    const Reply run = As("reader", http::verb::get, "/api/v1/runs/s-1");
+    return run.status == 200 && run.body.at("summary").at("status") == "completed";
+  }));
+  // The run finished: the same request id is still a repeat, answered as the first was; a new
+  // one is refused.
+  const Reply again = As("operator", http::verb::post, "/api/v1/runs/s-1/signal",
+                         R"({"name":"go","payload":1,"request_id":"req-1"})");
+  EXPECT_EQ(again.status, 200u) << again.raw;
+  const Reply late = As("operator", http::verb::post, "/api/v1/runs/s-1/signal",
+                        R"({"name":"go","payload":1,"request_id":"req-2"})");
+  EXPECT_EQ(late.status, 409u) << late.raw;
+  const Reply history = As("reader", http::verb::get, "/api/v1/runs/s-1/history");
+  int signals = 0;
+  for (const auto& e : history.body.at("events").as_array()) {
+    signals += e.at("type") == "SignalReceived";
+  }
+  EXPECT_EQ(signals, 1);
+}
+
 TEST_F(HttpApiTest, AnApprovalFromTheInboxIsBoundToTheIntentHashShown) {
   Reply started;
   ASSERT_TRUE(Eventually([&] {
