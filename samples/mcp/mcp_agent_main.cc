@@ -13,6 +13,7 @@
 // Exit codes: 0 the plan completed; 3 it waits for a person (or failed); 2 bad usage, a bad
 // contracts file or plan, or tools that do not pair; 1 anything else.
 #include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -84,6 +85,7 @@ int main(int argc, char** argv) {
   mcp->excludes(url);
   app.add_flag("--approve-all", options.approve_all, "approve every approval request");
   CLI11_PARSE(app, argc, argv);
+  spdlog::set_default_logger(spdlog::stderr_color_mt("mcp-agent"));  // stdout is the report
   spdlog::set_level(spdlog::level::warn);
 
   // Every problem of the contracts file before anything opens or starts.

@@ -8,6 +8,9 @@
 #include <boost/json/serialize.hpp>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -151,6 +154,37 @@ TEST(McpPlanTest, AgentKilledWhileACallHangsResumesWithOneRefundPerStep) {
   EXPECT_TRUE(status.value().Succeeded()) << status.value().ToString() << "\n" << output.value()
                                           << Tail(dir.File("agent.log"));
   ExpectOneRefundPerStep(dir, output.value());
+}
+
+// The MCP server SIGKILLed from outside at random moments while the plan runs (the client
+// starts it again on the next call). Rounds: $RECKON_MCP_KILL_ROUNDS (default 1; the heavy
+// tier runs 20).
+TEST(McpPlanTest, StdioPlanThroughRandomKillsOfTheServer) {
+  const char* env = std::getenv("RECKON_MCP_KILL_ROUNDS");
+  const int rounds = env != nullptr ? std::max(1, std::atoi(env)) : 1;
+  std::mt19937 random(20261202);
+  for (int round = 0; round < rounds; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    TempDir dir;
+    auto args = AgentArgs(dir);
+    args.insert(args.end(), {"--mcp", StdioServerCommand(dir, "")});
+    auto agent = StartAgent(dir, args);
+    ASSERT_TRUE(agent) << agent.error().ToString();
+    int kills = 0;
+    for (int i = 0; i < 2000; ++i) {
+      if (agent.value().WaitFor(std::chrono::milliseconds(20 + random() % 200))) break;
+      const int pid = ServerPid(dir);
+      if (pid > 0 && ::kill(pid, SIGKILL) == 0) ++kills;
+    }
+    auto output = agent.value().ReadAll(60s);
+    ASSERT_TRUE(output);
+    auto status = agent.value().WaitFor(10s);
+    ASSERT_TRUE(status);
+    EXPECT_TRUE(status.value().Succeeded()) << status.value().ToString() << "\n" << output.value()
+                                            << Tail(dir.File("agent.log"));
+    ExpectOneRefundPerStep(dir, output.value());
+    std::printf("round %d: %d kills of the MCP server\n", round, kills);
+  }
 }
 
 TEST(McpPlanTest, ABadContractsFileStartsNothingAndNamesEveryProblem) {

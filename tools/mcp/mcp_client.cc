@@ -29,7 +29,15 @@ asio::awaitable<Result<json::value>> McpClient::ListTools(Deadline deadline) {
   for (int page = 0; page < 1000; ++page) {
     json::object params;
     if (!cursor.empty()) params["cursor"] = cursor;
-    McpReply reply = co_await transport_->Request("tools/list", std::move(params), deadline);
+    McpReply reply;
+    // tools/list reads: a page whose answer was lost is asked for again (a server that died
+    // is started again by the transport), a few times.
+    for (int tries = 0; tries < 4; ++tries) {
+      reply = co_await transport_->Request("tools/list", params, deadline);
+      const bool lost = reply.status == McpReply::Status::kNotSent ||
+                        reply.status == McpReply::Status::kUnknown;
+      if (!lost || reply.reason == "deadline" || reply.reason == "cancelled") break;
+    }
     if (reply.status != McpReply::Status::kResult) {
       co_return Err(Errc::kUnavailable, "tools/list: " + reply.message);
     }

@@ -42,7 +42,8 @@ class McpClient {
                                                  const McpServerAddress& address);
 
   // The whole catalog, {"tools": [...]}: tools/list, following nextCursor (at most 1000
-  // pages). Errc::kUnavailable when the server cannot be reached or answers an error (the
+  // pages). A page whose request was not sent or whose answer was lost (a server that died,
+  // say) is asked for again, up to four times in all: listing has no effect. Errc::kUnavailable when the server cannot be reached or answers an error (the
   // message names the server and says what happened), Errc::kInvalidArgument when a page is
   // not a tools/list result.
   boost::asio::awaitable<Result<boost::json::value>> ListTools(Deadline deadline);
