@@ -314,6 +314,41 @@ TEST_F(CliServerTest, SignalWakesAWorkflowWaitingForIt) {
   EXPECT_NE(ghost.err.find("no active workflow 'ghost'"), std::string::npos) << ghost.err;
 }
 
+TEST_F(CliServerTest, ASignalWithARequestIdIsAppliedOnce) {
+  Start("s-2", "signal_then_call", SignalInput("go"));
+  for (int i = 0; i < 2; ++i) {
+    const CliRun signalled = Cli({"signal", "s-2", "go", "--request-id", "req-7"});
+    EXPECT_EQ(signalled.code(), 0) << signalled.Describe();
+  }
+  ASSERT_TRUE(WaitForStatus("s-2", "completed")) << Show("s-2");
+  EXPECT_EQ(EventsOfType("s-2", "SignalReceived").size(), 1u);
+  const CliRun bad = Cli({"signal", "s-2", "go", "--request-id", "not an id"});
+  EXPECT_NE(bad.code(), 0) << bad.Describe();
+}
+
+TEST_F(CliServerTest, CompleteDeliversAProvidersCompletionOnce) {
+  Start("a-1", "call_once",
+        R"({"tool": "async_payout", "input": {"account": "acct-1", "amount_cents": 5}})");
+  ASSERT_TRUE(WaitForState("a-1", "async_payout#1", "awaiting_completion")) << Show("a-1");
+  EXPECT_EQ(Show("a-1").at("waits_on"), "completion");
+  const std::string op(Operation("a-1", "async_payout#1").at("operation_id").as_string());
+  const CliRun usage = Cli({"complete", op, "--delivery-id", "evt-1"});
+  EXPECT_EQ(usage.code(), 2) << usage.Describe();  // neither --succeeded nor --failed
+  const CliRun reader = Cli({"complete", op, "--delivery-id", "evt-1", "--succeeded",
+                             "--token-file", server_->TokenFile("reader")});
+  EXPECT_NE(reader.code(), 0) << reader.Describe();
+  EXPECT_NE(reader.err.find("needs the permission work"), std::string::npos) << reader.err;
+  for (int i = 0; i < 2; ++i) {
+    const CliRun done = Cli({"complete", op, "--delivery-id", "evt-1", "--succeeded",
+                             "--output", R"({"paid": true})"});
+    EXPECT_EQ(done.code(), 0) << done.Describe();
+  }
+  ASSERT_TRUE(WaitForStatus("a-1", "completed")) << Show("a-1");
+  EXPECT_EQ(EventsOfType("a-1", "CompletionReceived").size(), 1u);
+  const std::string ref(Operation("a-1", "async_payout#1").at("provider_ref").as_string());
+  EXPECT_EQ(ref.substr(0, 3), "po-") << ref;
+}
+
 TEST_F(CliServerTest, TracePrintsTheRunsEffectLines) {
   Start("t-1", "call_once", Input("charge", 4242));
   ASSERT_TRUE(WaitForStatus("t-1", "completed")) << Show("t-1");

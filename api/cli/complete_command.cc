@@ -13,6 +13,7 @@ namespace reckon::cli {
 namespace {
 
 namespace json = boost::json;
+namespace wire = api::wire;
 
 struct CompleteArgs {
   RemoteFlags remote;
@@ -69,7 +70,7 @@ Result<void> RunComplete(CommandEnv& env, const CompleteArgs& args) {
   c.setCode(args.code);
   c.setMessage(args.message);
   RECKON_TRY(CallServer(args.remote, std::move(request)));
-  return Write(env, "delivered completion " + args.delivery_id + " of " + args.operation_id +
+  return WriteOut(env, "delivered completion " + args.delivery_id + " of " + args.operation_id +
                         " (a repeat of a delivery changes nothing)\n");
 }
 

@@ -4,7 +4,8 @@
 // "accepted" (asynchronous completion, docs/TOOLS.md), as the server's HTTP endpoint
 // POST /api/v1/operations/{id}/completion does. Applied once per delivery id: repeating the
 // command changes nothing. Needs a worker token (the tool's side reports completions).
-// Exit 0 delivered (or a repeat), 1 refused (the message says why), 2 bad usage.
+// Exit 0 delivered (or a repeat); non-zero when refused, as every command (the message says
+// why: an unknown operation, a token without the work permission, bad usage).
 #pragma once
 
 #include <CLI/CLI.hpp>

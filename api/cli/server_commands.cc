@@ -16,6 +16,7 @@
 #include "reckon/api/server/run_server.h"
 #include "reckon/api/server/server_limits.h"
 #include "reckon/base/jcs.h"
+#include "reckon/contract/contract_card.h"
 #include "reckon/contract/contract_json.h"
 #include "reckon/plan/mcp_catalog.h"
 
@@ -153,6 +154,36 @@ Result<void> RunMcp(CommandEnv& env, const ContractsArgs& args) {
   return WriteOut(env, out);
 }
 
+// `reckon contracts --contracts FILE`: the file's contracts, listed as the server lists its own
+// (no server needed).
+Result<void> RunContractsFile(CommandEnv& env, const ContractsArgs& args) {
+  RECKON_TRY(ContractRegistry registry, LoadContractsFile(args.contracts.file));
+  std::string text;
+  std::vector<std::vector<std::string>> rows = {{"TOOL", "SIDE EFFECT", "CONTRACT HASH"}};
+  json::array out;
+  for (const ToolContract* contract : registry.All()) {
+    const ToolContract& c = *contract;
+    RECKON_TRY(std::string hash, ContractHash(c));
+    if (args.remote.json) {
+      out.push_back(json::object{{"name", c.name},
+                                 {"hash", hash},
+                                 {"side_effect", SideEffectName(c.side_effect)},
+                                 {"contract", ContractToJson(c)}});
+    } else if (args.cards) {
+      text += RenderContractCard(c) + "\n";
+    } else {
+      rows.push_back({c.name, std::string(SideEffectName(c.side_effect)), hash});
+    }
+  }
+  if (args.remote.json) {
+    text = json::serialize(out) + "\n";
+  } else if (!args.cards) {
+    text = RenderTable(rows) + std::to_string(rows.size() - 1) + " contract(s) in " +
+           args.contracts.file + "\n";
+  }
+  return WriteOut(env, text);
+}
+
 Result<void> RunContracts(CommandEnv& env, const ContractsArgs& args) {
   if (!args.mcp_url.empty() || (!args.mcp.empty() && !IsMcpCatalogFile(args.mcp))) {
     tools::McpServerAddress server;
@@ -161,6 +192,7 @@ Result<void> RunContracts(CommandEnv& env, const ContractsArgs& args) {
     return RunLiveMcpCatalog(env, server, args.contracts.file, args.remote.json);
   }
   if (!args.mcp.empty()) return RunMcp(env, args);
+  if (!args.contracts.file.empty()) return RunContractsFile(env, args);
   auto request = NewRequest();
   request->getRoot<wire::Request>().initMethod().setListContracts();
   RECKON_TRY(api::Reply reply, CallServer(args.remote, std::move(request)));

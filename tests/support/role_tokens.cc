@@ -40,6 +40,7 @@ std::string RoleForCommand(const std::vector<std::string>& args) {
   if (command == "plan" && args.size() > 1 && args[1] == "run") return "operator";
   if (command == "approve" || command == "deny" || command == "resolve") return "approver";
   if (command == "auth") return "admin";
+  if (command == "complete") return "worker";  // a provider's completion: the tool's side
   return "reader";
 }
 

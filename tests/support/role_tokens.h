@@ -4,7 +4,8 @@
 // CLI (`reckon auth token create --out`).
 //
 // RoleForCommand says which of them a CLI subcommand needs: start, signal, cancel and
-// `plan run` the operator; approve, deny and resolve the approver; auth the admin; the rest
+// `plan run` the operator; approve, deny and resolve the approver; auth the admin; complete
+// the worker; the rest
 // (list, show, history, trace, contracts, watch) the reader.
 #pragma once
 
