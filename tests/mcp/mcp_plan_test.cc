@@ -172,7 +172,7 @@ TEST(McpPlanTest, StdioPlanThroughRandomKillsOfTheServer) {
     ASSERT_TRUE(agent) << agent.error().ToString();
     int kills = 0;
     for (int i = 0; i < 2000; ++i) {
-      if (agent.value().WaitFor(std::chrono::milliseconds(20 + random() % 200))) break;
+      if (agent.value().WaitFor(std::chrono::milliseconds(5 + random() % 60))) break;
       const int pid = ServerPid(dir);
       if (pid > 0 && ::kill(pid, SIGKILL) == 0) ++kills;
     }
