@@ -157,6 +157,21 @@ class LineBuilder {
     Add("by", e.resolved_by);
     if (!e.provider_ref.empty()) Add("provider_ref", e.provider_ref);
   }
+  void On(const AttemptAccepted& e) {
+    Line("operation.accepted");
+    Op(e.operation_id);
+    Add("attempt", std::to_string(e.attempt));
+    if (!e.provider_ref.empty()) Add("provider_ref", e.provider_ref);
+    Add("completion_in_ms", std::to_string((e.completion_due_us - event_.recorded_at_us) / 1000));
+  }
+  void On(const CompletionReceived& e) {
+    Line("operation.completion_received");
+    Op(e.operation_id);
+    Add("delivery", e.delivery_id);
+    Add("succeeded", e.succeeded ? "true" : "false");
+    if (!e.code.empty()) Add("code", e.code);
+    if (!e.received_by.empty()) Add("by", e.received_by);
+  }
   void On(const TimerStarted& e) {
     Line("workflow.timer_started");
     Add("timer", e.timer_id);
@@ -169,6 +184,7 @@ class LineBuilder {
     Line("workflow.signal_received");
     Add("signal", e.name);
     if (!e.sent_by.empty()) Add("by", e.sent_by);
+    if (!e.request_id.empty()) Add("request", e.request_id);
   }
   void On(const UpdateAccepted& e) {
     Line("workflow.update_accepted");

@@ -107,6 +107,8 @@ std::string Join(const std::map<std::string, int>& counts) {
   return "{" + text + "}";
 }
 
+}  // namespace
+
 // An audit never owns the journal: a SQLite file read-only; a PostgreSQL database as a
 // companion connection (no ownership lock, no migration, no shard lease).
 Result<std::unique_ptr<storage::Journal>> OpenForAudit(const std::string& journal) {
@@ -120,7 +122,42 @@ Result<std::unique_ptr<storage::Journal>> OpenForAudit(const std::string& journa
   return storage::OpenSqliteJournal(journal, read_only);
 }
 
-}  // namespace
+Result<void> CheckJournalFiles(storage::Journal& journal, const std::string& journal_path,
+                               std::vector<std::string>& bad) {
+  RECKON_TRY(std::string integrity, journal.IntegrityCheck());
+  if (integrity != "ok") bad.push_back("integrity_check: " + integrity);
+  // Secrets stay in the worker: no card token may reach the journal or its WAL.
+  if (storage::BackendOf(journal_path) != storage::BackendKind::kSqlite) return Ok();
+  for (const std::string& file : {journal_path, journal_path + "-wal"}) {
+    std::ifstream in(file, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (bytes.find("tok_secret_") != std::string::npos) {
+      bad.push_back(file + " contains a card token (tok_secret_...)");
+    }
+  }
+  return Ok();
+}
+
+void CountPathEvents(const std::vector<storage::Event>& events, RefundFigures& figures,
+                     std::map<std::string, std::string>& committed_ref_in_events) {
+  std::map<std::string, std::string> tool_of;  // op id -> tool
+  for (const storage::Event& event : events) {
+    if (auto* e = std::get_if<storage::OperationPrepared>(&event.body)) {
+      tool_of[e->operation_id] = e->tool;
+    } else if (auto* e = std::get_if<storage::OutcomeUnknown>(&event.body)) {
+      ++figures.outcome_unknown;
+      ++figures.unknown_reasons[tool_of[e->operation_id] + "/" + e->reason];
+    } else if (auto* e = std::get_if<storage::ReconciliationResult>(&event.body)) {
+      ++figures.reconciliations;
+      ++figures.reconciliation_results[std::string(storage::ReconcileVerdictName(e->result))];
+    } else if (auto* e = std::get_if<storage::OperationCommitted>(&event.body)) {
+      committed_ref_in_events[e->operation_id] = e->provider_ref;
+      if (tool_of[e->operation_id] == "send_refund") {
+        ++figures.commit_sources[std::string(storage::CommitSourceName(e->source))];
+      }
+    }
+  }
+}
 
 Result<std::vector<LedgerRefund>> FetchRefunds(std::uint16_t port) {
   RECKON_TRY(std::string response, BlockingGet(port, "/refunds"));
@@ -177,25 +214,12 @@ Result<RefundAudit> AuditRefundJournal(const std::string& journal_path, int coun
                                        const std::vector<LedgerRefund>& ledger,
                                        RefundAuditOptions options) {
   RECKON_TRY(auto journal, OpenForAudit(journal_path));
-  const bool sqlite = storage::BackendOf(journal_path) == storage::BackendKind::kSqlite;
   RefundAudit audit;
   std::vector<std::string>& bad = audit.violations;
   RefundFigures& figures = audit.figures;
   figures.refunds = static_cast<int>(ledger.size());
 
-  RECKON_TRY(std::string integrity, journal->IntegrityCheck());
-  if (integrity != "ok") bad.push_back("integrity_check: " + integrity);
-  // Secrets stay in the worker: no card token may reach the journal or its WAL.
-  const std::vector<std::string> files =
-      sqlite ? std::vector<std::string>{journal_path, journal_path + "-wal"}
-             : std::vector<std::string>{};
-  for (const std::string& file : files) {
-    std::ifstream in(file, std::ios::binary);
-    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (bytes.find("tok_secret_") != std::string::npos) {
-      bad.push_back(file + " contains a card token (tok_secret_...)");
-    }
-  }
+  RECKON_TRY(CheckJournalFiles(*journal, journal_path, bad));
 
   const std::string committed_name(OperationStateName(OperationState::kCommitted));
   std::map<std::string, std::vector<const LedgerRefund*>> by_key, by_payment;
@@ -231,23 +255,11 @@ Result<RefundAudit> AuditRefundJournal(const std::string& journal_path, int coun
     const std::string where = id + " (run " + run.ref.run_id + ")";
 
     RECKON_TRY(std::vector<Event> events, journal->ReadEvents(run.ref));
-    std::string result_json;
     std::map<std::string, std::string> committed_ref_in_events;  // op id -> provider_ref
-    std::map<std::string, std::string> tool_of;                  // op id -> tool
+    CountPathEvents(events, figures, committed_ref_in_events);
+    std::string result_json;
     for (const Event& event : events) {
-      if (auto* e = std::get_if<storage::OperationPrepared>(&event.body)) {
-        tool_of[e->operation_id] = e->tool;
-      } else if (auto* e = std::get_if<storage::OutcomeUnknown>(&event.body)) {
-        ++figures.outcome_unknown;
-        ++figures.unknown_reasons[tool_of[e->operation_id] + "/" + e->reason];
-      } else if (auto* e = std::get_if<storage::ReconciliationResult>(&event.body)) {
-        ++figures.reconciliations;
-        ++figures.reconciliation_results[std::string(storage::ReconcileVerdictName(e->result))];
-      } else if (auto* e = std::get_if<storage::OperationCommitted>(&event.body)) {
-        committed_ref_in_events[e->operation_id] = e->provider_ref;
-      } else if (auto* e = std::get_if<storage::WorkflowCompleted>(&event.body)) {
-        result_json = e->result_json;
-      }
+      if (auto* e = std::get_if<storage::WorkflowCompleted>(&event.body)) result_json = e->result_json;
     }
 
     RECKON_TRY(std::vector<OperationRow> operations, journal->ListOperations(run.run_pk));
@@ -300,14 +312,6 @@ Result<RefundAudit> AuditRefundJournal(const std::string& journal_path, int coun
       }
       ++figures.send_refund_committed;
       committed_send_ops.insert(op.operation_id);
-      auto source = std::find_if(events.rbegin(), events.rend(), [&](const Event& e) {
-        auto* c = std::get_if<storage::OperationCommitted>(&e.body);
-        return c && c->operation_id == op.operation_id;
-      });
-      if (source != events.rend()) {
-        ++figures.commit_sources[std::string(storage::CommitSourceName(
-            std::get<storage::OperationCommitted>(source->body).source))];
-      }
       if (keyed.size() != 1) {
         bad.push_back(what + ": committed with provider_ref '" + op.provider_ref + "', and " +
                       std::to_string(keyed.size()) + " refunds carry its key " +
@@ -368,6 +372,21 @@ Result<RefundAudit> AuditRefundJournal(const std::string& journal_path, int coun
                   std::to_string(refunds_of_waiting) + " refunds of operations waiting for a person)");
   }
   return audit;
+}
+
+}  // namespace reckon::testing
+
+namespace reckon::testing {
+
+std::chrono::milliseconds DrawRefundKillDelay(std::mt19937_64& rng) {
+  auto uniform = [&rng](int low, int high) {
+    return std::chrono::milliseconds(std::uniform_int_distribution<int>(low, high)(rng));
+  };
+  const int band = std::uniform_int_distribution<int>(0, 99)(rng);
+  if (band < 60) return uniform(0, 300);
+  if (band < 75) return uniform(300, 1500);
+  if (band < 85) return uniform(2000, 3000);
+  return uniform(3000, 4500);
 }
 
 }  // namespace reckon::testing

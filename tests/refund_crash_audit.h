@@ -10,12 +10,17 @@
 // that show which paths the run exercised.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <memory>
+#include <random>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "reckon/base/error.h"
+#include "reckon/storage/event.h"
+#include "reckon/storage/journal.h"
 
 namespace reckon::testing {
 
@@ -86,5 +91,32 @@ struct RefundAuditOptions {
 Result<RefundAudit> AuditRefundJournal(const std::string& journal, int count,
                                        const std::vector<LedgerRefund>& ledger,
                                        RefundAuditOptions options = {});
+
+// The same checks for one agent plan run (`reckon plan run`, e.g. over the tools file
+// samples/refund/tools.json) whose send_refund steps each refund another payment: the run
+// `plan_id` is the journal's only run and is completed; it has `refund_steps` send_refund
+// operations, each committed with exactly one refund under its operation id, whose refund_id
+// is its provider_ref and the only refund of its payment; the ledger holds nothing else; the
+// integrity check and the card token check as above.
+Result<RefundAudit> AuditRefundPlanJournal(const std::string& journal, const std::string& plan_id,
+                                           int refund_steps,
+                                           const std::vector<LedgerRefund>& ledger);
+
+// Where a crash loop of the refund tools SIGKILLs its process, drawn from `rng`: mostly within
+// 300 ms (start-up, recovery, the first attempts); some within 0.3-1.5 s (an unknown outcome
+// from an earlier life reconciled); some within 2-3 s (a fresh lost reply reconciled 2.5 s
+// after its attempt started: send_refund's 2 s attempt timeout plus its 0.5 s grace); some
+// past 3 s, so that reconciliations complete between kills.
+std::chrono::milliseconds DrawRefundKillDelay(std::mt19937_64& rng);
+
+// Shared by the audits (refund_crash_audit.cc, refund_plan_audit.cc).
+Result<std::unique_ptr<storage::Journal>> OpenForAudit(const std::string& journal);
+// The integrity check and the card token check; violations go to `bad`.
+Result<void> CheckJournalFiles(storage::Journal& journal, const std::string& journal_path,
+                               std::vector<std::string>& bad);
+// Figures of the paths a run's events took; `committed_ref_in_events` gets op id -> the
+// provider_ref its OperationCommitted event names.
+void CountPathEvents(const std::vector<storage::Event>& events, RefundFigures& figures,
+                     std::map<std::string, std::string>& committed_ref_in_events);
 
 }  // namespace reckon::testing

@@ -54,22 +54,6 @@ struct Mode {
   std::uint64_t salt = 0;  // mixed into the seed, so the modes draw different delays
 };
 
-// Where a kill lands. Mostly within 300 ms: start-up, recovery, and (in an epoch's first run)
-// the attempts, about 30-100 ms in. Some within 0.3-1.5 s: after a restart, an unknown outcome
-// whose deadline has passed is reconciled 0.5 s in. Some within 2-3 s: a fresh lost reply is
-// reconciled 2.5 s after its attempt started (send_refund's 2 s attempt timeout plus its
-// 0.5 s grace). Some past 3 s, so that reconciliations complete between kills.
-std::chrono::milliseconds DrawDelay(std::mt19937_64& rng) {
-  auto uniform = [&rng](int low, int high) {
-    return std::chrono::milliseconds(std::uniform_int_distribution<int>(low, high)(rng));
-  };
-  const int band = std::uniform_int_distribution<int>(0, 99)(rng);
-  if (band < 60) return uniform(0, 300);
-  if (band < 75) return uniform(300, 1500);
-  if (band < 85) return uniform(2000, 3000);
-  return uniform(3000, 4500);
-}
-
 Result<ListeningProcess> StartProvider(const fs::path& dir, std::uint64_t seed, int delay_ms,
                                        const Mode& mode) {
   SubprocessOptions options;
@@ -145,7 +129,7 @@ class RefundCrashTest : public ::testing::Test {
     int kills = 0, hits = 0;
     bool finished = false;
     while (!finished && tally.kill_points < kill_points && kills < kMaxKillsPerEpoch) {
-      const std::chrono::milliseconds delay = DrawDelay(rng);
+      const std::chrono::milliseconds delay = DrawRefundKillDelay(rng);
       Result<Subprocess> agent = StartAgent(epoch_dir, provider.value().port);
       ASSERT_TRUE(agent) << agent.error().ToString();
       ++kills;

@@ -29,13 +29,16 @@ Result<ContractRegistry> LoadContractsFile(const std::string& path) {
   text << in.rdbuf();
   auto parsed = ParseStrictJson(text.str());
   if (!parsed) return parsed.error().WithContext(path);
-  if (!parsed.value().is_array()) {
+  // A tools file (tools/http/http_tools_file.h) holds its contracts as tools[i].contract.
+  const json::value* list = &parsed.value();
+  if (list->is_object() && list->as_object().contains("tools")) list = &list->as_object().at("tools");
+  if (!list->is_array()) {
     return Err(Errc::kInvalidArgument,
                path + ": expected a JSON array of tool contracts, as `reckon contracts --json` "
-                      "prints them");
+                      "prints them, or a tools file");
   }
   ContractRegistry registry;
-  const json::array& entries = parsed.value().as_array();
+  const json::array& entries = list->as_array();
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const std::string where = path + ": contract [" + std::to_string(i) + "]";
     // `reckon contracts --json` wraps each contract: {"name", "hash", "contract": {...}}.

@@ -1,7 +1,8 @@
 // Where the `reckon` commands that check things against tool contracts (plan validate, plan
 // run, contracts --mcp) get them: `--contracts FILE`, a JSON array of tool contracts as
 // ContractToJson writes them (contract/contract_json.h; e.g. a program's declared tools,
-// samples/refund/refund_contracts.json), or else the server's, as its workers declared them.
+// samples/refund/refund_contracts.json) or a tools file (tools/http/http_tools_file.h: the
+// contract of each of its tools), or else the server's, as its workers declared them.
 // The CLI carries no tools of its own.
 #pragma once
 
@@ -29,7 +30,7 @@ void AddContractSourceFlag(CLI::App* command, ContractSource& source);
 // (kInvalidArgument) or the server problem (as CallServer reports it).
 Result<ContractRegistry> LoadContracts(const ContractSource& source, const RemoteFlags& remote);
 
-// A file's contracts: a JSON array of contract objects.
+// A file's contracts: a JSON array of contract objects, or a tools file's.
 Result<ContractRegistry> LoadContractsFile(const std::string& path);
 
 }  // namespace reckon::cli

@@ -17,6 +17,7 @@
 #include "reckon/api/cli/server_commands.h"
 #include "reckon/api/cli/update_commands.h"
 #include "reckon/api/cli/workflow_commands.h"
+#include "reckon/api/cli/worker_command.h"
 #include "reckon/api/cli/workers_command.h"
 
 int main(int argc, char** argv) {
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
   reckon::cli::AddClusterCommands(app, env);
   reckon::cli::AddAuthCommands(app, env);
   reckon::cli::AddWorkersCommand(app, env);
+  reckon::cli::AddWorkerCommand(app, env);
   reckon::cli::AddCompleteCommand(app, env);
   try {
     app.parse(argc, argv);  // runs the chosen subcommand's callback

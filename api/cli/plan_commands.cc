@@ -14,6 +14,10 @@
 #include "reckon/contract/contract_json.h"
 #include "reckon/plan/plan.h"
 #include "reckon/storage/event_codec.h"
+#include "reckon/api/cli/tool_sources.h"
+#include "reckon/tools/http/http_tools_file.h"
+#include "reckon/worker/embedded_host.h"
+#include "reckon/worker/plan_runner.h"
 #include "reckon/worker/plan_workflow.h"
 
 namespace reckon::cli {
@@ -32,6 +36,11 @@ struct PlanArgs {
   ContractSource contracts;  // validate: --contracts FILE, else the server's
   std::string file;
   bool no_wait = false;
+  // run, embedded: the tools it hosts, its journal, and --approve-all.
+  ToolSourceFlags sources;
+  std::string journal;
+  bool approve_all = false;
+  bool server_given = false;  // --server named on the command line
 };
 
 void Print(CommandEnv& env, const std::string& line) { env.out << line << "\n" << std::flush; }
@@ -148,8 +157,56 @@ Result<void> RunOnServer(CommandEnv& env, const PlanArgs& args, const Plan& plan
   return Ok();
 }
 
+// --- run, embedded ------------------------------------------------------------------------
+
+asio::awaitable<Result<int>> RunEmbedded(CommandEnv& env, EmbeddedHost& host, const PlanArgs& args,
+                                         Plan plan) {
+  RECKON_CO_TRY(co_await host.Recover());
+  PlanRunOptions options;
+  if (args.approve_all) options.approve_as = "reckon.plan-run.approve-all";
+  CommandEnv* out = &env;
+  options.on_line = [out](const std::string& line) { Print(*out, line); };
+  RECKON_CO_TRY(PlanRunReport report, co_await RunPlan(host, plan, std::move(options)));
+  PrintSummary(env, plan, report.states, report.progress);
+  if (!report.progress.finished()) {
+    env.out << "waiting for a person: run again with --approve-all, or serve the journal "
+               "(`reckon server --journal " << args.journal << "`) and decide there:\n"
+            << report.progress.WaitingCommands() << std::flush;
+  }
+  co_return ExitFor(report.progress);
+}
+
+Result<void> RunPlanEmbedded(CommandEnv& env, const PlanArgs& args, Plan plan) {
+  if (args.journal.empty()) {
+    return Err(Errc::kInvalidArgument, "embedded `plan run --tools` needs --journal PATH (the "
+                                       "SQLite file the run is journaled in)");
+  }
+  // Tools first: a bad tools file stops everything before a journal is created.
+  auto tools = std::make_unique<ToolRegistry>();
+  RECKON_TRY(LoadToolSources(args.sources, *tools, tools::ProcessEnvironment()));
+  spdlog::set_level(spdlog::level::warn);  // the progress lines are the output
+  RECKON_TRY(std::unique_ptr<EmbeddedHost> host, EmbeddedHost::Open(args.journal));
+  for (const Tool* tool : tools->All()) {
+    RECKON_TRY(host->tools().Register(*tool));
+  }
+  RECKON_TRY(RegisterPlanWorkflow(host->workflows()));
+  Print(env, "plan " + plan.plan_id + " (" + std::to_string(plan.steps.size()) + " steps, hash " +
+                 PlanHash(plan).substr(0, 16) + ") embedded, journal " + args.journal);
+  RECKON_TRY(int code, host->Run(RunEmbedded(env, *host, args, std::move(plan))));
+  env.exit_code = code;
+  return Ok();
+}
+
 Result<void> RunPlanCommand(CommandEnv& env, const PlanArgs& args) {
   RECKON_TRY(Plan plan, ParsePlanFile(args.file));
+  if (!args.sources.Empty()) {
+    if (args.server_given) {
+      return Err(Errc::kInvalidArgument,
+                 "--tools runs the plan embedded; with --server the server's workers host the "
+                 "tools (start them with `reckon worker --tools FILE`): give one or the other");
+    }
+    return RunPlanEmbedded(env, args, std::move(plan));
+  }
   RECKON_TRY(ContractRegistry contracts, LoadContracts(ContractSource{}, args.remote));
   RECKON_TRY(ValidatePlan(plan, contracts));
   Print(env, "plan " + plan.plan_id + " (" + std::to_string(plan.steps.size()) +
@@ -167,18 +224,24 @@ void AddPlanCommands(CLI::App& app, CommandEnv& env) {
     auto args = std::make_shared<PlanArgs>();
     const bool run = std::string(name) == "run";
     CLI::App* c = plan->add_subcommand(
-        name, run ? "Validate a plan against the server's contracts, then run it there as a "
-                    "durable workflow (embedded: a program that hosts the tools calls "
-                    "RunPlan, worker/plan_runner.h; e.g. `refund-agent plan FILE`)"
+        name, run ? "Validate a plan, then run it as a durable workflow: embedded over the "
+                    "tools of --tools files (journaled in --journal), or on a server whose "
+                    "workers host the tools (`reckon worker`)"
                   : "Check a plan against the tools' contracts; nothing runs");
     c->add_option("file", args->file, "Plan file (JSON)")->required();
     AddRemoteFlags(c, args->remote, /*with_json=*/false);
     if (run) {
       c->add_flag("--no-wait", args->no_wait, "Start it and return");
+      AddToolSourceFlags(c, args->sources);
+      c->add_option("--journal", args->journal,
+                    "with --tools: the journal (SQLite file) of the embedded run");
+      c->add_flag("--approve-all", args->approve_all,
+                  "with --tools: grant every approval the plan asks for");
     } else {
       AddContractSourceFlag(c, args->contracts);
     }
-    c->callback([&env, args, run] {
+    c->callback([&env, args, run, c] {
+      args->server_given = c->get_option("--server")->count() > 0;
       Result<void> result = run ? RunPlanCommand(env, *args) : RunValidate(env, *args);
       if (!result) ReportError(env, run ? "plan run" : "plan validate", result.error());
     });

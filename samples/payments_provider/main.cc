@@ -44,6 +44,7 @@ struct Flags {
   double fail_before_commit_rate = 0;
   int delay_ms = 0;
   bool no_dedup = false;
+  int rate_limit_first = 0;
 };
 
 int Run(const Flags& flags, spdlog::logger& log) {
@@ -58,6 +59,7 @@ int Run(const Flags& flags, spdlog::logger& log) {
   config.faults.fail_before_commit = flags.fail_before_commit_rate;
   config.delay = std::chrono::milliseconds(flags.delay_ms);
   config.dedup = !flags.no_dedup;
+  config.rate_limit_first = flags.rate_limit_first;
   RefundService service(ledger.value(), config, [] { return std::chrono::system_clock::now(); });
   Router router(service);
 
@@ -114,6 +116,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1.0));
   app.add_option("--delay-ms", flags.delay_ms, "wait before committing a new refund")
       ->check(CLI::Range(0, 600000));
+  app.add_option("--rate-limit-first", flags.rate_limit_first,
+                 "refuse the first N new refunds with 429 rate_limited (nothing committed)")
+      ->check(CLI::Range(0, 1000000));
   app.add_flag("--no-dedup", flags.no_dedup,
                "ignore Idempotency-Key for deduplication (still stored for lookups)");
   CLI11_PARSE(app, argc, argv);

@@ -128,6 +128,10 @@ boost::asio::awaitable<ServiceReply> RefundService::CreateRefund(
                          "amount_cents");
   }
 
+  if (rate_limited_ < config_.rate_limit_first) {
+    ++rate_limited_;  // before drawing faults: the seeded sequence is unchanged
+    co_return ErrorReply(429, "rate_limited", "injected: too many requests, nothing was committed");
+  }
   Faults faults = faults_.Next();
   InFlight in_flight(in_flight_, config_.dedup ? idempotency_key : std::nullopt);
   if (config_.delay.count() > 0) {

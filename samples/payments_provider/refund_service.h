@@ -9,6 +9,7 @@
 //        the key is in the ledger with the same request    200 the stored refund, replayed
 //        the key is in the ledger with another request     422 idempotency_key_reused
 //   4. amount_cents <= 0 or above the payment's amount     422 invalid_amount
+//   4b. the first rate_limit_first new refunds               429 rate_limited, nothing stored
 //   5. draw the faults (FaultPlan::Next), wait delay_ms
 //   6. fail_before_commit                                 503 provider_unavailable, nothing stored
 //   7. commit to the ledger (durable), then drop_reply    close without replying
@@ -43,6 +44,7 @@ struct ProviderConfig {
   FaultRates faults;
   std::chrono::milliseconds delay{0};  // before committing (or failing) a new refund
   bool dedup = true;                   // false: --no-dedup
+  int rate_limit_first = 0;            // --rate-limit-first: refuse this many with 429 first
 };
 
 struct ServiceReply {
@@ -77,6 +79,7 @@ class RefundService {
   ProviderConfig config_;
   Clock clock_;
   FaultPlan faults_;
+  int rate_limited_ = 0;  // new refunds refused with 429 so far
   std::set<std::string, std::less<>> in_flight_;  // keys inside steps 5-7
 };
 

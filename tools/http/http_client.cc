@@ -27,8 +27,14 @@ constexpr std::string_view kNotSentTag = "http_not_sent";
 constexpr std::string_view kOutcomeUnknownTag = "http_outcome_unknown";
 constexpr std::size_t kMaxResponseBody = 16 * 1024 * 1024;
 
+// "host:port", with an IPv6 address in brackets (as in a URL and the Host header).
+std::string Authority(const HttpCall& call) {
+  const bool v6 = call.host.find(':') != std::string::npos;
+  return (v6 ? "[" + call.host + "]" : call.host) + ":" + std::to_string(call.port);
+}
+
 std::string Describe(const HttpCall& call) {
-  return call.method + " http://" + call.host + ":" + std::to_string(call.port) + call.target;
+  return call.method + " http://" + Authority(call) + call.target;
 }
 
 Error Failure(Errc code, std::string_view tag, std::string_view reason, const HttpCall& call,
@@ -89,7 +95,7 @@ Result<http::request<http::string_body>> BuildRequest(const HttpCall& call) {
     return InvalidCall(call, "the target must start with '/'");
   }
   http::request<http::string_body> request(verb, call.target, 11);
-  request.set(http::field::host, call.host + ":" + std::to_string(call.port));
+  request.set(http::field::host, Authority(call));
   for (const HttpHeader& header : call.headers) {
     if (beast::iequals(header.name, "content-length") ||
         beast::iequals(header.name, "transfer-encoding")) {
@@ -130,9 +136,7 @@ std::optional<std::string_view> HttpResponse::Header(std::string_view name) cons
 }
 
 asio::awaitable<Result<HttpResponse>> HttpRequest(HttpCall call) {
-  if (call.host != "127.0.0.1") {
-    co_return InvalidCall(call, "the host must be 127.0.0.1");
-  }
+  if (call.host.empty()) co_return InvalidCall(call, "the host is empty");
   if (call.port == 0) co_return InvalidCall(call, "the port must be 1..65535");
   Result<http::request<http::string_body>> built = BuildRequest(call);
   if (!built) co_return built.error();
@@ -152,8 +156,23 @@ asio::awaitable<Result<HttpResponse>> HttpRequest(HttpCall call) {
     co_return Failure(Errc::kDeadlineExceeded, kNotSentTag, "deadline", call,
                       "the deadline had passed before connecting");
   }
-  tcp::endpoint endpoint(asio::ip::address_v4::loopback(), call.port);
-  auto [connect_ec] = co_await stream.async_connect(endpoint, asio::as_tuple(asio::use_awaitable));
+  // An address needs no lookup; a name is resolved now (numeric_service: the port is a number).
+  tcp::resolver resolver(co_await asio::this_coro::executor);
+  auto [resolve_ec, endpoints] = co_await resolver.async_resolve(
+      call.host, std::to_string(call.port), tcp::resolver::numeric_service,
+      asio::as_tuple(asio::use_awaitable));
+  if (resolve_ec) {
+    co_return Failure(Errc::kUnavailable, kNotSentTag,
+                      resolve_ec == asio::error::operation_aborted ? "cancelled" : "resolve_failed",
+                      call, "resolving the host: " + resolve_ec.message());
+  }
+  if (past_deadline()) {
+    co_return Failure(Errc::kDeadlineExceeded, kNotSentTag, "deadline", call,
+                      "the deadline had passed before connecting");
+  }
+  auto [connect_ec, connected] =
+      co_await stream.async_connect(endpoints, asio::as_tuple(asio::use_awaitable));
+  (void)connected;
   if (connect_ec) co_return NotSent(call, /*sending=*/false, connect_ec);
   if (past_deadline()) {
     co_return Failure(Errc::kDeadlineExceeded, kNotSentTag, "deadline", call,

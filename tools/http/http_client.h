@@ -1,10 +1,13 @@
-// HttpRequest: one HTTP/1.1 request over a fresh TCP connection to 127.0.0.1, as an Asio C++20
-// coroutine, for the samples' tool implementations and tests.
+// HttpRequest: one HTTP/1.1 request over a fresh TCP connection, as an Asio C++20 coroutine,
+// for tools declared in a tools file (tools/http/http_tool.h), the samples' tool
+// implementations and tests. The host is an IP address or a name, resolved on every call
+// (a resolver failure is "not sent": nothing reached any server). Plain HTTP only: https is
+// refused as an invalid call by the URL parser (tools/http/http_url.h).
 //
 // The point of this client is its failure classification. A tool that gets no response must
 // know what it may conclude, so every failure belongs to exactly one HttpFailure kind. The
 // Error message is machine-readable at its start,
-//     "<tag> <reason>: <METHOD> http://127.0.0.1:<port><target>: <detail>"
+//     "<tag> <reason>: <METHOD> http://<host>:<port><target>: <detail>"
 // with tag http_invalid_call, http_not_sent or http_outcome_unknown, e.g.
 //     "http_not_sent connection_refused: POST http://127.0.0.1:8080/refunds: Connection refused"
 // HttpFailureOf() reads the kind back (it still finds the tag after Error::WithContext):
@@ -13,7 +16,8 @@
 //   kInvalidCall       invalid_call         kInvalidArgument     the call itself is wrong
 //                                                                (method, host, port); nothing
 //                                                                was attempted
-//   kNotSent           connection_refused   kUnavailable         the complete request never
+//   kNotSent           resolve_failed       kUnavailable         the complete request never
+//                      connection_refused   kUnavailable
 //                      connect_failed       kUnavailable         reached the server, so it
 //                      send_failed          kUnavailable         cannot have had an effect:
 //                      cancelled            kUnavailable         safe to retry
@@ -66,7 +70,8 @@ struct HttpHeader {
 
 struct HttpCall {
   std::string method = "GET";  // any standard HTTP method name, upper case
-  std::string host = "127.0.0.1";  // must be 127.0.0.1: the samples talk only to this machine
+  // An IPv4 or IPv6 address (without brackets) or a host name, resolved on every call.
+  std::string host = "127.0.0.1";
   std::uint16_t port = 0;          // 1..65535
   std::string target = "/";        // origin-form: path and query, starting with '/'
   // Sent as given, after Host and before Content-Length (which the client sets from `body`,
