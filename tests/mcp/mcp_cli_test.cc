@@ -7,6 +7,7 @@
 #include <boost/json/serialize.hpp>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -85,6 +86,27 @@ TEST(McpCliTest, ContractsNamesPairingProblemsAndFails) {
            "tool 'refund_status': the MCP server lists no tool of that name"}) {
     EXPECT_NE(all.find(expected), std::string::npos) << expected << "\n" << all;
   }
+}
+
+TEST(McpCliTest, PlanRunEmbeddedOnAnMcpServer) {
+  TempDir dir;
+  auto [status, out] = Reckon(dir, {"plan", "run", std::string(RECKON_SOURCE_DIR) + "/samples/mcp/refund_plan.json",
+                                    "--journal", dir.File("plan.db"), "--approve-all",
+                                    "--mcp", StdioServerCommand(dir, "crash"),
+                                    "--contracts", FastContractsFile(dir)});
+  EXPECT_TRUE(status.Succeeded()) << status.ToString() << "\n" << out << Tail(dir.File("cli.log"));
+  EXPECT_NE(out.find("completed"), std::string::npos) << out;
+  EXPECT_EQ(LedgerRecords(dir, "refund").size(), 2u) << out;
+}
+
+TEST(McpCliTest, WorkerAndPlanRunRefuseMcpWithoutContracts) {
+  TempDir dir;
+  auto [status, out] = Reckon(dir, {"plan", "run", std::string(RECKON_SOURCE_DIR) + "/samples/mcp/refund_plan.json",
+                                    "--journal", dir.File("plan.db"), "--mcp", StdioServerCommand(dir, "")});
+  EXPECT_EQ(status.code, 2) << status.ToString() << out;
+  EXPECT_NE(Tail(dir.File("cli.log")).find("need --contracts FILE"), std::string::npos)
+      << Tail(dir.File("cli.log"));
+  EXPECT_FALSE(std::filesystem::exists(dir.File("server.pid")));
 }
 
 TEST(McpCliTest, ContractsStillReadsASavedCatalogFile) {

@@ -8,6 +8,7 @@
 #include <boost/json/serialize.hpp>
 
 #include <chrono>
+#include <csignal>
 #include <fstream>
 #include <map>
 #include <thread>
@@ -45,10 +46,17 @@ TEST(McpWorkerTest, PlanOnAServerWithAnMcpWorkerSigkilledMidCall) {
   ASSERT_TRUE(server) << server.error().ToString();
   ReckonServer& s = *server.value();
   const std::string contracts = FastContractsFile(dir);
+  std::map<std::string, Subprocess> workers;
   auto start_worker = [&](const std::string& name) {
-    return s.StartWorker(RECKON_CLI_PATH, name,
-                         {"worker", "--mcp", StdioServerCommand(dir, "hang,none,drop_reply"),
-                          "--contracts", contracts});
+    SubprocessOptions options;
+    options.args = {"worker", "--server", s.address(), "--mcp",
+                    StdioServerCommand(dir, "hang,none,drop_reply"), "--contracts", contracts};
+    options.stderr_path = s.dir().File(name + ".log");
+    options.env = s.client_env();
+    options.env.emplace_back("RECKON_TOKEN_FILE", s.TokenFile("worker"));
+    auto worker = Subprocess::Start(RECKON_CLI_PATH, std::move(options));
+    if (worker) workers.emplace(name, std::move(worker).value());
+    return worker.has_value();
   };
   ASSERT_TRUE(start_worker("w1"));
   // The plan is validated against the contracts the worker registered: wait for them.
@@ -61,7 +69,8 @@ TEST(McpWorkerTest, PlanOnAServerWithAnMcpWorkerSigkilledMidCall) {
   // The first refund call hangs in the MCP server: SIGKILL the worker then, and start another.
   ASSERT_TRUE(Eventually([&] { return !LedgerRecords(dir, "call").empty(); }, 60s))
       << Tail(s.dir().File("w1.log"));
-  ASSERT_TRUE(s.KillWorker("w1"));
+  ASSERT_TRUE(workers.at("w1").Kill(SIGKILL));
+  ASSERT_TRUE(workers.at("w1").Wait());
   ASSERT_TRUE(start_worker("w2"));
   auto out = plan.value().ReadAll(240s);
   ASSERT_TRUE(out) << Tail(s.dir().File("w2.log"));
@@ -79,6 +88,10 @@ TEST(McpWorkerTest, PlanOnAServerWithAnMcpWorkerSigkilledMidCall) {
   }
   for (const auto& [key, n] : per_key) EXPECT_EQ(n, 1) << key;
   EXPECT_EQ(per_key.size(), static_cast<std::size_t>(kSteps));
+  // The hung call made no refund and was followed by a new attempt.
+  EXPECT_GE(LedgerRecords(dir, "call").size(), static_cast<std::size_t>(kSteps + 1));
+  const json::object first = LedgerRecords(dir, "call").front();
+  EXPECT_EQ(first.at("fault"), "hang");
 }
 
 }  // namespace
