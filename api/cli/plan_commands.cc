@@ -189,6 +189,10 @@ Result<void> RunPlanEmbedded(CommandEnv& env, const PlanArgs& args, Plan plan) {
   for (const Tool* tool : tools->All()) {
     RECKON_TRY(host->tools().Register(*tool));
   }
+  // An MCP server's tools: listed and registered on the host's loop before it recovers; the
+  // source is destroyed before the host.
+  RECKON_TRY(std::unique_ptr<tools::McpToolSource> mcp,
+             ConnectMcpToolSource(args.sources, host->io(), host->tools()));
   RECKON_TRY(RegisterPlanWorkflow(host->workflows()));
   Print(env, "plan " + plan.plan_id + " (" + std::to_string(plan.steps.size()) + " steps, hash " +
                  PlanHash(plan).substr(0, 16) + ") embedded, journal " + args.journal);

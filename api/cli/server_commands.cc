@@ -12,6 +12,7 @@
 #include "reckon/api/cli/remote.h"
 #include "reckon/api/protocol/wire_convert.h"
 #include "reckon/api/cli/contract_source.h"
+#include "reckon/api/cli/mcp_catalog_command.h"
 #include "reckon/api/server/run_server.h"
 #include "reckon/api/server/server_limits.h"
 #include "reckon/base/jcs.h"
@@ -129,7 +130,8 @@ void RunServerCommand(CommandEnv& env, ServerArgs& args) {
 struct ContractsArgs {
   RemoteFlags remote;
   bool cards = false;
-  std::string mcp;
+  std::string mcp;      // a tools/list result file, or 'COMMAND ARGS' of a stdio MCP server
+  std::string mcp_url;  // a Streamable HTTP MCP server
   ContractSource contracts;  // --mcp checks against --contracts FILE, else the server's
 };
 
@@ -183,6 +185,12 @@ Result<void> RunContractsFile(CommandEnv& env, const ContractsArgs& args) {
 }
 
 Result<void> RunContracts(CommandEnv& env, const ContractsArgs& args) {
+  if (!args.mcp_url.empty() || (!args.mcp.empty() && !IsMcpCatalogFile(args.mcp))) {
+    tools::McpServerAddress server;
+    (args.mcp_url.empty() ? server.command : server.url) =
+        args.mcp_url.empty() ? args.mcp : args.mcp_url;
+    return RunLiveMcpCatalog(env, server, args.contracts.file, args.remote.json);
+  }
   if (!args.mcp.empty()) return RunMcp(env, args);
   if (!args.contracts.file.empty()) return RunContractsFile(env, args);
   auto request = NewRequest();
@@ -368,11 +376,19 @@ void AddServerCommands(CLI::App& app, CommandEnv& env) {
     auto args = std::make_shared<ContractsArgs>();
     CLI::App* c = app.add_subcommand("contracts", "List the tool contracts a server knows");
     c->add_flag("--cards", args->cards, "Print each contract card for people");
-    c->add_option("--mcp", args->mcp,
-                  "Check an MCP tools/list result: the class each tool's annotations suggest, "
-                  "conflicts with declared contracts, tools without one (the server's "
-                  "contracts unless --contracts is given)")
-        ->type_name("FILE");
+    auto* mcp = c->add_option(
+                  "--mcp", args->mcp,
+                  "Check an MCP server's tools: the class each tool's annotations suggest, "
+                  "conflicts with declared contracts, tools without one. FILE: a saved "
+                  "tools/list result (against the server's contracts unless --contracts is "
+                  "given); 'COMMAND ARGS': a stdio MCP server to spawn and ask (with "
+                  "--contracts, the MCP contracts file)")
+        ->type_name("FILE|'COMMAND ARGS'");
+    c->add_option("--mcp-url", args->mcp_url,
+                  "Check the tools of a Streamable HTTP MCP server (http://HOST:PORT/PATH) "
+                  "against --contracts FILE")
+        ->type_name("URL")
+        ->excludes(mcp);
     AddContractSourceFlag(c, args->contracts);
     AddRemoteFlags(c, args->remote);
     c->callback([&env, args] {

@@ -30,8 +30,23 @@ struct WorkerArgs {
 
 // Runs one RemoteWorker per server until a signal, or until one is refused (then all stop).
 int RunWorkers(CommandEnv& env, const WorkerArgs& args, const WorkflowRegistry& workflows,
-               const ToolRegistry& tools) {
+               ToolRegistry& tools) {
   asio::io_context io(1);
+  // An MCP server's tools are listed and registered on this loop, before the workers register
+  // the tools with the servers; the source outlives the workers.
+  auto mcp = ConnectMcpToolSource(args.sources, io, tools);
+  if (!mcp) {
+    env.err << "reckon worker: " << mcp.error().message() << "\n";
+    return mcp.error().code() == Errc::kInvalidArgument ? kExitBadInput : kExitFailure;
+  }
+  if (mcp.value()) {
+    for (const std::string& name : mcp.value()->pairing()->refused) {
+      spdlog::warn("MCP tool '{}' has no contract in {}: not hosted", name, args.sources.mcp_contracts);
+    }
+    std::string names;
+    for (const Tool* tool : tools.All()) names += " " + tool->contract.name;
+    spdlog::info("hosting {} tool(s) with the MCP server's:{}", tools.All().size(), names);
+  }
   std::vector<std::unique_ptr<RemoteWorker>> workers;
   for (const std::string& server : args.servers) {
     RemoteWorkerOptions one = args.options;
@@ -74,7 +89,8 @@ int RunWorkers(CommandEnv& env, const WorkerArgs& args, const WorkflowRegistry& 
 
 void RunWorkerCommand(CommandEnv& env, WorkerArgs& args) {
   if (args.sources.Empty()) {
-    env.err << "reckon worker: no tools to host; name a tools file with --tools FILE\n";
+    env.err << "reckon worker: no tools to host; name a tools file with --tools FILE, or an MCP "
+               "server with --mcp 'COMMAND ARGS' | --mcp-url URL and --contracts FILE\n";
     env.exit_code = kExitBadInput;
     return;
   }
