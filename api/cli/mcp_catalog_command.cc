@@ -33,7 +33,7 @@ Result<void> RunLiveMcpCatalog(CommandEnv& env, const tools::McpServerAddress& s
   if (contracts_file.empty()) {
     return Err(Errc::kInvalidArgument,
                "a live MCP server is checked against a contracts file: add --contracts FILE "
-               "(docs/TOOLS-mcp.md)");
+               "(docs/TOOLS.md, section 3)");
   }
   RECKON_TRY(tools::McpContracts contracts, tools::LoadMcpContractsFile(contracts_file));
   asio::io_context io;

@@ -17,7 +17,7 @@ void AddToolSourceFlags(CLI::App* command, ToolSourceFlags& flags) {
   auto* mcp = command->add_option("--mcp", flags.mcp_command,
                                   "host the tools of an MCP server spawned as 'COMMAND ARGS' "
                                   "(stdio), under the contracts of --contracts FILE "
-                                  "(docs/TOOLS-mcp.md)");
+                                  "(docs/TOOLS.md, section 3)");
   auto* url = command->add_option("--mcp-url", flags.mcp_url,
                                   "host the tools of a Streamable HTTP MCP server "
                                   "(http://HOST:PORT/PATH), under --contracts FILE");
@@ -43,7 +43,7 @@ Result<void> LoadToolSources(const ToolSourceFlags& flags, ToolRegistry& registr
   if (flags.HasMcp() && flags.mcp_contracts.empty()) {
     problems += (problems.empty() ? "" : "\n") +
                 std::string("--mcp and --mcp-url need --contracts FILE: the contracts of the MCP "
-                            "server's tools (docs/TOOLS-mcp.md)");
+                            "server's tools (docs/TOOLS.md, section 3)");
   } else if (!flags.HasMcp() && !flags.mcp_contracts.empty()) {
     problems += (problems.empty() ? "" : "\n") +
                 std::string("--contracts names the contracts of an MCP server's tools: add --mcp "

@@ -5,7 +5,7 @@
 //                  docs/TOOLS.md), repeatable
 //   --mcp 'COMMAND ARGS' | --mcp-url URL, with --contracts FILE
 //                  the tools of one MCP server (stdio or Streamable HTTP) under the contracts
-//                  and MCP bindings of FILE (tools/mcp/mcp_contracts.h; docs/TOOLS-mcp.md)
+//                  and MCP bindings of FILE (tools/mcp/mcp_contracts.h; docs/TOOLS.md, section 3)
 //
 // LoadToolSources checks every source before it registers anything: all the problems of all
 // the files (the MCP contracts file included) come back in one kInvalidArgument error (exit

@@ -1,6 +1,6 @@
 // mcp-agent: runs an agent plan on the tools of an MCP server, embedded: the engine, the
 // journal and the MCP client in this one process (tools/mcp/mcp_tool_source.h). The sample of
-// docs/TOOLS-mcp.md; samples/mcp/README.md has the commands.
+// docs/TOOLS.md, section 3; samples/mcp/README.md has the commands.
 //
 //   mcp-agent PLAN --journal J --contracts samples/mcp/contracts.json
 //             (--mcp 'python3 tests/mcp/refund_mcp_server.py --ledger L' | --mcp-url URL)
@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
   app.add_option("plan", options.plan, "plan file (JSON, docs/PLANS.md)")->required();
   app.add_option("--journal", options.journal, "SQLite journal file (created if new)")->required();
   app.add_option("--contracts", options.contracts,
-                 "the tools' contracts with their MCP bindings (docs/TOOLS-mcp.md)")->required();
+                 "the tools' contracts with their MCP bindings (docs/TOOLS.md, section 3)")->required();
   auto* mcp = app.add_option("--mcp", options.server.command,
                              "spawn the MCP server: 'COMMAND ARGS' (stdio)");
   auto* url = app.add_option("--mcp-url", options.server.url,

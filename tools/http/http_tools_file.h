@@ -1,4 +1,4 @@
-// A tools file: HTTP tools declared in JSON, with no code (docs/TOOLS-http.md; the JSON Schema
+// A tools file: HTTP tools declared in JSON, with no code (docs/TOOLS.md, section 2; the JSON Schema
 // is tools/http/tools.schema.json). Each tool is a contract (exactly as ContractToJson writes
 // it), the request an attempt sends, how the reply's status maps to an outcome, where the
 // provider's reference and error code are in the reply, and, for a contract that reconciles by

@@ -1,5 +1,5 @@
 // The contracts file of MCP tools: for each tool of an MCP server that Reckon may host, its
-// side-effect contract and, optionally, how Reckon calls it (its MCP binding). docs/TOOLS-mcp.md
+// side-effect contract and, optionally, how Reckon calls it (its MCP binding). docs/TOOLS.md, section 3
 // documents the format; samples/mcp/contracts.json is an example.
 //
 // The file is a JSON array. An entry is either a plain contract (contract/contract_json.h), or

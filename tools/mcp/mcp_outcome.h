@@ -1,6 +1,6 @@
 // What an MCP tool call came to, in the engine's terms: a tools/call reply (McpReply,
 // mcp_protocol.h) becomes an AttemptOutcome under the tool's contract, and a lookup's reply a
-// reconciliation verdict under its binding (mcp_contracts.h). docs/TOOLS-mcp.md has the table.
+// reconciliation verdict under its binding (mcp_contracts.h). docs/TOOLS.md, section 3 has the table.
 //
 // Attempt outcomes, by reply:
 //   result, isError absent or false    success. Output: structuredContent if present; else the
