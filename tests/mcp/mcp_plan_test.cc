@@ -158,7 +158,7 @@ TEST(McpPlanTest, AgentKilledWhileACallHangsResumesWithOneRefundPerStep) {
 
 // The MCP server SIGKILLed from outside at random moments while the plan runs (the client
 // starts it again on the next call). Rounds: $RECKON_MCP_KILL_ROUNDS (default 1; the heavy
-// tier runs 20).
+// tier runs 100).
 TEST(McpPlanTest, StdioPlanThroughRandomKillsOfTheServer) {
   const char* env = std::getenv("RECKON_MCP_KILL_ROUNDS");
   const int rounds = env != nullptr ? std::max(1, std::atoi(env)) : 1;
