@@ -1,8 +1,6 @@
 #include "reckon/api/cli/worker_command.h"
 
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -14,7 +12,7 @@
 #include "reckon/api/protocol/tls_flags.h"
 #include "reckon/tools/http/http_tools_file.h"
 #include "reckon/worker/plan_workflow.h"
-#include "reckon/worker/remote_worker.h"
+#include "reckon/worker/remote_worker_fleet.h"
 
 namespace reckon::cli {
 namespace {
@@ -47,44 +45,12 @@ int RunWorkers(CommandEnv& env, const WorkerArgs& args, const WorkflowRegistry& 
     for (const Tool* tool : tools.All()) names += " " + tool->contract.name;
     spdlog::info("hosting {} tool(s) with the MCP server's:{}", tools.All().size(), names);
   }
-  std::vector<std::unique_ptr<RemoteWorker>> workers;
-  for (const std::string& server : args.servers) {
-    RemoteWorkerOptions one = args.options;
-    one.server = server;
-    workers.push_back(std::make_unique<RemoteWorker>(io.get_executor(), workflows, tools, one));
-  }
-  asio::signal_set signals(io, SIGINT, SIGTERM);
-  auto stop_all = [&workers] {
-    for (auto& worker : workers) worker->Stop();
-  };
-  signals.async_wait([&](const boost::system::error_code& ec, int) {
-    if (!ec) stop_all();
-  });
-  int exit_code = kExitOk;
-  std::size_t running = workers.size();
-  auto run = [&](RemoteWorker& worker) -> asio::awaitable<void> {
-    auto ended = co_await worker.Run();
-    if (!ended) {
-      env.err << "reckon worker: " << ended.error().ToString() << "\n" << std::flush;
-      exit_code = kExitFailure;
-      stop_all();
-    }
-    if (--running == 0) {
-      signals.cancel();
-      io.stop();
-    }
-  };
-  for (auto& worker : workers) {
-    asio::co_spawn(io, run(*worker), [&](std::exception_ptr thrown) {
-      if (thrown) {
-        env.err << "reckon worker: internal error\n" << std::flush;
-        exit_code = kExitFailure;
-        io.stop();
-      }
-    });
-  }
-  io.run();
-  return exit_code;
+  const int code = RunRemoteWorkerFleet(io, workflows, tools, args.options, args.servers,
+                                        [&env](const std::string& message) {
+                                          env.err << "reckon worker: " << message << "\n"
+                                                  << std::flush;
+                                        });
+  return code == 0 ? kExitOk : kExitFailure;
 }
 
 void RunWorkerCommand(CommandEnv& env, WorkerArgs& args) {

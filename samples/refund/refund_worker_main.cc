@@ -16,9 +16,7 @@
 // Exit codes: 0 stopped by a signal; 1 the server refused the registration (the message says
 // why, e.g. a contract that differs from the one the server journaled); 2 bad usage.
 #include <CLI/CLI.hpp>
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -32,7 +30,7 @@
 #include "samples/refund/refund_workflow.h"
 #include "reckon/api/protocol/tls_flags.h"
 #include "reckon/worker/plan_workflow.h"
-#include "reckon/worker/remote_worker.h"
+#include "reckon/worker/remote_worker_fleet.h"
 
 int main(int argc, char** argv) {
   using namespace reckon;
@@ -87,43 +85,9 @@ int main(int argc, char** argv) {
   (void)RegisterPlanWorkflow(workflows);  // agent plans over these tools (`reckon plan run`)
 
   asio::io_context io(1);
-  std::vector<std::unique_ptr<RemoteWorker>> workers;
-  for (const std::string& server : servers) {
-    RemoteWorkerOptions one = options;
-    one.server = server;
-    workers.push_back(std::make_unique<RemoteWorker>(io.get_executor(), workflows, tools, one));
-  }
-  asio::signal_set signals(io, SIGINT, SIGTERM);
-  auto stop_all = [&workers] {
-    for (auto& worker : workers) worker->Stop();
-  };
-  signals.async_wait([&](const boost::system::error_code& ec, int) {
-    if (!ec) stop_all();
-  });
-  int exit_code = 0;
-  std::size_t running = workers.size();
   // One worker refused (e.g. a contract that differs from the journaled one): all stop.
-  auto run = [&](RemoteWorker& worker) -> asio::awaitable<void> {
-    auto ended = co_await worker.Run();
-    if (!ended) {
-      std::fprintf(stderr, "refund-worker: %s\n", ended.error().ToString().c_str());
-      exit_code = 1;
-      stop_all();
-    }
-    if (--running == 0) {
-      signals.cancel();
-      io.stop();
-    }
-  };
-  for (auto& worker : workers) {
-    asio::co_spawn(io, run(*worker), [&](std::exception_ptr thrown) {
-      if (thrown) {
-        std::fprintf(stderr, "refund-worker: internal error\n");
-        exit_code = 1;
-        io.stop();
-      }
-    });
-  }
-  io.run();
-  return exit_code;
+  return RunRemoteWorkerFleet(io, workflows, tools, options, servers,
+                              [](const std::string& message) {
+                                std::fprintf(stderr, "refund-worker: %s\n", message.c_str());
+                              });
 }
