@@ -7,6 +7,7 @@
 
 #include "reckon/api/cli/bind_command.h"
 #include "reckon/api/cli/remote.h"
+#include "reckon/api/protocol/failure_kind_wire.h"
 #include "reckon/base/identifier.h"
 
 namespace reckon::cli {
@@ -46,14 +47,8 @@ Result<void> RunComplete(CommandEnv& env, const CompleteArgs& args) {
   boost::system::error_code ec;
   (void)json::parse(args.output, ec);
   if (ec) return Err(Errc::kInvalidArgument, "--output is not valid JSON: " + ec.message());
-  wire::FailureKind kind = wire::FailureKind::DEFINITIVE;
-  if (args.kind == "retryable") {
-    kind = wire::FailureKind::RETRYABLE;
-  } else if (args.kind == "unknown") {
-    kind = wire::FailureKind::UNKNOWN;
-  } else if (args.kind != "definitive") {
-    return Err(Errc::kInvalidArgument, "--kind must be definitive, retryable or unknown");
-  }
+  auto kind = api::ParseFailureKind(args.kind);
+  if (!kind) return kind.error().WithContext("--kind");
   if (args.failed && args.code.empty()) {
     return Err(Errc::kInvalidArgument, "--failed needs --code: the provider's failure code, "
                                        "classified by the tool's contract");
@@ -66,7 +61,7 @@ Result<void> RunComplete(CommandEnv& env, const CompleteArgs& args) {
   c.setSucceeded(args.succeeded);
   if (args.succeeded) c.setOutputJson(args.output);
   c.setProviderRef(args.provider_ref);
-  c.setKind(kind);
+  c.setKind(api::FailureKindToWire(kind.value()));
   c.setCode(args.code);
   c.setMessage(args.message);
   RECKON_TRY(CallServer(args.remote, std::move(request)));

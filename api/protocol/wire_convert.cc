@@ -1,5 +1,7 @@
 #include "reckon/api/protocol/wire_convert.h"
 
+#include "reckon/api/protocol/failure_kind_wire.h"
+
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -194,19 +196,6 @@ Result<std::vector<Command>> CommandsFromWire(capnp::List<wire::Command>::Reader
   return commands;
 }
 
-namespace {
-
-wire::FailureKind KindToWire(FailureKind kind) {
-  switch (kind) {
-    case FailureKind::kDefinitive: return wire::FailureKind::DEFINITIVE;
-    case FailureKind::kRetryable: return wire::FailureKind::RETRYABLE;
-    case FailureKind::kUnknown: return wire::FailureKind::UNKNOWN;
-  }
-  return wire::FailureKind::UNKNOWN;
-}
-
-}  // namespace
-
 void AttemptOutcomeToWire(const AttemptOutcome& outcome, wire::CompleteToolTask::Builder out) {
   auto a = out.initOutcome().initAttempt();
   a.setSuccess(outcome.success);
@@ -218,7 +207,7 @@ void AttemptOutcomeToWire(const AttemptOutcome& outcome, wire::CompleteToolTask:
     a.setAccepted(true);
     a.setProviderRef(Text(outcome.provider_ref));
   }
-  a.setKind(KindToWire(outcome.kind));
+  a.setKind(FailureKindToWire(outcome.kind));
   a.setCode(Text(outcome.code));
   a.setMessage(Text(outcome.message));
   out.setHeartbeatDetailsJson(Text(outcome.heartbeat_details_json));
@@ -238,11 +227,7 @@ Result<AttemptOutcome> AttemptOutcomeFromWire(wire::CompleteToolTask::Reader in)
     outcome.output = std::move(output);
     outcome.provider_ref = Str(a.getProviderRef());
   }
-  switch (a.getKind()) {
-    case wire::FailureKind::DEFINITIVE: outcome.kind = FailureKind::kDefinitive; break;
-    case wire::FailureKind::RETRYABLE: outcome.kind = FailureKind::kRetryable; break;
-    default: outcome.kind = FailureKind::kUnknown; break;  // unknown values stay safe
-  }
+  outcome.kind = FailureKindFromWire(a.getKind());
   outcome.code = Str(a.getCode());
   outcome.message = Str(a.getMessage());
   // Capped and checked again when journaled (engine/heartbeat_details.h); not_started is

@@ -1,3 +1,4 @@
+#include "reckon/api/protocol/failure_kind_wire.h"
 #include "reckon/api/server/client_api.h"
 
 #include <boost/asio/as_tuple.hpp>
@@ -167,9 +168,7 @@ asio::awaitable<Result<void>> ClientApi::Complete(const auth::Principal& caller,
   if (outcome.success && in.getOutputJson().size() > 0) {
     RECKON_CO_TRY(outcome.output, JsonFromWire(in.getOutputJson(), "outputJson"));
   } else if (!outcome.success) {
-    outcome.kind = in.getKind() == wire::FailureKind::DEFINITIVE  ? FailureKind::kDefinitive
-                   : in.getKind() == wire::FailureKind::RETRYABLE ? FailureKind::kRetryable
-                                                                  : FailureKind::kUnknown;
+    outcome.kind = FailureKindFromWire(in.getKind());
     outcome.code = Str(in.getCode());
     outcome.message = Str(in.getMessage());
   }

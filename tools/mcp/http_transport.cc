@@ -3,8 +3,6 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
-#include <charconv>
-
 #include "reckon/tools/http/http_client.h"
 
 namespace reckon::tools {
@@ -12,30 +10,16 @@ namespace asio = boost::asio;
 namespace json = boost::json;
 
 Result<McpUrl> ParseMcpUrl(std::string_view url) {
-  const std::string text(url);
-  constexpr std::string_view kScheme = "http://";
-  if (url.substr(0, kScheme.size()) != kScheme) {
+  auto parsed = ParseHttpUrl(url);
+  if (!parsed) return parsed.error().WithContext("MCP URL");
+  // An MCP endpoint has no conventional port: it must be named (ParseHttpUrl checked its form).
+  std::string_view authority = url.substr(std::string_view("http://").size());
+  authority = authority.substr(0, authority.find_first_of("/?"));
+  if (authority.back() == ']' || authority.rfind(':') == std::string_view::npos) {
     return Err(Errc::kInvalidArgument,
-               "MCP URL '" + text + "': must start with http:// (https is not supported yet)");
+               "MCP URL '" + std::string(url) + "': give HOST:PORT, as http://127.0.0.1:8080/mcp");
   }
-  std::string_view rest = url.substr(kScheme.size());
-  const std::size_t slash = rest.find('/');
-  std::string_view authority = rest.substr(0, slash);
-  McpUrl out;
-  out.target = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
-  const std::size_t colon = authority.rfind(':');
-  if (colon == std::string_view::npos || colon == 0) {
-    return Err(Errc::kInvalidArgument, "MCP URL '" + text + "': give HOST:PORT, as http://127.0.0.1:8080/mcp");
-  }
-  out.host = std::string(authority.substr(0, colon));
-  std::string_view port = authority.substr(colon + 1);
-  unsigned value = 0;
-  auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
-  if (ec != std::errc() || end != port.data() + port.size() || value == 0 || value > 65535) {
-    return Err(Errc::kInvalidArgument, "MCP URL '" + text + "': the port must be 1..65535");
-  }
-  out.port = static_cast<std::uint16_t>(value);
-  return out;
+  return parsed;
 }
 
 // What one POST came to: a reply, or for a notification only whether it was accepted.

@@ -32,18 +32,17 @@
 #include <string_view>
 
 #include "reckon/base/error.h"
+#include "reckon/tools/http/http_url.h"
 #include "reckon/tools/mcp/mcp_transport.h"
 
 namespace reckon::tools {
 
-struct McpUrl {
-  std::string host;
-  std::uint16_t port = 0;
-  std::string target;  // path and query, starting with '/'
-};
+// An MCP endpoint: a URL as tools/http/http_url.h parses it.
+using McpUrl = HttpUrl;
 
-// "http://127.0.0.1:8080/mcp" -> {127.0.0.1, 8080, /mcp}. Errc::kInvalidArgument for another
-// scheme (https is not supported yet), a missing or bad port, or no host.
+// "http://127.0.0.1:8080/mcp" -> {127.0.0.1, 8080, /mcp}: ParseHttpUrl, with the port required.
+// Errc::kInvalidArgument for another scheme (https is not supported yet), a missing or bad
+// port, or no host.
 Result<McpUrl> ParseMcpUrl(std::string_view url);
 
 class HttpTransport final : public McpTransport {

@@ -1,3 +1,4 @@
+#include "reckon/api/protocol/failure_kind_wire.h"
 #include "reckon/api/server/http/http_api.h"
 
 #include <boost/json.hpp>
@@ -542,16 +543,9 @@ boost::asio::awaitable<HttpReply> HttpApi::Api(HttpRequest& request, const std::
     complete.setOutputJson(Text(JsonField(body.value(), "output")));
     complete.setProviderRef(Text(text("provider_ref")));
     const std::string kind = text("kind");
-    if (kind == "retryable") {
-      complete.setKind(wire::FailureKind::RETRYABLE);
-    } else if (kind == "unknown") {
-      complete.setKind(wire::FailureKind::UNKNOWN);
-    } else if (kind.empty() || kind == "definitive") {
-      complete.setKind(wire::FailureKind::DEFINITIVE);
-    } else if (bad) {
-      bad = Err(Errc::kInvalidArgument,
-                "\"kind\" must be definitive, retryable or unknown (default definitive)");
-    }
+    auto parsed_kind = ParseFailureKind(kind.empty() ? "definitive" : kind);
+    if (!parsed_kind && bad) bad = parsed_kind.error().WithContext("\"kind\" (default definitive)");
+    complete.setKind(FailureKindToWire(parsed_kind ? parsed_kind.value() : FailureKind::kDefinitive));
     complete.setCode(Text(text("code")));
     complete.setMessage(Text(text("message")));
   } else if (is({"runs", "*", "query"}, http::verb::post)) {
