@@ -54,7 +54,8 @@ Engine::Slot* Engine::FindSlot(const std::string& workflow_id) const {
 }
 
 Engine::Slot* Engine::FindSlotOfOperation(const std::string& operation_id) const {
-  // A scan of the runs held: a completion is rare next to the steps it settles.
+  // A linear scan of the runs held (docs/ARCHITECTURE.md, decision 52): a sender that knows
+  // the run's id gives it, and Complete looks there only.
   for (const auto& [id, slot] : slots_) {
     if (slot->state.FindOperation(operation_id) != nullptr) return slot.get();
   }
@@ -188,7 +189,7 @@ asio::awaitable<Result<void>> Engine::Signal(std::string workflow_id, std::strin
     // A run the engine let go of (finished): a repeat of a signal it received is still a
     // repeat, answered as the first was.
     RECKON_CO_TRY(auto latest, Read(journal_.FindLatestRun(workflow_id)));
-    if (latest) {
+    if (latest && storage::IsTerminal(latest->status)) {  // else SubmitToRun answers
       RECKON_CO_TRY(auto events, Read(journal_.ReadEvents(latest->ref)));
       for (const storage::Event& event : events) {
         const auto* signal = std::get_if<storage::SignalReceived>(&event.body);
