@@ -14,3 +14,4 @@ trap 'rm -rf "$scratch"' EXIT
 "$build_dir/bench/otlp_bench" --dir "$scratch"
 "$build_dir/bench/outbox_bench" --dir "$scratch"
 "$build_dir/bench/server_bench" --dir "$scratch" --only w3 --transport plaintext --effects compare
+"$build_dir/bench/long_bench" --dir "$scratch"
