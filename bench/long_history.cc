@@ -49,6 +49,11 @@ asio::awaitable<void> StartLoop(Harness& h, std::int64_t rounds, int bytes) {
   auto started = h.engine.Start(kRun, "agent_loop", json::object{{"rounds", rounds}, {"bytes", bytes}});
   auto ref = co_await std::move(started);
   if (!ref) Fail("W7: start failed: " + ref.error().ToString());
+  // Settled: it waits for its first signal. Stop there rather than when the io_context runs
+  // dry, which is only once the attempts' deadline timers have expired.
+  auto settled = co_await h.engine.UntilSettled(kRun);
+  if (!settled) Fail("W7: the run did not settle: " + settled.error().ToString());
+  h.io.stop();
 }
 
 // Builds an agent_loop run of `rounds` rounds with synchronous=OFF; returns its events.
@@ -56,7 +61,7 @@ std::int64_t Build(const std::string& path, std::int64_t rounds, int bytes) {
   RemoveJournal(path);
   Harness h(path, Sync::kOff);
   asio::co_spawn(h.io, StartLoop(h, rounds, bytes), asio::detached);
-  h.io.run();  // returns when the run waits for its first signal
+  h.io.run();
   auto summary = h.engine.Describe(kRun);
   if (!summary || summary->status != storage::RunStatus::kRunning) {
     Fail("W7: the built run is not running: " +
@@ -95,6 +100,7 @@ asio::awaitable<void> Steps(Harness& h, int steps, std::vector<double>* costs) {
   }
   auto after = h.engine.Describe(kRun);
   if (!after || after->status != storage::RunStatus::kRunning) Fail("W7: the run stopped");
+  h.io.stop();  // without waiting for the attempts' deadline timers to expire
 }
 
 // One more round on the recovered run: signal, model call, tool call, each committed, with

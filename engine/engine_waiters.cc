@@ -44,8 +44,11 @@ void Engine::WakeRunWaiters() {
     if (failed_) {
       result.emplace(Err(Errc::kUnavailable, "engine stopped: " + failure_));
     } else if (const Slot* slot = FindSlot(waiter->workflow_id)) {
-      RunSummary summary = Summarize(*slot);
-      if (Settled(summary.wait)) result.emplace(std::move(summary));
+      // Runs after every batch: the summary (a copy of every operation of the run) only once
+      // the run is settled, or a waiter on a long run would cost its whole history per batch.
+      if (Settled(WaitOf(slot->state, slot->stuck, slot->busy || !slot->inbox.empty()))) {
+        result.emplace(Summarize(*slot));
+      }
     } else {
       result.emplace(SummarizeFinished(waiter->workflow_id));  // let go since it waited
     }

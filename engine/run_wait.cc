@@ -27,13 +27,15 @@ bool Settled(const RunWait& wait) {
 
 namespace {
 
-// The first operation (by id) in a state of `kind`'s, if any.
-std::string FirstOperation(const RunState& state, bool (*matches)(OperationState)) {
-  for (const auto& [id, op] : state.operations()) {
-    if (matches(op.state)) return id;
-  }
-  return {};
-}
+// The first operation (by id) of each kind a run can wait on, found in one pass over the
+// operations (the engine asks after every batch of a run someone waits for: one pass keeps a
+// long run's cost at one scan, not four).
+struct FirstOperations {
+  const std::string* engine_driven = nullptr;
+  const std::string* needs_person = nullptr;
+  const std::string* awaits_approval = nullptr;
+  const std::string* awaits_completion = nullptr;
+};
 
 bool EngineDriven(OperationState s) {
   return !IsTerminal(s) && s != OperationState::kAwaitingApproval &&
@@ -49,20 +51,34 @@ std::string JoinNames(const std::vector<std::string>& names) {
   return joined;
 }
 
+FirstOperations FindFirstOperations(const RunState& state) {
+  FirstOperations first;
+  for (const auto& [id, op] : state.operations()) {
+    const OperationState s = op.state;
+    if (EngineDriven(s)) {
+      first.engine_driven = &id;
+      break;  // what the run waits on then: the others do not matter
+    }
+    if (!first.needs_person && NeedsPerson(s)) first.needs_person = &id;
+    if (!first.awaits_approval && AwaitsApproval(s)) first.awaits_approval = &id;
+    if (!first.awaits_completion && AwaitsCompletion(s)) first.awaits_completion = &id;
+  }
+  return first;
+}
+
 }  // namespace
 
 RunWait WaitOf(const RunState& state, std::string_view stuck_reason, bool engine_busy) {
   if (!stuck_reason.empty()) return {WaitKind::kStopped, std::string(stuck_reason)};
   if (engine_busy) return {WaitKind::kWorking, ""};
   if (state.terminal()) return {WaitKind::kNothing, ""};
-  if (auto op = FirstOperation(state, EngineDriven); !op.empty()) return {WaitKind::kWorking, op};
-  if (auto op = FirstOperation(state, NeedsPerson); !op.empty()) return {WaitKind::kPerson, op};
-  if (auto op = FirstOperation(state, AwaitsApproval); !op.empty()) {
-    return {WaitKind::kApproval, op};
-  }
-  if (auto op = FirstOperation(state, AwaitsCompletion); !op.empty()) {
-    const OperationRecord& record = state.operations().at(op);
-    return {WaitKind::kCompletion, op, record.due_at_us};
+  const FirstOperations first = FindFirstOperations(state);
+  if (first.engine_driven) return {WaitKind::kWorking, *first.engine_driven};
+  if (first.needs_person) return {WaitKind::kPerson, *first.needs_person};
+  if (first.awaits_approval) return {WaitKind::kApproval, *first.awaits_approval};
+  if (first.awaits_completion) {
+    const OperationRecord& record = state.operations().at(*first.awaits_completion);
+    return {WaitKind::kCompletion, *first.awaits_completion, record.due_at_us};
   }
   if (auto names = state.OutstandingSignalWaits(); !names.empty()) {
     return {WaitKind::kSignal, JoinNames(names)};
