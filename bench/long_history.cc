@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <vector>
 
 #include "bench/embedded_harness.h"
@@ -200,13 +201,20 @@ void LongHistory(const std::string& dir, const LongHistoryOptions& options,
   const auto t0 = SteadyClock::now();
   const std::int64_t long_events = BuildAbout(long_path, options.events, options.bytes);
   const double build_s = MsBetween(t0, SteadyClock::now()) / 1000;
+  std::uintmax_t journal_bytes = 0;
+  for (const char* suffix : {"", "-wal"}) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(long_path + suffix, ec);
+    if (!ec) journal_bytes += size;
+  }
   const std::int64_t short_events = BuildAbout(short_path, options.short_events, options.bytes);
   std::printf("W7  built an agent_loop run of %lld events (%d-byte outputs) in %.1f s with "
               "synchronous=OFF (%.0f events/s; build only, not a measured figure), and one of "
               "%lld events; history limit raised to %lld (the default hard limit, 50,000 "
-              "events, would fail the run)\n",
+              "events, would fail the run); the long run's journal: %.1f MiB = %.0f bytes/event\n",
               static_cast<long long>(long_events), options.bytes, build_s, long_events / build_s,
-              static_cast<long long>(short_events), static_cast<long long>(kBenchHistoryMaxEvents));
+              static_cast<long long>(short_events), static_cast<long long>(kBenchHistoryMaxEvents),
+              journal_bytes / 1048576.0, static_cast<double>(journal_bytes) / long_events);
 
   // (1) and (3): a fresh process recovers each run.
   const Recovered big = RecoverInChild(long_path);
