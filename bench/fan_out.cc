@@ -20,13 +20,16 @@ namespace asio = boost::asio;
 namespace json = boost::json;
 using SteadyClock = std::chrono::steady_clock;
 
-double MsSince(SteadyClock::time_point start) {
-  return std::chrono::duration<double, std::milli>(SteadyClock::now() - start).count();
-}
+// When a run's completion was seen, and the process's CPU seconds then.
+struct Finished {
+  SteadyClock::time_point at;
+  double cpu_seconds = 0;
+};
 
-// Starts run `id` of `type` and waits until it finishes; exits the process unless it
-// completed.
-asio::awaitable<void> RunToEnd(Harness& h, std::string id, std::string type, json::value input) {
+// Starts run `id` of `type` and waits until it finishes (noted in `finished`, if given, before
+// the check); exits the process unless it completed.
+asio::awaitable<void> RunToEnd(Harness& h, std::string id, std::string type, json::value input,
+                               Finished* finished = nullptr) {
   auto wait = h.Expect(id, 1 << 30);
   auto started = h.engine.Start(id, type, std::move(input));
   auto ref = co_await std::move(started);
@@ -39,7 +42,8 @@ asio::awaitable<void> RunToEnd(Harness& h, std::string id, std::string type, jso
     co_await wait->async_wait(asio::as_tuple(asio::use_awaitable));
   }
   h.Done(id);
-  auto summary = h.engine.Describe(id);
+  if (finished != nullptr) *finished = Finished{SteadyClock::now(), SelfCpuSeconds()};
+  auto summary = h.engine.Describe(id);  // from the journal: a finished run is let go
   if (!summary || summary->status != storage::RunStatus::kCompleted) {
     std::fprintf(stderr, "long_bench: run %s did not complete: %s\n", id.c_str(),
                  summary ? summary->result_json.c_str() : "not found");
@@ -56,11 +60,15 @@ asio::awaitable<void> W3Client(Harness& h, int client, SteadyClock::time_point e
   }
 }
 
-asio::awaitable<void> TimeFanOut(Harness& h, int calls, double* makespan_ms) {
+// The makespan, from before the start to the completion's commit, and the CPU seconds spent.
+asio::awaitable<void> TimeFanOut(Harness& h, int calls, double* makespan_ms, double* cpu_ms) {
   const auto start = SteadyClock::now();
+  const double cpu_before = SelfCpuSeconds();
   json::object input{{"calls", calls}};
-  co_await RunToEnd(h, "w4", "fan_out", std::move(input));
-  *makespan_ms = MsSince(start);
+  Finished finished;
+  co_await RunToEnd(h, "w4", "fan_out", std::move(input), &finished);
+  *makespan_ms = std::chrono::duration<double, std::milli>(finished.at - start).count();
+  *cpu_ms = (finished.cpu_seconds - cpu_before) * 1000;
 }
 
 }  // namespace
@@ -96,10 +104,8 @@ void FanOutOnce(const std::string& dir, int calls) {
   {
     Harness h(path, Sync::kFull);
     floor_mib = RssMiB();
-    const double cpu_before = SelfCpuSeconds();
-    asio::co_spawn(h.io, TimeFanOut(h, calls, &makespan_ms), asio::detached);
+    asio::co_spawn(h.io, TimeFanOut(h, calls, &makespan_ms, &cpu_ms), asio::detached);
     h.io.run();
-    cpu_ms = (SelfCpuSeconds() - cpu_before) * 1000;
     events = h.events_committed();
   }
   RemoveJournal(path);
