@@ -141,15 +141,17 @@ struct Recovered {
   long long events = 0;
   double recover_ms = 0, read_ms = 0, fold_ms = 0, replay_ms = 0;
   double floor_mib = 0, rss_mib = 0, trimmed_mib = 0, peak_mib = 0;
+  double history_mib = 0, state_mib = 0, instance_mib = 0;  // RSS added by each piece
 };
 
 Recovered RecoverInChild(const std::string& path) {
   auto lines = RunSelf({"--w7-recover", path}, "W7RESULT");
   Recovered r;
   if (lines.size() != 1 ||
-      std::sscanf(lines[0].c_str(), "W7RESULT %lld %lf %lf %lf %lf %lf %lf %lf %lf", &r.events,
-                  &r.recover_ms, &r.read_ms, &r.fold_ms, &r.replay_ms, &r.floor_mib, &r.rss_mib,
-                  &r.trimmed_mib, &r.peak_mib) != 9) {
+      std::sscanf(lines[0].c_str(), "W7RESULT %lld %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf",
+                  &r.events, &r.recover_ms, &r.read_ms, &r.fold_ms, &r.replay_ms, &r.floor_mib,
+                  &r.rss_mib, &r.trimmed_mib, &r.peak_mib, &r.history_mib, &r.state_mib,
+                  &r.instance_mib) != 12) {
     Fail("W7: no result from the recovery child for " + path);
   }
   return r;
@@ -174,25 +176,32 @@ void RecoverOnce(const std::string& path) {
     r.peak_mib = PeakRssMiB();
 
     // Where the time goes, step by step as the engine does it, on the same journal.
+    // The RSS each piece adds shows what the held memory is made of (the heap was trimmed).
     auto run = h.journal.FindLatestRun(kRun).value().value();
+    const double rss0 = RssMiB();
     const auto t1 = SteadyClock::now();
     auto history = h.journal.ReadEvents(run.ref);
     const auto t2 = SteadyClock::now();
     if (!history) Fail("W7: read failed: " + history.error().ToString());
+    const double rss1 = RssMiB();
     RunState state(run.ref);
     (void)state.ApplyAll(history.value());
     const auto t3 = SteadyClock::now();
+    const double rss2 = RssMiB();
     WorkflowInstance instance(*h.workflows.Find("agent_loop"), kRun, run.ref.run_id);
     auto commands = instance.Activate(history.value(), 0);
     const auto t4 = SteadyClock::now();
+    r.history_mib = rss1 - rss0;
+    r.state_mib = rss2 - rss1;
+    r.instance_mib = RssMiB() - rss2;
     if (!commands) Fail("W7: replay failed: " + commands.error().ToString());
     r.read_ms = MsBetween(t1, t2);
     r.fold_ms = MsBetween(t2, t3);
     r.replay_ms = MsBetween(t3, t4);
   }
-  std::printf("W7RESULT %lld %.3f %.3f %.3f %.3f %.2f %.2f %.2f %.2f\n", r.events, r.recover_ms,
-              r.read_ms, r.fold_ms, r.replay_ms, r.floor_mib, r.rss_mib, r.trimmed_mib,
-              r.peak_mib);
+  std::printf("W7RESULT %lld %.3f %.3f %.3f %.3f %.2f %.2f %.2f %.2f %.2f %.2f %.2f\n", r.events,
+              r.recover_ms, r.read_ms, r.fold_ms, r.replay_ms, r.floor_mib, r.rss_mib,
+              r.trimmed_mib, r.peak_mib, r.history_mib, r.state_mib, r.instance_mib);
 }
 
 void LongHistory(const std::string& dir, const LongHistoryOptions& options,
@@ -226,8 +235,11 @@ void LongHistory(const std::string& dir, const LongHistoryOptions& options,
                 r->events, r->rss_mib, r->trimmed_mib, r->floor_mib, r->trimmed_mib - r->floor_mib,
                 (r->trimmed_mib - r->floor_mib) * 1024 * 1024 / r->events, r->peak_mib);
   }
-  std::printf("W7  memory per event between the two runs: %.0f bytes/event\n",
-              (big.trimmed_mib - small.trimmed_mib) * 1024 * 1024 / (big.events - small.events));
+  std::printf("W7  memory per event between the two runs: %.0f bytes/event; what a second copy "
+              "adds to RSS: the history read and decoded %.1f MiB (transient), the folded "
+              "RunState %.1f MiB, the replayed workflow instance %.1f MiB\n",
+              (big.trimmed_mib - small.trimmed_mib) * 1024 * 1024 / (big.events - small.events),
+              big.history_mib, big.state_mib, big.instance_mib);
   std::printf("W7  rebuild on a fresh worker (embedded: a fresh process recovers the run until it "
               "waits again): %.1f ms for %lld events = %.0f events/s\n"
               "    read+decode %.1f ms, fold %.1f ms, coroutine replay %.1f ms (measured apart)\n",

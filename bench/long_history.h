@@ -19,7 +19,8 @@ struct LongHistoryOptions {
 
 // In this process (a child of W7): recovers the run of journal `path` on a fresh engine and
 // prints "W7RESULT events recover_ms read_ms fold_ms replay_ms floor_mib rss_mib trimmed_mib
-// peak_mib" for the parent.
+// peak_mib history_mib state_mib instance_mib" for the parent: the last three are what a
+// second read, fold and replay add to RSS, piece by piece.
 void RecoverOnce(const std::string& path);
 
 // Builds the history with synchronous=OFF (diagnosis speed, not measured), then measures, with
