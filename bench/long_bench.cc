@@ -11,11 +11,13 @@
 //       slots: every attempt runs at once on the engine's thread.
 //   W7  long history: an agent_loop run (a "model" call whose output names the next tool,
 //       then that tool's call; bench/long_workflows.h) grown to --w7-events events with
-//       synchronous=OFF, then: (1) the RSS a fresh process holds with that one run recovered,
-//       against its RSS before (the floor), and per event; (3) the time that fresh process
-//       takes to recover it until it waits again, split into read+decode, fold and coroutine
-//       replay; (2) the p50 cost of one more round (signal, model call, tool call) at ~100
-//       and at the long size. Target ratio <= 1.2. Embedded only: no server-mode rebuild.
+//       synchronous=OFF (and its journal's bytes per event), then: (1) the RSS a fresh process
+//       holds with that one run recovered, against its RSS before (the floor), per event, and
+//       what a second decoded history, RunState and workflow instance add to it; (3) the time
+//       that fresh process takes to recover it until it waits again, split into read+decode,
+//       fold and coroutine replay; (2) the p50 latency and the CPU of one more round (signal,
+//       model call, tool call) at ~100 and at the long size, both journals open at once and
+//       stepped in turns of 10. Target ratio <= 1.2. Embedded only: no server-mode rebuild.
 //       The engine's default hard history limit (50,000 events) is raised for these runs.
 //
 // Usage: long_bench [--dir DIR] [--only w4|w7] [--w4-calls 1000,2000,5000,10000]
