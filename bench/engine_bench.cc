@@ -17,6 +17,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/object.hpp>
 
@@ -61,21 +62,29 @@ Task<WorkflowOutcome> Stepper(WorkflowContext& ctx, json::value input) {
   }
 }
 
-std::unique_ptr<EmbeddedHost> OpenHost(const std::string& path, storage::SqliteJournalOptions::Sync sync) {
+std::unique_ptr<storage::Journal> OpenJournal(
+    const std::string& path, storage::SqliteJournalOptions::Sync sync,
+    storage::SqliteJournalOptions::Mode mode = storage::SqliteJournalOptions::Mode::kOwner) {
   storage::SqliteJournalOptions options;
   options.sync = sync;
+  options.mode = mode;
   auto journal = storage::OpenSqliteJournal(path, options);
   if (!journal) {
     std::fprintf(stderr, "engine_bench: %s\n", journal.error().ToString().c_str());
     std::exit(1);
   }
-  return std::make_unique<EmbeddedHost>(std::move(journal).value());
+  return std::move(journal).value();
 }
+
+// --commit-thread: the engine commits on a thread of its own and reads through a second
+// connection (EngineOptions::commit_executor), as `reckon server` does by default.
+bool g_commit_thread = false;
 
 // An embedded host over one journal file, with a sink that wakes whoever waits for a run.
 struct Harness final : TraceSink {
   Harness(const std::string& path, storage::SqliteJournalOptions::Sync sync)
-      : host(OpenHost(path, sync)),
+      : commit_thread(g_commit_thread ? std::make_unique<asio::thread_pool>(1) : nullptr),
+        host(MakeHost(path, sync)),
         io(host->io()),
         engine(&host->engine()),
         journal(&host->journal()),
@@ -103,7 +112,24 @@ struct Harness final : TraceSink {
     return timer;
   }
   void Done(const std::string& id) { waiters.erase(id); }
+  ~Harness() {
+    if (commit_thread) commit_thread->join();
+  }
+  std::unique_ptr<EmbeddedHost> MakeHost(const std::string& path,
+                                         storage::SqliteJournalOptions::Sync sync) {
+    EmbeddedHostOptions options;
+    auto journal = OpenJournal(path, sync);
+    if (commit_thread) {
+      // The owner first (it creates the file), then its companion reader.
+      reader = OpenJournal(path, sync, storage::SqliteJournalOptions::Mode::kCompanion);
+      options.engine.commit_executor = commit_thread->get_executor();
+      options.engine.reader = reader.get();
+    }
+    return std::make_unique<EmbeddedHost>(std::move(journal), std::move(options));
+  }
 
+  std::unique_ptr<asio::thread_pool> commit_thread;
+  std::unique_ptr<storage::Journal> reader;
   std::unique_ptr<EmbeddedHost> host;
   asio::io_context& io;
   Engine* engine;
@@ -275,39 +301,52 @@ std::vector<double> StepCosts(const std::string& path, int steps) {
   return costs;
 }
 
-void W5(const std::string& dir, const bench::FsyncFloor& floor) {
+void W5(const std::string& dir, const bench::FsyncFloor& floor, int repeat) {
   const std::string path = dir + "/w5.db";
   BuildHistory(path, 3333);
   std::int64_t events = 0;
-  double replay_ms = 0;
-  {
+  double replay_ms = 1e9;
+  for (int round = 0; round < repeat; ++round) {
+    // A fresh host each round, as after a restart; the fastest round counts.
     Harness h(path, storage::SqliteJournalOptions::Sync::kFull);
     auto start = SteadyClock::now();
     auto recover = [](Harness& h) -> asio::awaitable<void> { (void)co_await h.engine->Recover(); };
     asio::co_spawn(h.io, recover(h), asio::detached);
     h.io.run();  // read, fold, replay into a fresh coroutine, until it waits for a signal
-    replay_ms = std::chrono::duration<double, std::milli>(SteadyClock::now() - start).count();
+    replay_ms = std::min(
+        replay_ms, std::chrono::duration<double, std::milli>(SteadyClock::now() - start).count());
     auto run = h.journal->FindLatestRun("w5");
     events = run && run.value() ? run.value()->next_seq - 1 : 0;
   }
-  std::printf("W5  replay of a %lld-event history: %.1f ms = %.0f events/s (target >= 1,000,000)\n",
-              static_cast<long long>(events), replay_ms, events / (replay_ms / 1000));
+  std::printf("W5  replay of a %lld-event history: %.1f ms = %.0f events/s (fastest of %d;"
+              " target >= 1,000,000)\n",
+              static_cast<long long>(events), replay_ms, events / (replay_ms / 1000), repeat);
   {
-    // Where the replay time goes: read+decode, fold into RunState, replay into a coroutine.
+    // Where the replay time goes: read+decode, fold into RunState, replay into a coroutine;
+    // the fastest of `repeat` rounds of each (the machine's other load only adds time).
     Harness h(path, storage::SqliteJournalOptions::Sync::kFull);
     auto run = h.journal->FindLatestRun("w5").value().value();
-    auto t0 = SteadyClock::now();
-    auto history = h.journal->ReadEvents(run.ref).value();
-    auto t1 = SteadyClock::now();
-    RunState state(run.ref);
-    (void)state.ApplyAll(history);
-    auto t2 = SteadyClock::now();
-    WorkflowInstance instance(*h.workflows.Find("stepper"), "w5", run.ref.run_id);
-    auto commands = instance.Activate(history, 0);
-    auto t3 = SteadyClock::now();
     auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
-    std::printf("    read+decode %.1f ms, fold %.1f ms, coroutine replay %.1f ms (%zu commands)\n",
-                ms(t0, t1), ms(t1, t2), ms(t2, t3), commands ? commands.value().size() : 0);
+    double read_ms = 1e9, fold_ms = 1e9, replay_ms = 1e9;
+    std::size_t commands_size = 0;
+    for (int round = 0; round < repeat; ++round) {
+      auto t0 = SteadyClock::now();
+      auto history = h.journal->ReadEvents(run.ref).value();
+      auto t1 = SteadyClock::now();
+      RunState state(run.ref);
+      (void)state.ApplyAll(history);
+      auto t2 = SteadyClock::now();
+      WorkflowInstance instance(*h.workflows.Find("stepper"), "w5", run.ref.run_id);
+      auto commands = instance.Activate(history, 0);
+      auto t3 = SteadyClock::now();
+      read_ms = std::min(read_ms, ms(t0, t1));
+      fold_ms = std::min(fold_ms, ms(t1, t2));
+      replay_ms = std::min(replay_ms, ms(t2, t3));
+      commands_size = commands ? commands.value().size() : 0;
+    }
+    std::printf("    read+decode %.1f ms, fold %.1f ms, coroutine replay %.1f ms (%zu commands;"
+                " fastest of %d rounds)\n",
+                read_ms, fold_ms, replay_ms, commands_size, repeat);
   }
   auto long_costs = StepCosts(path, 300);
   BuildHistory(path, 33);
@@ -333,6 +372,10 @@ int main(int argc, char** argv) {
   app.add_option("--only", only, "run one workload: w1, w3 or w5");
   bool no_sync = false;
   app.add_flag("--no-sync", no_sync, "diagnosis only: synchronous=OFF for W1/W3 (CPU cost alone)");
+  int w5_repeat = 5;
+  app.add_option("--w5-repeat", w5_repeat, "W5: rounds of the replay breakdown (the fastest counts)");
+  app.add_flag("--commit-thread", g_commit_thread,
+               "commit on a second thread, reads through a second connection");
   CLI11_PARSE(app, argc, argv);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   const Sync sync = no_sync ? Sync::kOff : Sync::kFull;
@@ -345,6 +388,6 @@ int main(int argc, char** argv) {
               floor.mean_us, floor.p50_us, floor.p99_us);
   if (only.empty() || only == "w1") W1(dir, w1, floor, sync);
   if (only.empty() || only == "w3") W3(dir, w3_seconds, 32, floor, sync);
-  if (only.empty() || only == "w5") W5(dir, floor);
+  if (only.empty() || only == "w5") W5(dir, floor, w5_repeat);
   return 0;
 }

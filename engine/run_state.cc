@@ -152,7 +152,7 @@ struct RunState::Fold {
 
   // --- operations ----------------------------------------------------------------------------
   Result<void> operator()(const OperationPrepared& e) {
-    if (run.operations_.count(e.operation_id)) {
+    if (run.FindOperation(e.operation_id) != nullptr) {
       return Err(Errc::kInternal, "operation '" + e.operation_id + "' prepared twice");
     }
     OperationRecord op;
@@ -166,7 +166,7 @@ struct RunState::Fold {
     op.max_attempts_override = e.max_attempts;
     op.require_approval_override = e.require_approval;
     run.step_to_operation_[e.step_id] = e.operation_id;
-    run.operations_.emplace(e.operation_id, std::move(op));
+    run.operation_index_.Add(*run.operations_.emplace(e.operation_id, std::move(op)).first);
     return Ok();
   }
   Result<void> operator()(const ApprovalRequested& e) {
@@ -295,8 +295,18 @@ std::vector<std::string> RunState::OutstandingSignalWaits() const {
 }
 
 OperationRecord* RunState::FindOperation(const std::string& operation_id) {
-  auto it = operations_.find(operation_id);
-  return it == operations_.end() ? nullptr : &it->second;
+  return operation_index_.Find(operations_, operation_id);
+}
+
+OperationRecord* RunState::OperationIndex::Find(std::map<std::string, OperationRecord>& operations,
+                                                std::string_view operation_id) {
+  if (by_id_.size() != operations.size()) {  // a copy's first lookup
+    by_id_.clear();
+    by_id_.reserve(operations.size());
+    for (auto& entry : operations) Add(entry);
+  }
+  auto it = by_id_.find(operation_id);
+  return it == by_id_.end() ? nullptr : it->second;
 }
 
 OperationRecord* RunState::FindOperationByStep(const std::string& step_id) {

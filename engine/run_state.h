@@ -18,6 +18,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "reckon/base/error.h"
@@ -175,7 +177,32 @@ class RunState {
   std::optional<std::string> last_build_;
   int committed_operations_ = 0;
   std::map<std::string, OperationRecord> operations_;  // by operation id
-  std::map<std::string, std::string> step_to_operation_;
+  // Lookups by operation id, several per event on replay, go through a hash index over
+  // operations_ (which stays ordered: callers iterate it in id order). Operations are never
+  // removed, so the index only grows with the map. A copy of a RunState starts with an empty
+  // index and rebuilds it on its first lookup, since the original's pointers name the
+  // original's records; a move keeps the map's nodes, and with them the index.
+  class OperationIndex {
+   public:
+    OperationIndex() = default;
+    OperationIndex(const OperationIndex&) {}
+    OperationIndex& operator=(const OperationIndex&) {
+      by_id_.clear();
+      return *this;
+    }
+    OperationIndex(OperationIndex&&) = default;
+    OperationIndex& operator=(OperationIndex&&) = default;
+    void Add(std::map<std::string, OperationRecord>::value_type& entry) {
+      by_id_.emplace(entry.first, &entry.second);
+    }
+    OperationRecord* Find(std::map<std::string, OperationRecord>& operations,
+                          std::string_view operation_id);
+
+   private:
+    std::unordered_map<std::string_view, OperationRecord*> by_id_;  // keys view the map's
+  };
+  OperationIndex operation_index_;
+  std::unordered_map<std::string, std::string> step_to_operation_;  // step id -> operation id
   std::map<std::string, std::int64_t> pending_timers_;
   struct SignalTally {
     std::int64_t waits = 0;     // wait_signal markers

@@ -69,13 +69,15 @@ WorkflowContext::CallAwaiter WorkflowContext::Call(std::string tool, json::value
   std::string step_id =
       options.step_id.empty() ? NextStepId(tool) : Scoped(options.step_id.str());
   if (!options.step_id.empty()) ++Counter();  // keep numbering stable whichever form is used
-  step_of_op_[OperationIdFor(id_scope_, step_id)] = step_id;
   steps_[step_id];
   call_steps_[step_id] = tool;
   auto recorded = history_calls_.find(step_id);
   const bool replayed = recorded != history_calls_.end();
+  // A replayed call's operation was mapped to its step by the history's OperationPrepared
+  // (Observe); only a new one needs its id derived here.
+  if (!replayed) step_of_op_[OperationIdFor(id_scope_, step_id)] = step_id;
   if (!replayed && pending_history_.count(step_id)) {
-    Diverge("step '" + step_id + "': the history records " + pending_history_[step_id].what +
+    Diverge("step '" + step_id + "': the history records " + pending_history_[step_id].Describe() +
             " there, but the code now calls '" + tool + "'" + std::string(kPatchAdvice));
   }
   Issue(step_id, "a call to '" + tool + "'");
@@ -107,7 +109,7 @@ WorkflowContext::ChildAwaiter WorkflowContext::StartChild(std::string workflow_t
   auto recorded = history_children_.find(step_id);
   const bool replayed = recorded != history_children_.end();
   if (!replayed && pending_history_.count(step_id)) {
-    Diverge("step '" + step_id + "': the history records " + pending_history_[step_id].what +
+    Diverge("step '" + step_id + "': the history records " + pending_history_[step_id].Describe() +
             " there, but the code now makes " + what + std::string(kPatchAdvice));
   }
   Issue(step_id, what);
@@ -159,7 +161,7 @@ WorkflowContext::TimerAwaiter WorkflowContext::Sleep(std::chrono::milliseconds d
   steps_[step_id];
   const bool replayed = history_timers_.count(step_id) > 0;
   if (!replayed && pending_history_.count(step_id)) {
-    Diverge("step '" + step_id + "': the history records " + pending_history_[step_id].what +
+    Diverge("step '" + step_id + "': the history records " + pending_history_[step_id].Describe() +
             " there, but the code now sleeps" + std::string(kPatchAdvice));
   }
   Issue(step_id, "a timer");
@@ -216,9 +218,12 @@ WorkflowOutcome WorkflowContext::ContinueAsNew(json::value input) {
     return WorkflowOutcome(CallFailure{"continue_as_new_refused",
                                        "ctx.ContinueAsNew was called twice in one run"});
   }
-  std::string open;
+  std::map<std::string, std::string> unfinished;  // sorted: the message names them in order
   for (const auto& [step_id, tool] : call_steps_) {
-    if (steps_[step_id].result) continue;
+    if (!steps_[step_id].result) unfinished.emplace(step_id, tool);
+  }
+  std::string open;
+  for (const auto& [step_id, tool] : unfinished) {
     open += (open.empty() ? "" : ", ") + std::string("'") + step_id + "' (" + tool + ")";
   }
   if (!open.empty()) {
@@ -335,7 +340,7 @@ std::int64_t WorkflowContext::NowMicros() {
   std::string step_id = NextStepId("now");
   const bool replayed = history_markers_.count(step_id) > 0;
   if (!replayed && pending_history_.count(step_id)) {
-    Diverge("step '" + step_id + "': the history records " + pending_history_[step_id].what +
+    Diverge("step '" + step_id + "': the history records " + pending_history_[step_id].Describe() +
             " there, but the code now reads the time" + std::string(kPatchAdvice));
   }
   Issue(step_id, "a ctx.NowMicros() reading");
@@ -350,7 +355,7 @@ std::uint64_t WorkflowContext::Random() {
   std::string step_id = NextStepId("random");
   const bool replayed = history_markers_.count(step_id) > 0;
   if (!replayed && pending_history_.count(step_id)) {
-    Diverge("step '" + step_id + "': the history records " + pending_history_[step_id].what +
+    Diverge("step '" + step_id + "': the history records " + pending_history_[step_id].Describe() +
             " there, but the code now draws a random value" + std::string(kPatchAdvice));
   }
   Issue(step_id, "a ctx.Random() draw");
@@ -387,7 +392,7 @@ Result<std::string> WorkflowContext::Publish(std::string_view subject, std::stri
   }
   const bool replayed = history_markers_.count(step_id) > 0;
   if (!replayed && pending_history_.count(step_id)) {
-    Diverge("step '" + step_id + "': the history records " + pending_history_[step_id].what +
+    Diverge("step '" + step_id + "': the history records " + pending_history_[step_id].Describe() +
             " there, but the code now publishes to '" + std::string(subject) + "'" +
             std::string(kPatchAdvice));
   }
@@ -430,7 +435,7 @@ Result<void> WorkflowContext::Observe(const Event& event) {
         } else if constexpr (std::is_same_v<T, OperationPrepared>) {
           history_calls_.emplace(e.step_id, e.tool);
           if (!issued_.count(e.step_id)) {
-            pending_history_[e.step_id] = {event.seq, "a call to '" + e.tool + "'"};
+            pending_history_[e.step_id] = {event.seq, e.tool, true};
           }
           step_of_op_[e.operation_id] = e.step_id;
         } else if constexpr (std::is_same_v<T, OperationCommitted>) {
@@ -572,7 +577,7 @@ Result<void> WorkflowContext::CheckDeterminism(bool finished) const {
     if (it->second.seq < first->second.seq) first = it;
   }
   const std::string& step_id = first->first;
-  const std::string& what = first->second.what;
+  const std::string what = first->second.Describe();
   return Err(Errc::kNondeterminism,
              RunName() + ": the history records " + what + " at step '" + step_id +
                  "', but the code " + (finished ? "finished" : "blocked") +

@@ -77,6 +77,8 @@
 #include <set>
 #include <string>
 #include <type_traits>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "reckon/base/error.h"
@@ -374,27 +376,32 @@ class WorkflowContext {
   std::uint64_t random_state_ = 0;
   int counter_ = 0;
   std::map<std::string, int> signal_waits_;             // WaitSignal calls so far, by name
-  std::map<std::string, Step> steps_;                  // by step id
-  std::map<std::string, std::string> step_of_op_;      // operation id -> step id
-  std::map<std::string, std::string> history_calls_;   // step id -> tool, from the history
-  std::set<std::string> history_timers_;
-  std::map<std::string, std::string> history_markers_;  // step id -> value json
+  // Keyed by step or operation id, looked up once or more per call: hash maps, since ids share
+  // long prefixes ("noop#1", "noop#2", ...) that an ordered map compares again at every level.
+  // Nothing iterates them where order would reach a command or the journal.
+  std::unordered_map<std::string, Step> steps_;          // by step id
+  std::unordered_map<std::string, std::string> step_of_op_;     // operation id -> step id
+  std::unordered_map<std::string, std::string> history_calls_;  // step id -> tool, from the history
+  std::unordered_set<std::string> history_timers_;
+  std::unordered_map<std::string, std::string> history_markers_;  // step id -> value json
   struct HistoryChild {
     std::string workflow_type, workflow_id;
   };
   std::map<std::string, HistoryChild> history_children_;  // step id -> what the history started
   std::map<std::string, ParentClosePolicy> wait_children_;  // step id -> policy, started here
-  std::set<std::string> issued_;                        // steps the code issued this life
+  std::unordered_set<std::string> issued_;              // steps the code issued this life
   // Steps the history records (calls, timers, markers) that the code has not issued yet this
   // life, with what the history says of each, for messages.
   struct HistoryStep {
     std::int64_t seq = 0;  // of the event that records it
-    std::string what;
+    std::string what;      // or, for a call, the tool's name (Describe)
+    bool call = false;
+    std::string Describe() const { return call ? "a call to '" + what + "'" : what; }
   };
-  std::map<std::string, HistoryStep> pending_history_;
+  std::unordered_map<std::string, HistoryStep> pending_history_;
   std::optional<reckon::ContinueAsNew> continuation_;  // ContinueAsNew accepted
   std::string first_new_step_;  // the first step issued that the history lacks, mid-history
-  std::map<std::string, std::string> call_steps_;      // call step id -> tool, issued this life
+  std::unordered_map<std::string, std::string> call_steps_;  // call step id -> tool, issued this life
   std::map<std::string, bool> patches_;                 // patch step id -> branch taken
   std::deque<std::string> ready_;                       // steps whose results just arrived
   struct BufferedSignal {
