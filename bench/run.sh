@@ -16,5 +16,6 @@ trap 'rm -rf "$scratch"' EXIT
 "$build_dir/bench/server_bench" --dir "$scratch" --only w3 --transport plaintext --effects compare
 # issue 18, W6: restart after kill -9 with 1,000 / 10,000 / 100,000 runs in flight
 "$build_dir/bench/recovery_bench" --dir "$scratch"
-# issue 18, W8: reads on a journal of 1,000,000 finished ten-step runs (about 5 GB of scratch)
+# issue 18, W8: reads on a journal of 1,000,000 finished ten-step runs (about 12 GB of scratch;
+# seeding takes 10-20 min on a shared disk)
 "$build_dir/bench/large_journal_bench" --dir "$scratch"
