@@ -73,9 +73,17 @@ void GroupCommitter::Flush() {
       flush_scheduled_ = false;
     } else {
       // Take the oldest max_group; the rest stay queued for the next flush (still scheduled).
-      auto split = pending_.begin() + static_cast<std::ptrdiff_t>(options_.max_group);
-      group.assign(std::make_move_iterator(pending_.begin()), std::make_move_iterator(split));
-      pending_.erase(pending_.begin(), split);
+      // Only move-constructed, never erased from the front: that move-assigns the handlers,
+      // and Boost 1.81's any_completion_handler move-assignment recurses until the stack
+      // overflows (decision 16; it crashed a server recovering more than 512 runs at once).
+      std::vector<Pending> rest;
+      rest.reserve(pending_.size() - options_.max_group);
+      for (std::size_t i = options_.max_group; i < pending_.size(); ++i) {
+        rest.push_back(std::move(pending_[i]));
+      }
+      while (pending_.size() > options_.max_group) pending_.pop_back();
+      group.swap(pending_);
+      pending_.swap(rest);
       boost::asio::post(strand_, [this] { Flush(); });
     }
   }

@@ -55,6 +55,27 @@ TEST(GroupCommitTest, ConcurrentCoroutinesShareCommits) {
   }
 }
 
+// More appends pending than one group takes: the oldest max_group commit first, the rest in
+// the next group, every one acknowledged (splitting the queue once crashed the process).
+TEST(GroupCommitTest, MorePendingThanOneGroup) {
+  testing::TempDir dir;
+  auto journal = OpenSqliteJournal(dir.File("j.db"));
+  ASSERT_TRUE(journal);
+  asio::io_context io;
+  GroupCommitter::Options options;
+  options.max_group = 4;
+  GroupCommitter committer(*journal.value(), io.get_executor(), options);
+  constexpr int kRuns = 11;
+  int acked = 0;
+  for (int r = 0; r < kRuns; ++r) {
+    asio::co_spawn(io, AppendMany(committer, "wf-" + std::to_string(r), 1, acked), asio::detached);
+  }
+  io.run();
+  EXPECT_EQ(acked, kRuns);
+  EXPECT_EQ(committer.stats().appends, std::uint64_t(kRuns));
+  EXPECT_EQ(committer.stats().commits, 3u);  // 4 + 4 + 3
+}
+
 TEST(GroupCommitTest, BlockingAppendsFromThreads) {
   testing::TempDir dir;
   auto journal = OpenSqliteJournal(dir.File("j.db"));

@@ -125,6 +125,7 @@ asio::awaitable<Result<std::string>> TaskQueues::Query(QueryRequest request) {
   task.query = QueryTaskView{request.name, request.args_json, request.validate_update};
   task.query_deadline = Clock::now() + options_.query_timeout;
   workflow_tasks_.emplace(token, std::move(task));
+  ticked_workflow_tasks_.insert(token);
   auto initiate = [this, token](auto handler) {
     WorkflowTask& queued = workflow_tasks_.at(token);
     queued.query_done = Hold<void(Result<std::string>)>(std::move(handler));
@@ -152,6 +153,7 @@ void TaskQueues::FinishQueryTask(std::uint64_t token, Result<std::string> answer
   auto it = workflow_tasks_.find(token);
   if (it == workflow_tasks_.end()) return;
   auto done = std::move(it->second.query_done);
+  ticked_workflow_tasks_.erase(token);
   workflow_tasks_.erase(it);
   if (done) PostResult(executor_, std::move(done), std::move(answer));
 }
@@ -339,6 +341,7 @@ const std::string& TaskQueues::WorkerOf(SessionId session) const {
 std::uint64_t TaskQueues::RequeueWorkflowTask(std::uint64_t token) {
   auto node = workflow_tasks_.extract(token);
   if (node.empty()) return 0;
+  ticked_workflow_tasks_.erase(token);
   const std::uint64_t fresh = NextToken();
   node.key() = fresh;
   WorkflowTask& task = node.mapped();
@@ -348,6 +351,7 @@ std::uint64_t TaskQueues::RequeueWorkflowTask(std::uint64_t token) {
   task.unsent.shrink_to_fit();
   task.unsent_from = 0;
   if (!task.query) runs_[task.run.workflow_id].sticky = 0;  // whoever takes it rebuilds it
+  if (task.query) ticked_workflow_tasks_.insert(fresh);  // its deadline stands
   workflow_tasks_.insert(std::move(node));
   QueueWorkflowTask(fresh);
   return fresh;
@@ -456,6 +460,7 @@ std::optional<WorkflowTaskView> TaskQueues::TakeWorkflowTask(SessionId session) 
         view.query = task.query;
         task.leased_to = session;
         task.lease_expires = now + options_.workflow_task_timeout;
+        ticked_workflow_tasks_.insert(task.token);
         return view;
       }
       RunCache& cache = runs_[task.run.workflow_id];
@@ -479,6 +484,7 @@ std::optional<WorkflowTaskView> TaskQueues::TakeWorkflowTask(SessionId session) 
       }
       task.leased_to = session;
       task.lease_expires = now + options_.workflow_task_timeout;
+      ticked_workflow_tasks_.insert(task.token);
       cache.sticky = session;
       return view;
     }
@@ -593,6 +599,7 @@ void TaskQueues::FinishWorkflowTask(std::uint64_t token, Result<std::vector<Comm
     return;
   }
   auto done = std::move(it->second.done);
+  ticked_workflow_tasks_.erase(token);
   workflow_tasks_.erase(it);
   PostResult(executor_, std::move(done), std::move(result));
 }
@@ -715,8 +722,10 @@ void TaskQueues::ArmTick() {
 void TaskQueues::Tick() {
   const auto now = Clock::now();
   std::vector<std::uint64_t> unanswered;
-  for (auto& [token, task] : workflow_tasks_) {
-    if (task.query && task.query_deadline <= now) unanswered.push_back(token);
+  for (std::uint64_t token : ticked_workflow_tasks_) {
+    auto it = workflow_tasks_.find(token);
+    if (it == workflow_tasks_.end()) continue;
+    if (it->second.query && it->second.query_deadline <= now) unanswered.push_back(token);
   }
   for (std::uint64_t token : unanswered) {
     const WorkflowTask& task = workflow_tasks_.at(token);
@@ -735,7 +744,10 @@ void TaskQueues::Tick() {
                                           task.workflow_type + "': start one")));
   }
   std::vector<std::uint64_t> expired;
-  for (auto& [token, task] : workflow_tasks_) {
+  for (std::uint64_t token : ticked_workflow_tasks_) {
+    auto it = workflow_tasks_.find(token);
+    if (it == workflow_tasks_.end()) continue;
+    const WorkflowTask& task = it->second;
     if (task.leased_to == 0 || task.lease_expires > now) continue;
     spdlog::warn("workflow task of {} timed out on its worker; it goes back to the queue",
                  task.run.workflow_id);

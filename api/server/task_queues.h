@@ -389,6 +389,10 @@ class TaskQueues final : public WorkflowHost, public ToolDispatcher {
   std::map<SessionId, Session> sessions_;
   std::map<std::string, RunCache> runs_;  // by workflow id
   std::map<std::uint64_t, WorkflowTask> workflow_tasks_;
+  // The workflow tasks Tick looks at: the leased ones and the queries (a task waiting in its
+  // queue has no lease to expire). Tick then costs steps per task held by a worker, not per
+  // task queued: a restart queues one per running run (issue 18, W6).
+  std::set<std::uint64_t> ticked_workflow_tasks_;
   std::map<std::string, std::deque<std::uint64_t>> workflow_queues_;  // by workflow type
   std::map<std::uint64_t, ToolTask> tool_tasks_;
   std::map<std::string, std::deque<std::uint64_t>> tool_queues_;  // by tool
