@@ -252,6 +252,21 @@ WorkflowInstance* RemoteWorker::CachedInstance(const std::string& workflow_id) {
   return it == instances_.end() ? nullptr : it->second.get();
 }
 
+void RemoteWorker::Touch(const std::string& workflow_id) {
+  auto [it, inserted] = last_used_.try_emplace(workflow_id, 0);
+  if (!inserted) by_use_.erase(it->second);
+  it->second = ++use_clock_;
+  by_use_.emplace(it->second, workflow_id);
+}
+
+void RemoteWorker::Forget(const std::string& workflow_id) {
+  instances_.erase(workflow_id);
+  if (auto it = last_used_.find(workflow_id); it != last_used_.end()) {
+    by_use_.erase(it->second);
+    last_used_.erase(it);
+  }
+}
+
 std::unique_ptr<capnp::MallocMessageBuilder> RemoteWorker::Activate(
     wire::WorkflowTask::Reader task, Result<std::vector<storage::Event>> events) {
   auto message = NewRequest();
@@ -287,15 +302,10 @@ std::unique_ptr<capnp::MallocMessageBuilder> RemoteWorker::Activate(
       return fail(Err(Errc::kNotFound, "worker " + options_.worker_id +
                                            " hosts no workflow type '" + type + "'"));
     }
-    instances_.erase(workflow_id);
-    if (instances_.size() >= options_.max_cached_runs) {
+    Forget(workflow_id);
+    while (!instances_.empty() && instances_.size() >= options_.max_cached_runs) {
       // Evict the run whose task came longest ago; the server resends its full history.
-      auto oldest = instances_.begin();
-      for (auto it = instances_.begin(); it != instances_.end(); ++it) {
-        if (last_used_[it->first] < last_used_[oldest->first]) oldest = it;
-      }
-      last_used_.erase(oldest->first);
-      instances_.erase(oldest);
+      Forget(by_use_.empty() ? instances_.begin()->first : by_use_.begin()->second);
     }
     instances_[workflow_id] =
         std::make_unique<WorkflowInstance>(*function, workflow_id, api::Str(task.getRunId()));
@@ -306,17 +316,13 @@ std::unique_ptr<capnp::MallocMessageBuilder> RemoteWorker::Activate(
                     "workflow '" + workflow_id + "' is not cached on worker " +
                         options_.worker_id + "; send its full history"));
   }
-  last_used_[workflow_id] = ++use_clock_;
+  Touch(workflow_id);
   auto commands = instance->Activate(events.value(), task.getNowUs());
   if (!commands) {
-    instances_.erase(workflow_id);
-    last_used_.erase(workflow_id);
+    Forget(workflow_id);
     return fail(commands.error());
   }
-  if (instance->finished()) {
-    instances_.erase(workflow_id);
-    last_used_.erase(workflow_id);
-  }
+  if (instance->finished()) Forget(workflow_id);
   api::CommandsToWire(commands.value(),
                       complete.initCommands(static_cast<unsigned>(commands.value().size())));
   return message;

@@ -117,7 +117,12 @@ class RemoteWorker {
   RemoteWorkerOptions options_;
   storage::EventDecoder decoder_;
   std::map<std::string, std::unique_ptr<WorkflowInstance>> instances_;  // by workflow id
-  std::map<std::string, std::uint64_t> last_used_;  // workflow id -> use_clock_ at last task
+  // The cache's use order, for eviction in O(log n): workflow id -> use_clock_ at its last
+  // task, and the reverse, oldest first.
+  std::map<std::string, std::uint64_t> last_used_;
+  std::map<std::uint64_t, std::string> by_use_;
+  void Touch(const std::string& workflow_id);
+  void Forget(const std::string& workflow_id);  // drops the cached instance, if any
   std::uint64_t use_clock_ = 0;
   std::chrono::milliseconds heartbeat_interval_{1000};
   std::map<std::uint64_t, Held> held_;  // running tool tasks by token

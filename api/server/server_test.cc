@@ -304,7 +304,7 @@ asio::awaitable<void> RunWorker(RemoteWorker* worker) {
 // AwaitApproved and CallOnce, with "approved_charge", a tool every call of which needs approval.
 class WorkerThread {
  public:
-  explicit WorkerThread(const std::string& address) {
+  explicit WorkerThread(const std::string& address, std::size_t max_cached_runs = 10000) {
     ToolContract charge = testing::FastContract("approved_charge", SideEffect::kNonRepeatableWrite);
     charge.approval.kind = ApprovalKind::kAlways;
     charge.approval.grant_ttl = std::chrono::hours(1);
@@ -315,6 +315,7 @@ class WorkerThread {
     options.server = address;
     options.worker_id = "waits-test";
     options.poll_wait = 200ms;
+    options.max_cached_runs = max_cached_runs;
     worker_ = std::make_unique<RemoteWorker>(io_.get_executor(), workflows_, tools_, options);
     asio::co_spawn(io_, RunWorker(worker_.get()), asio::detached);
     thread_ = std::thread([this] { io_.run(); });
@@ -348,6 +349,52 @@ std::string Cli(const std::string& address, std::vector<std::string> args) {
   auto status = cli.value().WaitFor(10s);
   EXPECT_TRUE(status && status.value().Succeeded()) << (out ? out.value() : "");
   return out ? out.value() : "";
+}
+
+// A worker whose cache holds two runs gets a third: the run whose task came longest ago is
+// evicted, its next task (only the new events) is refused as not cached, the server resends its
+// full history, and every run still completes.
+TEST_F(ServerTest, ARunEvictedFromAFullWorkerCacheIsRebuiltFromItsFullHistory) {
+  WorkerThread worker(address_, /*max_cached_runs=*/2);
+  auto start = [&](const std::string& id) {
+    for (int i = 0; i < 400; ++i) {  // until the worker has registered its types
+      auto message = Request();
+      auto s = message->getRoot<wire::Request>().initMethod().initStartWorkflow();
+      s.setWorkflowId(id);
+      s.setWorkflowType("await_approved");
+      s.setInputJson("{}");
+      auto started = Call(std::move(message));
+      if (started || started.error().code() != Errc::kFailedPrecondition) return started.has_value();
+      std::this_thread::sleep_for(25ms);
+    }
+    return false;
+  };
+  auto field = [&](const std::string& id, bool status) {
+    auto message = Request();
+    message->getRoot<wire::Request>().initMethod().initDescribeWorkflow().setWorkflowId(id);
+    auto described = Call(std::move(message));
+    if (!described) return std::string();
+    auto summary = described.value().get().getResult().getWorkflow().getSummary();
+    return std::string(status ? summary.getStatus().cStr() : summary.getWaitsOn().cStr());
+  };
+  auto until = [&](const std::string& id, bool status, const std::string& want) {
+    for (int i = 0; i < 400 && field(id, status) != want; ++i) std::this_thread::sleep_for(25ms);
+    return field(id, status);
+  };
+  const std::vector<std::string> ids = {"evict-1", "evict-2", "evict-3"};
+  for (const auto& id : ids) {
+    ASSERT_TRUE(start(id));
+    ASSERT_EQ(until(id, false, "signal"), "signal") << id;  // activated, so cached in turn
+  }
+  for (const auto& id : ids) {
+    auto message = Request();
+    auto signal = message->getRoot<wire::Request>().initMethod().initSignalWorkflow();
+    signal.setWorkflowId(id);
+    signal.setName("approved");
+    signal.setPayloadJson(R"("yes")");
+    ASSERT_TRUE(Call(std::move(message)));
+  }
+  for (const auto& id : ids) EXPECT_EQ(until(id, true, "completed"), "completed") << id;
 }
 
 TEST_F(ServerTest, ShowAndListSayWhatEachRunWaitsOn) {
