@@ -24,49 +24,6 @@ function(reckon_target_defaults target)
   if(RECKON_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()
-  if(RECKON_PCH)
-    reckon_use_pch(${target})
-  endif()
-endfunction()
-
-# Precompiled headers (docs/ARCHITECTURE.md, decision 55). The third-party headers that most
-# files include (Boost.Asio, Boost.JSON, Boost.Outcome, spdlog, the standard library; for the
-# tests GoogleTest and GoogleMock too) are compiled once per build, by reckon_pch (cmake/pch/),
-# and every target of Reckon's own reuses that one result. GCC uses a precompiled header only
-# when the macros its headers look at are defined exactly as they were when it was made, so a
-# target that reuses it is given the definitions reckon_pch was compiled with (those of the
-# libraries above); with -Werror, a precompiled header that cannot be used fails the build
-# (-Winvalid-pch) instead of being silently parsed again. Headers stay self-contained: the
-# out-of-tree test compiles every installed header without it.
-if(RECKON_PCH)
-  add_library(reckon_pch OBJECT ${PROJECT_SOURCE_DIR}/cmake/pch/pch.cc)
-  target_compile_features(reckon_pch PUBLIC cxx_std_20)
-  target_compile_options(reckon_pch PRIVATE -Wall -Wextra -Wpedantic
-                         -Wno-missing-field-initializers -Wno-mismatched-new-delete)
-  if(RECKON_WERROR)
-    target_compile_options(reckon_pch PRIVATE -Werror)
-  endif()
-  target_link_libraries(reckon_pch PRIVATE Boost::headers Boost::json spdlog::spdlog)
-  if(RECKON_BUILD_TESTS)
-    target_link_libraries(reckon_pch PRIVATE GTest::gtest GTest::gmock)
-    target_compile_definitions(reckon_pch PRIVATE RECKON_PCH_TESTS)
-  endif()
-  target_precompile_headers(reckon_pch PRIVATE ${PROJECT_SOURCE_DIR}/cmake/pch/pch.h)
-endif()
-
-function(reckon_use_pch target)
-  set_property(TARGET ${target} PROPERTY PRECOMPILE_HEADERS_REUSE_FROM reckon_pch)
-  target_compile_definitions(${target} PRIVATE
-    $<TARGET_PROPERTY:reckon_pch,COMPILE_DEFINITIONS>)
-  target_compile_options(${target} PRIVATE $<TARGET_PROPERTY:reckon_pch,COMPILE_OPTIONS>)
-  # GCC 12 reports -Warray-bounds and -Wstringop-overflow inside std::string's inlined copy
-  # (operator+ of a string and a literal, storage/sqlite/sqlite_journal.cc) once the standard
-  # headers come from a precompiled header: its known false positives (with -Wrestrict) in
-  # libstdc++, which the same file does not get without it because they are then reported in a
-  # system header and suppressed. The RECKON_PCH=OFF build (the ASan+UBSan build of the heavy
-  # tier) keeps the three warnings.
-  target_compile_options(${target} PRIVATE -Wno-array-bounds -Wno-stringop-overflow
-                         -Wno-restrict)
 endfunction()
 
 # reckon_library(TARGET SOURCES...): a library of the product. Alias reckon::<name> (the target

@@ -3,8 +3,6 @@
 # RECKON_SANITIZE=ON (gcc, AddressSanitizer and UndefinedBehaviorSanitizer) in a build
 # directory of its own and runs the default tier there (ctest -LE heavy). Fails on any test
 # failure, which includes every sanitizer report: the tests' processes stop at the first one.
-# Built without the precompiled header (RECKON_PCH=OFF, decision 55): every source file compiles
-# with only its own includes, and GCC's -Warray-bounds, which the PCH build turns off, applies.
 #
 #   tests/sanitize/run.sh [ctest arguments...]
 #
@@ -24,7 +22,7 @@ fi
 if [ ! -f "$build/build.ninja" ]; then
   say "configuring the ASan+UBSan build in $build"
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRECKON_SANITIZE=ON \
-    -DRECKON_PCH=OFF "${launcher[@]}" >/dev/null
+    "${launcher[@]}" >/dev/null
 fi
 say "building with ASan+UBSan"
 cmake --build "$build" -j "$jobs"

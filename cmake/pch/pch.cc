@@ -1,1 +1,0 @@
-// Compiled only to make the precompiled header of cmake/pch/pch.h (cmake/ReckonTarget.cmake).
