@@ -101,9 +101,9 @@ struct CallFailure {
 };
 
 using CallResult = boost::outcome_v2::basic_result<ToolOutput, CallFailure,
-                                             boost::outcome_v2::policy::terminate>;
+                                                   boost::outcome_v2::policy::terminate>;
 using WorkflowOutcome = boost::outcome_v2::basic_result<boost::json::value, CallFailure,
-                                                  boost::outcome_v2::policy::terminate>;
+                                                        boost::outcome_v2::policy::terminate>;
 
 struct CallOptions {
   StepId step_id;           // empty: "<tool>#<n>"

@@ -33,8 +33,8 @@ struct FieldError {
   std::string message;
 };
 
-using ParsedRefund =
-    boost::outcome_v2::basic_result<RefundRequest, FieldError, boost::outcome_v2::policy::terminate>;
+using ParsedRefund = boost::outcome_v2::basic_result<RefundRequest, FieldError,
+                                                    boost::outcome_v2::policy::terminate>;
 
 ParsedRefund ParseRefundRequest(std::string_view body);
 
