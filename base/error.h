@@ -17,7 +17,11 @@
 // process boundary. Error is a small value type; copying it copies the message.
 #pragma once
 
-#include <boost/outcome/result.hpp>
+// basic_result, not result.hpp: result.hpp adds Boost.System and boost::exception_ptr support,
+// which Reckon does not use and which cost every file that includes this header about 1.3 s of
+// compilation (docs/ARCHITECTURE.md, decision 55). Result<T> is the same type either way.
+#include <boost/outcome/basic_result.hpp>
+#include <boost/outcome/policy/terminate.hpp>
 #include <boost/outcome/try.hpp>
 
 #include <optional>
@@ -90,7 +94,7 @@ class Error {
 };
 
 template <class T>
-using Result = boost::outcome_v2::result<T, Error, boost::outcome_v2::policy::terminate>;
+using Result = boost::outcome_v2::basic_result<T, Error, boost::outcome_v2::policy::terminate>;
 
 // Result<void> that carries success.
 inline Result<void> Ok() { return boost::outcome_v2::success(); }

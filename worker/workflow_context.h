@@ -64,7 +64,8 @@
 #pragma once
 
 #include <boost/json/value.hpp>
-#include <boost/outcome/result.hpp>
+#include <boost/outcome/basic_result.hpp>  // not result.hpp (decision 55)
+#include <boost/outcome/policy/terminate.hpp>
 
 #include <chrono>
 #include <coroutine>
@@ -101,10 +102,10 @@ struct CallFailure {
   std::string message;
 };
 
-using CallResult = boost::outcome_v2::result<ToolOutput, CallFailure,
-                                             boost::outcome_v2::policy::terminate>;
-using WorkflowOutcome = boost::outcome_v2::result<boost::json::value, CallFailure,
-                                                  boost::outcome_v2::policy::terminate>;
+using CallResult = boost::outcome_v2::basic_result<ToolOutput, CallFailure,
+                                                   boost::outcome_v2::policy::terminate>;
+using WorkflowOutcome = boost::outcome_v2::basic_result<boost::json::value, CallFailure,
+                                                        boost::outcome_v2::policy::terminate>;
 
 struct CallOptions {
   StepId step_id;           // empty: "<tool>#<n>"

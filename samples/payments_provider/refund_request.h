@@ -8,7 +8,8 @@
 // two requests with the same Idempotency-Key are the same. Pure function; thread-safe.
 #pragma once
 
-#include <boost/outcome/result.hpp>
+#include <boost/outcome/basic_result.hpp>  // not result.hpp (decision 55)
+#include <boost/outcome/policy/terminate.hpp>
 
 #include <cstdint>
 #include <string>
@@ -32,8 +33,8 @@ struct FieldError {
   std::string message;
 };
 
-using ParsedRefund =
-    boost::outcome_v2::result<RefundRequest, FieldError, boost::outcome_v2::policy::terminate>;
+using ParsedRefund = boost::outcome_v2::basic_result<RefundRequest, FieldError,
+                                                    boost::outcome_v2::policy::terminate>;
 
 ParsedRefund ParseRefundRequest(std::string_view body);
 
