@@ -26,6 +26,7 @@
 #include <thread>
 
 #include "bench/machine.h"
+#include "bench/server_timing_client.h"
 #include "reckon/storage/sqlite/sqlite_journal.h"
 #include "tests/support/subprocess.h"
 
@@ -83,44 +84,8 @@ void Seed(const std::string& path, int runs) {
               std::chrono::duration<double>(Clock::now() - start).count());
 }
 
-struct Timing {
-  double server_ms = 0;
-  double client_ms = 0;
-  json::value body;
-};
-
-class Client {
- public:
-  explicit Client(int port) : stream_(io_) {
-    stream_.connect(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"),
-                                            static_cast<unsigned short>(port)));
-  }
-  Timing Get(const std::string& target) {
-    http::request<http::string_body> request{http::verb::get, target, 11};
-    request.set(http::field::host, "127.0.0.1");
-    const auto start = Clock::now();
-    http::write(stream_, request);
-    http::response<http::string_body> response;
-    http::read(stream_, buffer_, response);
-    Timing t;
-    t.client_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-    const std::string timing(response["Server-Timing"]);
-    const auto at = timing.find("dur=");
-    if (at != std::string::npos) t.server_ms = std::stod(timing.substr(at + 4));
-    if (response.result_int() != 200) {
-      std::fprintf(stderr, "GET %s: %u %s\n", target.c_str(), response.result_int(),
-                   response.body().c_str());
-      std::exit(1);
-    }
-    t.body = json::parse(response.body());
-    return t;
-  }
-
- private:
-  asio::io_context io_;
-  beast::tcp_stream stream_;
-  beast::flat_buffer buffer_;
-};
+using Timing = bench::ServerTiming;
+using Client = bench::ServerTimingClient;
 
 double Percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());

@@ -47,6 +47,7 @@
 
 #include "bench/fsync_floor.h"
 #include "bench/machine.h"
+#include "bench/server_timing_client.h"
 #include "bench/ten_calls.h"
 #include "reckon/storage/sqlite/sqlite_journal.h"
 #include "reckon/worker/embedded_host.h"
@@ -272,43 +273,8 @@ void Seed(const std::string& path, const Template& t, int runs, int interleave) 
 
 // --- HTTP -----------------------------------------------------------------------------------
 
-struct Timing {
-  double server_ms = 0;
-  double client_ms = 0;
-  json::value body;
-};
-
-class Client {
- public:
-  explicit Client(int port) : stream_(io_) {
-    stream_.connect(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"),
-                                            static_cast<unsigned short>(port)));
-  }
-  Timing Get(const std::string& target) {
-    http::request<http::string_body> request{http::verb::get, target, 11};
-    request.set(http::field::host, "127.0.0.1");
-    const auto start = Steady::now();
-    http::write(stream_, request);
-    http::response<http::string_body> response;
-    http::read(stream_, buffer_, response);
-    Timing t;
-    t.client_ms = std::chrono::duration<double, std::milli>(Steady::now() - start).count();
-    const std::string timing(response["Server-Timing"]);
-    const auto at = timing.find("dur=");
-    if (at != std::string::npos) t.server_ms = std::stod(timing.substr(at + 4));
-    if (response.result_int() != 200) {
-      Fail("GET " + target + ": " + std::to_string(response.result_int()) + " " +
-           response.body());
-    }
-    t.body = json::parse(response.body());
-    return t;
-  }
-
- private:
-  asio::io_context io_;
-  beast::tcp_stream stream_;
-  beast::flat_buffer buffer_;
-};
+using Timing = bench::ServerTiming;
+using Client = bench::ServerTimingClient;
 
 double Percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());

@@ -19,20 +19,16 @@
 #include <string>
 #include <vector>
 
+#include "bench/ten_calls.h"
 #include "reckon/worker/tool.h"
 #include "reckon/worker/workflow_context.h"
 
 namespace reckon::bench {
 
 inline ToolContract ReadOnlyContract(std::string name) {
-  ToolContract c;
+  ToolContract c = NoopContract();  // the same read-only contract, under another name
   c.name = std::move(name);
   c.description = "A benchmark tool: answers at once with a text of the size it is asked for.";
-  c.side_effect = SideEffect::kReadOnly;
-  c.attempt_timeout = std::chrono::milliseconds(5000);
-  c.retry.max_attempts = 3;
-  c.retry.backoff = Backoff{std::chrono::milliseconds(10), 2.0, std::chrono::milliseconds(100)};
-  c.input_schema = boost::json::object{{"type", "object"}};
   return c;
 }
 
