@@ -87,23 +87,13 @@ void Seed(const std::string& path, int runs) {
 using Timing = bench::ServerTiming;
 using Client = bench::ServerTimingClient;
 
-double Percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<std::size_t>(p * v.size()))];
-}
-
 // Runs `target` `repeat` times; prints p50/p99 of the server's time and the client's.
 double Measure(Client& client, const std::string& label, const std::string& target, int repeat,
                double floor_ms) {
-  std::vector<double> server, round_trip;
-  for (int i = 0; i < repeat; ++i) {
-    Timing t = client.Get(target);
-    server.push_back(t.server_ms);
-    round_trip.push_back(t.client_ms);
-  }
-  const double p50 = Percentile(server, 0.5);
+  const bench::ServerTimes t = bench::MeasureGet(client, target, repeat);
+  const double p50 = t.p50_ms;
   std::printf("%-40s server p50 %7.3f ms  p99 %7.3f ms  (round trip p50 %6.3f ms)",
-              label.c_str(), p50, Percentile(server, 0.99), Percentile(round_trip, 0.5));
+              label.c_str(), p50, t.p99_ms, t.round_trip_p50_ms);
   if (floor_ms > 0) std::printf("  %.2f x floor", p50 / floor_ms);
   std::printf("\n");
   return p50;

@@ -283,17 +283,10 @@ double Percentile(std::vector<double> v, double p) {
 
 double Measure(Client& client, const std::string& label, const std::string& target, int repeat,
                double floor_ms) {
-  std::vector<double> server, round_trip;
-  std::size_t bytes = 0;
-  for (int i = 0; i < repeat; ++i) {
-    Timing t = client.Get(target);
-    server.push_back(t.server_ms);
-    round_trip.push_back(t.client_ms);
-    if (i == 0) bytes = json::serialize(t.body).size();
-  }
-  const double p50 = Percentile(server, 0.5);
+  const bench::ServerTimes t = bench::MeasureGet(client, target, repeat);
+  const double p50 = t.p50_ms;
   std::printf("%-44s server p50 %7.3f ms  p99 %7.3f ms  (round trip p50 %6.3f ms, %zu B)",
-              label.c_str(), p50, Percentile(server, 0.99), Percentile(round_trip, 0.5), bytes);
+              label.c_str(), p50, t.p99_ms, t.round_trip_p50_ms, t.bytes);
   if (floor_ms > 0) std::printf("  %.1f x floor", p50 / floor_ms);
   std::printf("\n");
   return p50;

@@ -3,6 +3,10 @@
 #include <boost/asio/ip/address.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <algorithm>
+#include <vector>
 
 #include <chrono>
 #include <cstdio>
@@ -38,6 +42,30 @@ ServerTiming ServerTimingClient::Get(const std::string& target) {
   }
   t.body = boost::json::parse(response.body());
   return t;
+}
+
+namespace {
+
+double Percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<std::size_t>(p * v.size()))];
+}
+
+}  // namespace
+
+ServerTimes MeasureGet(ServerTimingClient& client, const std::string& target, int repeat) {
+  std::vector<double> server, round_trip;
+  ServerTimes times;
+  for (int i = 0; i < repeat; ++i) {
+    ServerTiming t = client.Get(target);
+    server.push_back(t.server_ms);
+    round_trip.push_back(t.client_ms);
+    if (i == 0) times.bytes = boost::json::serialize(t.body).size();
+  }
+  times.p50_ms = Percentile(server, 0.5);
+  times.p99_ms = Percentile(server, 0.99);
+  times.round_trip_p50_ms = Percentile(round_trip, 0.5);
+  return times;
 }
 
 }  // namespace reckon::bench

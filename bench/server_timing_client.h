@@ -10,6 +10,7 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/json/value.hpp>
 
+#include <cstddef>
 #include <string>
 
 namespace reckon::bench {
@@ -30,5 +31,13 @@ class ServerTimingClient {
   boost::beast::tcp_stream stream_;
   boost::beast::flat_buffer buffer_;
 };
+
+// `repeat` GETs of `target`: p50 and p99 of the server's time, p50 of the round trip, and the
+// size of the first reply's body as JSON.
+struct ServerTimes {
+  double p50_ms = 0, p99_ms = 0, round_trip_p50_ms = 0;
+  std::size_t bytes = 0;
+};
+ServerTimes MeasureGet(ServerTimingClient& client, const std::string& target, int repeat);
 
 }  // namespace reckon::bench
