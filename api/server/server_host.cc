@@ -111,8 +111,9 @@ Result<std::unique_ptr<ServerHost>> ServerHost::Create(const ServerConfig& given
     }
     fence = std::make_unique<storage::ShardFence>("");
   }
-  // Refused if another process owns it (a cluster member takes no lock: its appends are
-  // fenced by its shard leases instead).
+  // Refused if another process owns it: a single server refuses any other holder; a cluster
+  // member shares the database with the other members only (its appends are fenced by its
+  // shard leases), and refuses a single server's.
   RECKON_TRY(auto journal, OpenJournal(config, fence ? Mode::kClusterMember : Mode::kOwner,
                                        fence.get()));
   if (fence) {
