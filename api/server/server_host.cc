@@ -10,6 +10,7 @@
 
 #include "reckon/api/protocol/client.h"
 #include "reckon/api/protocol/credentials.h"
+#include "reckon/api/protocol/tls.h"
 #include "reckon/api/server/http/http_api.h"
 #include "reckon/api/server/http/http_server.h"
 #include "reckon/api/server/server_limits.h"
@@ -82,6 +83,10 @@ Result<std::unique_ptr<ServerHost>> ServerHost::Create(const ServerConfig& given
   if (config.tls.enabled() || !config.tls.client_ca_file.empty()) {
     auto tls = MakeServerTlsContext(config.tls);
     if (!tls) return tls.error();
+    if (std::string expiry = CertificateExpiryWarning(*tls.value(), config.tls.cert_file);
+        !expiry.empty()) {
+      spdlog::warn("{}", expiry);
+    }
     config.server.tls = std::move(tls).value();
     // The console's browsers are never asked for a client certificate: the same certificate,
     // without --client-ca.
