@@ -1,6 +1,7 @@
 // One owner per journal, with real processes on real files (docs/JOURNAL_FORMAT.md, "Lock
-// file"): a second refund-agent or `reckon server` on a journal that another process owns is
-// refused at once, naming the holder; the lock of a SIGKILLed owner never blocks its restart;
+// file and ownership"): a second refund-agent or `reckon server` on a journal that another
+// process owns is refused at once, naming the holder, whether it names the file by the same
+// path, a symbolic link or a hard link; the lock of a SIGKILLed owner never blocks its restart;
 // a journal damaged in the middle is refused at open and `reckon admin check` says so; a sound
 // journal passes `reckon admin check`, also while its owner runs.
 //
@@ -14,6 +15,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <thread>
 
@@ -105,6 +107,62 @@ class JournalOwnerTest : public ::testing::Test {
     return {status ? status.value() : ExitStatus{}, out ? out.value() : ""};
   }
 
+  Result<Subprocess> StartServer(const std::string& journal, const std::string& name) {
+    SubprocessOptions options;
+    options.args = {"server", "--journal", journal, "--listen", "127.0.0.1:0", "--port-file",
+                    dir_.File(name + ".port"), "--quiet"};
+    options.stderr_path = dir_.File(name + ".log");
+    return Subprocess::Start(RECKON_CLI, std::move(options));
+  }
+
+  // A `reckon server` on `journal`; once it serves, a second one on the path `second_name()`
+  // returns (the same file by the same or another name). The second must be refused at once,
+  // naming the first by its pid, and must not serve; the first keeps serving, then stops
+  // cleanly and leaves a sound journal. Returns the second's log.
+  std::string SecondServerRefused(const std::string& journal,
+                                  const std::function<std::string()>& second_name) {
+    auto first = StartServer(journal, "first");
+    EXPECT_TRUE(first) << first.error().ToString();
+    if (!first) return {};
+    EXPECT_TRUE(WaitForOwner(journal, first.value().pid(), first.value()))
+        << Tail(dir_.File("first.log"));
+    // The port file is written once the server serves (and handles SIGTERM).
+    for (auto deadline = std::chrono::steady_clock::now() + 20s;
+         ReadFile(dir_.File("first.port")).empty() && first.value().running() &&
+         std::chrono::steady_clock::now() < deadline;
+         std::this_thread::sleep_for(10ms)) {
+    }
+    EXPECT_FALSE(ReadFile(dir_.File("first.port")).empty()) << Tail(dir_.File("first.log"));
+
+    const std::string second_journal = second_name();
+    const std::string first_pid = "pid=" + std::to_string(first.value().pid());
+    EXPECT_EQ(storage::JournalLock::DescribeHolder(second_journal).rfind(first_pid + " ", 0), 0u)
+        << storage::JournalLock::DescribeHolder(second_journal);
+    auto second = StartServer(second_journal, "second");
+    EXPECT_TRUE(second) << second.error().ToString();
+    if (!second) return {};
+    auto refused = second.value().WaitFor(10s);
+    EXPECT_TRUE(refused) << "the second server was not refused at once";
+    if (refused) {
+      EXPECT_TRUE(refused.value().exited && refused.value().code == 1)
+          << refused.value().ToString();
+    }
+    EXPECT_FALSE(fs::exists(dir_.File("second.port"))) << "the second server served";
+    const std::string message = ReadFile(dir_.File("second.log"));
+    EXPECT_NE(message.find("owned by another process (" + first_pid + " "), std::string::npos)
+        << message;
+
+    EXPECT_TRUE(first.value().running()) << "the first server must keep serving";
+    auto stopped = first.value().Terminate(10s);
+    EXPECT_TRUE(stopped) << stopped.error().ToString();
+    if (stopped) {
+      EXPECT_TRUE(stopped.value().Succeeded()) << stopped.value().ToString();
+    }
+    auto [check, report] = Reckon({"admin", "check", journal});
+    EXPECT_TRUE(check.Succeeded()) << check.ToString() << "\n" << report;
+    return message;
+  }
+
   void ExpectCleanAudit(const std::string& journal) {
     auto refunds = FetchRefunds(provider_->port);
     ASSERT_TRUE(refunds) << refunds.error().ToString();
@@ -153,42 +211,35 @@ TEST_F(JournalOwnerTest, ASecondAgentIsRefusedAtOnceAndTheFirstCompletes) {
 
 TEST_F(JournalOwnerTest, ASecondServerIsRefusedAtOnce) {
   const std::string journal = dir_.File("journal.db");
-  auto start_server = [&](const std::string& name) {
-    SubprocessOptions options;
-    options.args = {"server", "--journal", journal, "--listen", "127.0.0.1:0", "--port-file",
-                    dir_.File(name + ".port"), "--quiet"};
-    options.stderr_path = dir_.File(name + ".log");
-    return Subprocess::Start(RECKON_CLI, std::move(options));
-  };
-  auto first = start_server("first");
-  ASSERT_TRUE(first) << first.error().ToString();
-  ASSERT_TRUE(WaitForOwner(journal, first.value().pid(), first.value()))
-      << Tail(dir_.File("first.log"));
-  // The port file is written once the server serves (and handles SIGTERM).
-  for (auto deadline = std::chrono::steady_clock::now() + 20s;
-       ReadFile(dir_.File("first.port")).empty() && first.value().running() &&
-       std::chrono::steady_clock::now() < deadline;
-       std::this_thread::sleep_for(10ms)) {
-  }
-  ASSERT_FALSE(ReadFile(dir_.File("first.port")).empty()) << Tail(dir_.File("first.log"));
-
-  auto second = start_server("second");
-  ASSERT_TRUE(second) << second.error().ToString();
-  auto refused = second.value().WaitFor(10s);
-  ASSERT_TRUE(refused) << "the second server was not refused at once";
-  EXPECT_TRUE(refused.value().exited && refused.value().code == 1) << refused.value().ToString();
-  EXPECT_FALSE(fs::exists(dir_.File("second.port"))) << "the second server served";
-  const std::string message = ReadFile(dir_.File("second.log"));
-  EXPECT_NE(message.find("pid=" + std::to_string(first.value().pid())), std::string::npos)
-      << message;
+  const std::string message = SecondServerRefused(journal, [&] { return journal; });
   EXPECT_NE(message.find("host=" + Hostname()), std::string::npos) << message;
+}
 
-  EXPECT_TRUE(first.value().running()) << "the first server must keep serving";
-  auto stopped = first.value().Terminate(10s);
-  ASSERT_TRUE(stopped) << stopped.error().ToString();
-  EXPECT_TRUE(stopped.value().Succeeded()) << stopped.value().ToString();
-  auto [check, report] = Reckon({"admin", "check", journal});
-  EXPECT_TRUE(check.Succeeded()) << check.ToString() << "\n" << report;
+// Issue 30, item 3: ownership belongs to the file, not to the name it was opened by.
+TEST_F(JournalOwnerTest, ASecondServerThroughASymbolicLinkIsRefused) {
+  const std::string journal = dir_.File("journal.db");
+  const std::string alias = dir_.File("alias.db");
+  const std::string message = SecondServerRefused(journal, [&] {
+    fs::create_symlink(journal, alias);
+    return alias;
+  });
+  // The link and its target share the sidecar, so the refusal quotes the first's record.
+  EXPECT_NE(message.find("host=" + Hostname()), std::string::npos) << message;
+  EXPECT_FALSE(fs::exists(alias + ".lock")) << "a lock of the link's own";
+}
+
+TEST_F(JournalOwnerTest, ASecondServerThroughAHardLinkIsRefusedBeforeItTouchesAnything) {
+  const std::string journal = dir_.File("journal.db");
+  const std::string alias = dir_.File("alias.db");
+  SecondServerRefused(journal, [&] {
+    fs::create_hard_link(journal, alias);
+    return alias;
+  });
+  // SQLite would have made a WAL and a shared-memory index of the alias's own, beside the
+  // owner's: refused before SQLite opened it, nothing of the kind exists.
+  for (const char* suffix : {"-wal", "-shm", "-journal", ".lock"}) {
+    EXPECT_FALSE(fs::exists(alias + suffix)) << alias + suffix << " was created";
+  }
 }
 
 TEST_F(JournalOwnerTest, TheLockOfAKilledOwnerDoesNotBlockItsRestart) {

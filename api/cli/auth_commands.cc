@@ -8,6 +8,7 @@
 #include "reckon/api/cli/remote.h"
 #include "reckon/api/protocol/credentials.h"
 #include "reckon/api/protocol/wire_convert.h"
+#include "reckon/base/private_file.h"
 
 namespace reckon::cli {
 namespace {
@@ -75,6 +76,10 @@ Result<void> RunCreate(CommandEnv& env, const CreateArgs& args) {
   auto types = create.initWorkflowTypes(args.workflow_types.size());
   for (unsigned i = 0; i < args.workflow_types.size(); ++i) types.set(i, args.workflow_types[i]);
   create.setExpiresInS(static_cast<std::uint64_t>(expires.count()));
+  // Before the server issues a token that could then not be kept.
+  if (!args.out.empty()) {
+    RECKON_TRY(CheckPrivateFileTarget(args.out, "token file"));
+  }
   RECKON_TRY(api::Reply reply, CallServer(args.remote, std::move(request)));
   auto created = reply.get().getResult().getCreatedToken();
   const std::string token = Str(created.getToken());

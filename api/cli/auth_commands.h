@@ -4,7 +4,9 @@
 //   reckon auth token create --name NAME --role ROLE [--tools T,..] [--workflow-types W,..]
 //                            [--expires 30d] [--out FILE]
 //     Creates a principal and prints its token once (or writes it to FILE, mode 0600, and
-//     prints where). The server keeps only the token's SHA-256.
+//     prints where; FILE, if it exists, must be a regular file of yours that nobody else may
+//     access, else nothing is created: base/private_file.h). The server keeps only the token's
+//     SHA-256.
 //   reckon auth token list [--json]      every principal, revoked ones too; never a token
 //   reckon auth token revoke NAME        the token stops working at once on this server
 //   reckon auth whoami [--json]          the principal your token stands for

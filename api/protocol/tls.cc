@@ -1,8 +1,16 @@
 #include "reckon/api/protocol/tls.h"
 
+#include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+
+#include <boost/asio/buffer.hpp>
+
+#include <cstdint>
+#include <ctime>
+
+#include "reckon/base/private_file.h"
 
 namespace reckon::api {
 namespace ssl = boost::asio::ssl;
@@ -13,6 +21,60 @@ Error FileError(const std::string& flag, const std::string& file, std::string_vi
                 const boost::system::error_code& ec) {
   return Err(Errc::kInvalidArgument, flag + " " + file + ": " + std::string(what) + " (" +
                                          ec.message() + "); give a readable PEM file");
+}
+
+// Loads the private key in `file` (given with `flag`) into `context`, read as a private file:
+// one that group or others may access is refused like a token file (base/private_file.h).
+Result<void> UsePrivateKey(ssl::context& context, const std::string& flag,
+                           const std::string& file) {
+  RECKON_TRY(std::string pem, ReadPrivateFile(file, flag));
+  boost::system::error_code ec;
+  context.use_private_key(boost::asio::buffer(pem), ssl::context::pem, ec);
+  OPENSSL_cleanse(pem.data(), pem.size());
+  if (ec) return FileError(flag, file, "not a PEM private key", ec);
+  return Ok();
+}
+
+// "2026-01-31T12:00:00Z", or "?" when OpenSSL cannot read the time.
+std::string TimeText(const ASN1_TIME* time) {
+  std::tm tm{};
+  if (time == nullptr || ASN1_TIME_to_tm(time, &tm) != 1) return "?";
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+std::string NowText() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+// Refuses a server certificate that has expired or is not valid yet: every Reckon client
+// verifies the server's certificate, so such a server could serve no client.
+Result<void> RequireValidNow(ssl::context& context, const std::string& cert_file) {
+  X509* cert = SSL_CTX_get0_certificate(context.native_handle());
+  if (cert == nullptr) return Ok();
+  const ASN1_TIME* not_after = X509_get0_notAfter(cert);
+  const ASN1_TIME* not_before = X509_get0_notBefore(cert);
+  if (X509_cmp_current_time(not_after) < 0) {
+    return Err(Errc::kFailedPrecondition,
+               "--tls-cert " + cert_file + ": the certificate expired on " +
+                   TimeText(not_after) + " (it is now " + NowText() +
+                   "), and clients refuse an expired certificate, so no client could connect: "
+                   "renew it, then start the server again");
+  }
+  if (X509_cmp_current_time(not_before) > 0) {
+    return Err(Errc::kFailedPrecondition,
+               "--tls-cert " + cert_file + ": the certificate is not valid before " +
+                   TimeText(not_before) + " (it is now " + NowText() +
+                   "), and clients refuse it until then: check this machine's clock, or start "
+                   "the server once the certificate is valid");
+  }
+  return Ok();
 }
 
 // TLS 1.2 at least, no compression or renegotiation.
@@ -37,8 +99,8 @@ Result<std::shared_ptr<ssl::context>> MakeServerTlsContext(const TlsServerFiles&
   boost::system::error_code ec;
   context->use_certificate_chain_file(files.cert_file, ec);
   if (ec) return FileError("--tls-cert", files.cert_file, "not a PEM certificate chain", ec);
-  context->use_private_key_file(files.key_file, ssl::context::pem, ec);
-  if (ec) return FileError("--tls-key", files.key_file, "not a PEM private key", ec);
+  RECKON_TRY(RequireValidNow(*context, files.cert_file));
+  RECKON_TRY(UsePrivateKey(*context, "--tls-key", files.key_file));
   // Needed by OpenSSL to resume TLS 1.2 sessions of a server that verifies client certificates.
   static constexpr unsigned char kSessionContext[] = "reckon";
   SSL_CTX_set_session_id_context(context->native_handle(), kSessionContext,
@@ -89,8 +151,7 @@ Result<std::shared_ptr<ssl::context>> MakeClientTlsContext(const TlsClientConfig
   if (!config.cert_file.empty()) {
     context->use_certificate_chain_file(config.cert_file, ec);
     if (ec) return FileError("--cert", config.cert_file, "not a PEM certificate chain", ec);
-    context->use_private_key_file(config.key_file, ssl::context::pem, ec);
-    if (ec) return FileError("--key", config.key_file, "not a PEM private key", ec);
+    RECKON_TRY(UsePrivateKey(*context, "--key", config.key_file));
     if (SSL_CTX_check_private_key(context->native_handle()) != 1) {
       ERR_clear_error();
       return Err(Errc::kInvalidArgument, "--key " + config.key_file +
@@ -100,6 +161,23 @@ Result<std::shared_ptr<ssl::context>> MakeClientTlsContext(const TlsClientConfig
   }
   context->set_verify_mode(ssl::verify_peer);
   return context;
+}
+
+std::string CertificateExpiryWarning(ssl::context& context, const std::string& cert_file,
+                                     std::chrono::seconds within) {
+  X509* cert = SSL_CTX_get0_certificate(context.native_handle());
+  if (cert == nullptr) return {};
+  int days = 0;
+  int seconds = 0;
+  const ASN1_TIME* not_after = X509_get0_notAfter(cert);
+  if (ASN1_TIME_diff(&days, &seconds, nullptr, not_after) != 1) return {};
+  const std::int64_t left = std::int64_t{days} * 86400 + seconds;
+  if (left >= within.count()) return {};
+  const std::string in = left >= 86400 ? std::to_string(left / 86400) + " day(s)"
+                                       : std::to_string(left / 3600) + " hour(s)";
+  return "--tls-cert " + cert_file + ": the certificate expires on " + TimeText(not_after) +
+         " (in " + in + "); renew it and restart the server before then: clients refuse an "
+         "expired certificate";
 }
 
 std::string DescribeTlsError(const boost::system::error_code& ec, long verify_result) {

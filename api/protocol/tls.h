@@ -10,12 +10,15 @@
 // dialled (or `server_name`), DNS name or IP address alike.
 //
 // Errors: a file that cannot be read or parsed yields Errc::kInvalidArgument naming the file,
-// the flag it came from and OpenSSL's reason; nothing is half-configured.
+// the flag it came from and OpenSSL's reason; nothing is half-configured. Private keys
+// (--tls-key, --key) are private files (base/private_file.h): one that group or others may
+// access is refused (kFailedPrecondition) with the chmod that fixes it, as a token file is.
 #pragma once
 
 #include <boost/asio/ssl/context.hpp>
 #include <boost/system/error_code.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <span>
@@ -33,7 +36,10 @@ struct TlsServerFiles {
 };
 
 // Errc::kInvalidArgument also when only one of cert and key is given, or --client-ca without
-// them.
+// them. Errc::kFailedPrecondition when the certificate has expired or is not valid yet (the
+// message gives its dates and the time now): every Reckon client verifies the server's
+// certificate, so a server presenting it could serve no client, and refusing at start says so
+// where the operator looks, instead of in every client's failed handshake.
 Result<std::shared_ptr<boost::asio::ssl::context>> MakeServerTlsContext(
     const TlsServerFiles& files);
 
@@ -45,6 +51,12 @@ struct TlsClientConfig {
   std::string server_name;  // --server-name: the name to verify; empty: the host dialled
   bool on() const { return enabled || !ca_file.empty() || !cert_file.empty(); }
 };
+
+// When the certificate `context` presents (read from `cert_file`) expires within `within`: a
+// warning that says when and what to do; empty otherwise. For a server to log at start.
+std::string CertificateExpiryWarning(boost::asio::ssl::context& context,
+                                     const std::string& cert_file,
+                                     std::chrono::seconds within = std::chrono::hours(14 * 24));
 
 Result<std::shared_ptr<boost::asio::ssl::context>> MakeClientTlsContext(
     const TlsClientConfig& config);

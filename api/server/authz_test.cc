@@ -3,15 +3,19 @@
 // one), allowed exactly when the role grants the method's permission; refusals journal
 // nothing and leave an audit line; the token lifecycle; separation of duties; scopes.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/json.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -22,6 +26,7 @@
 #include "reckon/auth/role.h"
 #include "reckon/storage/sqlite/sqlite_journal.h"
 #include "tests/support/reckon_server.h"
+#include "tests/support/temp_dir.h"
 
 namespace reckon::api {
 namespace {
@@ -335,6 +340,79 @@ TEST_F(AuthzTest, TheCliReadsItsTokenFromAPrivateFileOnly) {
   CliRun missing = server_->Cli({"list", "--token-file", server_->dir().File("absent")});
   EXPECT_EQ(missing.code(), 2) << missing.Describe();
   EXPECT_NE(missing.err.find("absent"), std::string::npos) << missing.err;
+}
+
+// Issue 30, item 4: a token is written only into a new file of the server's or the CLI's user.
+// A file another user prepared (world-writable, in a shared directory such as /tmp) or a
+// symbolic link is refused, and nothing is written into or through it.
+constexpr uid_t kNobody = 65534;
+
+struct FileState {
+  std::string content;
+  uid_t uid = 0;
+  mode_t mode = 0;
+  bool operator==(const FileState&) const = default;
+};
+
+FileState StateOf(const std::string& path) {
+  struct stat info {};
+  EXPECT_EQ(::stat(path.c_str(), &info), 0) << path;
+  return {ReadFile(path), info.st_uid, info.st_mode & 07777};
+}
+
+// A file `nobody` owns and anyone may write, as another user of /tmp could leave.
+std::string PreparedByAnotherUser(const testing::TempDir& dir, const std::string& name) {
+  const std::string path = dir.File(name);
+  std::ofstream(path) << "prepared by someone else\n";
+  EXPECT_EQ(::chown(path.c_str(), kNobody, kNobody), 0);
+  EXPECT_EQ(::chmod(path.c_str(), 0666), 0);
+  return path;
+}
+
+TEST(SecretFileTest, TheServerNeverWritesItsAdminTokenIntoAnotherUsersFileOrThroughALink) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a file to another user";
+  testing::TempDir dir;
+  const std::string theirs = PreparedByAnotherUser(dir, "theirs.admin-token");
+  const std::string link = dir.File("link.admin-token");
+  std::filesystem::create_symlink(theirs, link);
+  const FileState before = StateOf(theirs);
+  const std::pair<std::string, std::string> cases[] = {
+      {theirs, "exists and belongs to another user (uid 65534)"}, {link, "is a symbolic link"}};
+  for (const auto& [token_file, says] : cases) {
+    const std::string name = token_file == theirs ? "theirs" : "link";
+    std::optional<testing::Subprocess> process;
+    testing::ServerStart start = testing::StartServerOnce(
+        RECKON_CLI_PATH, dir, name,
+        {"--journal", dir.File(name + ".db"), "--listen", "127.0.0.1:0", "--quiet",
+         "--admin-token-file", token_file},
+        process);
+    EXPECT_FALSE(start.served) << "the server started with its admin token in " << token_file;
+    EXPECT_TRUE(start.status.exited && start.status.code == 1) << start.status.ToString();
+    EXPECT_NE(start.log.find("'" + token_file + "' " + says), std::string::npos) << start.log;
+    EXPECT_TRUE(StateOf(theirs) == before) << "the prepared file was changed through "
+                                           << token_file << ": " << ReadFile(theirs);
+  }
+}
+
+TEST_F(AuthzTest, TokenCreateOutRefusesAnotherUsersFileAndALinkBeforeCreatingAnything) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a file to another user";
+  testing::TempDir dir;
+  const std::string theirs = PreparedByAnotherUser(dir, "theirs.token");
+  const std::string link = dir.File("link.token");
+  std::filesystem::create_symlink(theirs, link);
+  const FileState before = StateOf(theirs);
+  for (const std::string& out : {theirs, link}) {
+    CliRun refused = server_->Cli(
+        {"auth", "token", "create", "--name", "eve", "--role", "reader", "--out", out});
+    EXPECT_NE(refused.code(), 0) << refused.Describe();
+    EXPECT_NE(refused.err.find("'" + out + "'"), std::string::npos) << refused.err;
+    EXPECT_TRUE(StateOf(theirs) == before) << "a token reached " << out << ": "
+                                           << ReadFile(theirs);
+  }
+  CliRun list = server_->Cli({"auth", "token", "list"});
+  ASSERT_EQ(list.code(), 0) << list.Describe();
+  EXPECT_EQ(list.out.find("eve"), std::string::npos)
+      << "a principal was created whose token went nowhere:\n" << list.out;
 }
 
 }  // namespace

@@ -38,7 +38,9 @@ struct ServerConfig {
   TaskQueueOptions tasks;
   ServerOptions server;
   // Authentication (docs/SECURITY.md). The first start on a journal with no principal writes
-  // an admin token to `admin_token_file` (default <journal>.admin-token), mode 0600.
+  // an admin token to `admin_token_file` (default <journal>.admin-token), mode 0600, as a new
+  // file (base/private_file.h): an existing one that is a link, another user's or accessible
+  // by others is refused, and the server does not start.
   std::string admin_token_file;
   // --insecure-dev: requests without a token act as the principal "dev" with every
   // permission. Refused unless `listen` is a loopback address; warned about at every start.

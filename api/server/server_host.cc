@@ -10,6 +10,7 @@
 
 #include "reckon/api/protocol/client.h"
 #include "reckon/api/protocol/credentials.h"
+#include "reckon/api/protocol/tls.h"
 #include "reckon/api/server/http/http_api.h"
 #include "reckon/api/server/http/http_server.h"
 #include "reckon/api/server/server_limits.h"
@@ -82,6 +83,10 @@ Result<std::unique_ptr<ServerHost>> ServerHost::Create(const ServerConfig& given
   if (config.tls.enabled() || !config.tls.client_ca_file.empty()) {
     auto tls = MakeServerTlsContext(config.tls);
     if (!tls) return tls.error();
+    if (std::string expiry = CertificateExpiryWarning(*tls.value(), config.tls.cert_file);
+        !expiry.empty()) {
+      spdlog::warn("{}", expiry);
+    }
     config.server.tls = std::move(tls).value();
     // The console's browsers are never asked for a client certificate: the same certificate,
     // without --client-ca.
@@ -111,8 +116,9 @@ Result<std::unique_ptr<ServerHost>> ServerHost::Create(const ServerConfig& given
     }
     fence = std::make_unique<storage::ShardFence>("");
   }
-  // Refused if another process owns it (a cluster member takes no lock: its appends are
-  // fenced by its shard leases instead).
+  // Refused if another process owns it: a single server refuses any other holder; a cluster
+  // member shares the database with the other members only (its appends are fenced by its
+  // shard leases), and refuses a single server's.
   RECKON_TRY(auto journal, OpenJournal(config, fence ? Mode::kClusterMember : Mode::kOwner,
                                        fence.get()));
   if (fence) {

@@ -10,11 +10,15 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <thread>
+#include <vector>
 
 #include "reckon/storage/backend/open_backend.h"
 #include "tests/support/postgres_server.h"
 #include "tests/support/reckon_server.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
 
 namespace reckon::testing {
 namespace {
@@ -106,6 +110,61 @@ TEST(ServerPostgresTest, RunsWorkflowsAndSurvivesAKill) {
     ASSERT_TRUE(run.value().has_value()) << id;
     EXPECT_EQ(run.value()->status, storage::RunStatus::kCompleted) << id;
   }
+}
+
+// Issue 30, item 3: a `reckon server --cluster` is refused a database that a single server
+// holds (it used to join it and take all 64 shards beside it), and a single server is refused
+// one that a cluster holds; each ends by itself with code 1 and says what holds the database
+// and what to do.
+// `reckon server --journal URL ...extra`, its files in `dir` under `name`.
+ServerStart StartPostgresServer(const TempDir& dir, const std::string& name,
+                                const std::string& url, std::vector<std::string> extra,
+                                std::optional<Subprocess>& process) {
+  std::vector<std::string> args = {"--journal", url, "--listen", "127.0.0.1:0",
+                                   "--admin-token-file", dir.File("admin.token"), "--trace",
+                                   dir.File(name + ".trace.jsonl"), "--quiet"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return StartServerOnce(RECKON_CLI_PATH, dir, name, std::move(args), process);
+}
+
+TEST(ServerPostgresTest, AClusterServerAndASingleServerNeverShareADatabase) {
+  auto postgres = PostgresServer::Start();
+  ASSERT_TRUE(postgres) << postgres.error().ToString();
+  auto database = postgres.value()->CreateDatabase("reckon_owner");
+  ASSERT_TRUE(database) << database.error().ToString();
+  const std::string url = database.value();
+  TempDir dir;
+  const std::vector<std::string> cluster = {"--cluster", "--shard-lease-ms", "1000",
+                                            "--server-id", "member-1"};
+
+  std::optional<Subprocess> single;
+  ServerStart first = StartPostgresServer(dir, "single", url, {}, single);
+  ASSERT_TRUE(first.served) << first.log;
+  std::optional<Subprocess> member;
+  ServerStart joined = StartPostgresServer(dir, "member", url, cluster, member);
+  EXPECT_FALSE(joined.served) << "a cluster member joined a single server's database:\n"
+                              << joined.log;
+  EXPECT_TRUE(joined.status.exited && joined.status.code == 1) << joined.status.ToString();
+  EXPECT_NE(joined.log.find("is owned by a single server (not a cluster member)"),
+            std::string::npos)
+      << joined.log;
+  EXPECT_NE(joined.log.find("start it again with --cluster"), std::string::npos) << joined.log;
+  ASSERT_TRUE(single->running()) << "the single server must keep serving";
+  auto stopped = single->Terminate();
+  ASSERT_TRUE(stopped && stopped.value().Succeeded());
+
+  ServerStart member_alone = StartPostgresServer(dir, "member-alone", url, cluster, member);
+  ASSERT_TRUE(member_alone.served) << member_alone.log;
+  std::optional<Subprocess> second_single;
+  ServerStart taken = StartPostgresServer(dir, "single-again", url, {}, second_single);
+  EXPECT_FALSE(taken.served) << "a single server took a cluster's database:\n" << taken.log;
+  EXPECT_TRUE(taken.status.exited && taken.status.code == 1) << taken.status.ToString();
+  EXPECT_NE(taken.log.find("is held by a cluster (1 member session(s)"), std::string::npos)
+      << taken.log;
+  EXPECT_NE(taken.log.find("start this server with --cluster"), std::string::npos) << taken.log;
+  ASSERT_TRUE(member->running()) << "the cluster member must keep serving";
+  auto member_stopped = member->Terminate();
+  ASSERT_TRUE(member_stopped && member_stopped.value().Succeeded());
 }
 
 }  // namespace

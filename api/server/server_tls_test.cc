@@ -6,10 +6,12 @@
 // with a certificate from another CA is refused and audited, a worker without one cannot
 // register, and a worker with a good one runs workflows.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <boost/json.hpp>
 
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "tests/support/reckon_server.h"
@@ -196,6 +198,85 @@ TEST_F(ServerTlsTest, AWorkerWithAClientCertificateRunsWorkflows) {
     const CliRun shown = server->Cli({"show", "tls-1", "--json"});
     return shown.code() == 0 && json::parse(shown.out).at("status") == "completed";
   })) << server->Cli({"show", "tls-1"}).Describe();
+}
+
+// Issue 30, item 9: the files and dates of TLS, checked when the server starts. A server that
+// cannot start must end by itself with code 1, its log saying why.
+ServerStart StartTlsServer(const TempDir& dir, const std::string& name, const std::string& cert,
+                           const std::string& key) {
+  std::optional<Subprocess> process;
+  ServerStart start = StartServerOnce(
+      RECKON_CLI_PATH, dir, name,
+      {"--journal", dir.File(name + ".db"), "--listen", "127.0.0.1:0", "--quiet", "--tls-cert",
+       cert, "--tls-key", key},
+      process);
+  if (start.served) {
+    auto stopped = process->Terminate();
+    EXPECT_TRUE(stopped && stopped.value().Succeeded());
+  }
+  return start;
+}
+
+TEST(ServerTlsFilesTest, AnExpiredOrNotYetValidCertificateIsRefusedAndOneExpiringSoonIsWarnedOf) {
+  TempDir dir;
+  auto certs = WriteTestCertificates(dir.path());
+  ASSERT_TRUE(certs) << certs.error().ToString();
+
+  ServerStart expired = StartTlsServer(dir, "expired", certs.value().expired_server_cert,
+                                  certs.value().expired_server_key);
+  EXPECT_FALSE(expired.served) << "a server with an expired certificate served:\n"
+                               << expired.log;
+  EXPECT_TRUE(expired.status.exited && expired.status.code == 1) << expired.status.ToString();
+  EXPECT_NE(expired.log.find("--tls-cert " + certs.value().expired_server_cert +
+                             ": the certificate expired on "),
+            std::string::npos)
+      << expired.log;
+  EXPECT_NE(expired.log.find("renew it"), std::string::npos) << expired.log;
+
+  ServerStart future = StartTlsServer(dir, "future", certs.value().future_server_cert,
+                                 certs.value().future_server_key);
+  EXPECT_FALSE(future.served) << "a server with a certificate not valid yet served:\n"
+                              << future.log;
+  EXPECT_NE(future.log.find("the certificate is not valid before"), std::string::npos)
+      << future.log;
+
+  ServerStart expiring = StartTlsServer(dir, "expiring", certs.value().expiring_server_cert,
+                                   certs.value().expiring_server_key);
+  EXPECT_TRUE(expiring.served) << expiring.log;
+  EXPECT_NE(expiring.log.find("the certificate expires on "), std::string::npos)
+      << expiring.log;
+  EXPECT_NE(expiring.log.find("(in 2 day(s))"), std::string::npos) << expiring.log;
+}
+
+TEST(ServerTlsFilesTest, AKeyFileOthersMayReadIsRefusedByTheServerAndTheClient) {
+  TempDir dir;
+  auto certs = WriteTestCertificates(dir.path());
+  ASSERT_TRUE(certs) << certs.error().ToString();
+  const std::string& server_key = certs.value().server_key;
+  ASSERT_EQ(::chmod(server_key.c_str(), 0644), 0);
+  ServerStart loose = StartTlsServer(dir, "loose", certs.value().server_cert, server_key);
+  EXPECT_FALSE(loose.served) << "a server with a key file others may read served:\n"
+                             << loose.log;
+  EXPECT_TRUE(loose.status.exited && loose.status.code == 1) << loose.status.ToString();
+  EXPECT_NE(loose.log.find("mode 0644"), std::string::npos) << loose.log;
+  EXPECT_NE(loose.log.find("chmod 600 " + server_key), std::string::npos) << loose.log;
+  ASSERT_EQ(::chmod(server_key.c_str(), 0600), 0);
+
+  auto server = ReckonServer::Start(RECKON_CLI_PATH, ReckonServerOptions{.mtls = true});
+  ASSERT_TRUE(server) << server.error().ToString();
+  const TestCertificates& served = *server.value()->certificates();
+  ASSERT_EQ(::chmod(served.client_key.c_str(), 0644), 0);
+  const CliRun refused = RunCli(server.value()->address(),
+                                {"list", "--token-file", server.value()->TokenFile("reader")},
+                                {{"RECKON_CA", served.ca},
+                                 {"RECKON_CERT", served.client_cert},
+                                 {"RECKON_KEY", served.client_key}},
+                                server.value()->dir());
+  EXPECT_NE(refused.code(), 0) << refused.Describe();
+  EXPECT_NE(refused.err.find("--key '" + served.client_key + "'"), std::string::npos)
+      << refused.Describe();
+  EXPECT_NE(refused.err.find("chmod 600 " + served.client_key), std::string::npos)
+      << refused.Describe();
 }
 
 }  // namespace

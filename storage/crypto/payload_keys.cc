@@ -1,15 +1,11 @@
 #include "reckon/storage/crypto/payload_keys.h"
 
 #include <openssl/crypto.h>
-#include <sys/stat.h>
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <iterator>
 #include <optional>
-#include <cstdio>
 #include <utility>
+
+#include "reckon/base/private_file.h"
 
 namespace reckon::storage {
 namespace {
@@ -141,30 +137,7 @@ Result<PayloadKeySet> ParsePayloadKeys(std::string_view text, std::string source
 }
 
 Result<PayloadKeySet> ReadPayloadKeyFile(const std::string& path) {
-  struct stat info {};
-  if (::stat(path.c_str(), &info) != 0) {
-    const int error = errno;
-    if (error == ENOENT) {
-      return Err(Errc::kNotFound, "payload key file '" + path + "' does not exist");
-    }
-    return Err(Errc::kUnavailable,
-               "cannot stat payload key file '" + path + "': " + std::strerror(error));
-  }
-  if (!S_ISREG(info.st_mode)) {
-    return Err(Errc::kFailedPrecondition,
-               "payload key file '" + path + "' is not a regular file");
-  }
-  if ((info.st_mode & 077) != 0) {
-    char mode[8];
-    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(info.st_mode & 07777));
-    return Err(Errc::kFailedPrecondition,
-               "payload key file '" + path + "' may be read or written by group or others "
-               "(mode " + mode + "); restrict it with `chmod 600 " + path + "`");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Err(Errc::kUnavailable, "cannot open payload key file '" + path + "'");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return Err(Errc::kUnavailable, "cannot read payload key file '" + path + "'");
+  RECKON_TRY(std::string text, ReadPrivateFile(path, "payload key file"));
   auto parsed = ParsePayloadKeys(text, path);
   OPENSSL_cleanse(text.data(), text.size());
   return parsed;

@@ -16,8 +16,8 @@
 // sealed before stay readable with the older lines. Never remove a key while a journal holds
 // payloads it sealed (docs/SECURITY.md, "Payloads at rest").
 //
-// The file must be a regular file that neither group nor others may read or write (chmod
-// 600), as ssh requires of its private keys. Messages about a malformed line give the line's
+// The file is a private file (base/private_file.h): a regular file that neither group nor
+// others may read or write (chmod 600), as ssh requires of its private keys. Messages about a malformed line give the line's
 // number, never its content: it may hold a key.
 #pragma once
 

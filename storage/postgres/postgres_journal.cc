@@ -1,8 +1,10 @@
 #include "reckon/storage/postgres/postgres_journal.h"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <set>
+#include <thread>
 #include <utility>
 
 #include "reckon/storage/outbox_store.h"
@@ -14,38 +16,84 @@
 namespace reckon::storage {
 namespace {
 
-// The session advisory lock an owner holds (pg_advisory_lock; below 2^31, so it shows in
-// pg_locks as classid 0, objid this).
+// The session advisory lock that says who writes the database (a single key below 2^31, so it
+// shows in pg_locks as classid 0, objid this, objsubid 1): a single owner (kOwner) holds it
+// exclusive, each cluster member (kClusterMember) holds it shared. Members share the database
+// with each other and with nobody else.
 constexpr const char* kOwnerLockKey = "730581261";
 
-// Who holds the owner lock, for the refusal's message.
-std::string DescribeHolder(PgConnection& conn) {
-  auto holder = conn.Query(
-      std::string("SELECT a.application_name, coalesce(host(a.client_addr), 'local'), "
+// The sessions that hold the owner lock now, for a refusal's message.
+struct Holders {
+  std::string single;  // the exclusive holder, described; empty if none
+  std::string member;  // one shared holder (a cluster member), described; empty if none
+  std::int64_t members = 0;
+};
+
+Holders DescribeHolders(PgConnection& conn) {
+  auto held = conn.Query(
+      std::string("SELECT l.mode, a.application_name, coalesce(host(a.client_addr), 'local'), "
                   "a.pid::bigint FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
-                  "WHERE l.locktype = 'advisory' AND l.classid = 0 AND l.objid = ") +
+                  "WHERE l.locktype = 'advisory' AND l.classid = 0 AND l.objsubid = 1 AND "
+                  "l.objid = ") +
       kOwnerLockKey +
       " AND l.granted AND l.database = (SELECT oid FROM pg_database "
-      "WHERE datname = current_database()) LIMIT 1");
-  if (!holder || holder.value().rows() == 0) return "another session";
-  const PgResult& r = holder.value();
-  return "'" + std::string(r.Text(0, 0)) + "' from " + std::string(r.Text(0, 1)) +
-         " (server pid " + std::to_string(r.Int(0, 2)) + ")";
+      "WHERE datname = current_database()) ORDER BY a.pid");
+  Holders holders;
+  if (!held) return holders;
+  const PgResult& r = held.value();
+  for (int row = 0; row < r.rows(); ++row) {
+    const std::string who = "'" + std::string(r.Text(row, 1)) + "' from " +
+                            std::string(r.Text(row, 2)) + " (server pid " +
+                            std::to_string(r.Int(row, 3)) + ")";
+    if (r.Text(row, 0) == "ExclusiveLock") {
+      holders.single = who;
+    } else {
+      ++holders.members;
+      if (holders.member.empty()) holders.member = who;
+    }
+  }
+  return holders;
 }
 
-Result<void> TakeOwnerLock(PgConnection& conn) {
-  // Waits a moment for the holder to go: the session of a journal this process has just
-  // closed may not have ended on the server yet.
-  RECKON_TRY(conn.Exec("SET lock_timeout = '1s'"));
-  auto taken = conn.Exec(std::string("SELECT pg_advisory_lock(") + kOwnerLockKey + ")");
-  const bool timed_out = !taken && conn.last_sql_state() == "55P03";
-  if (!taken && !timed_out) return taken.error();
-  RECKON_TRY(conn.Exec("RESET lock_timeout"));
-  if (taken) return Ok();
+Error Refusal(PgConnection& conn, bool cluster_member) {
+  const Holders holders = DescribeHolders(conn);
+  const std::string journal = "journal '" + conn.display() + "'";
+  if (!cluster_member && holders.members > 0) {
+    return Err(Errc::kFailedPrecondition,
+               journal + " is held by a cluster (" + std::to_string(holders.members) +
+                   " member session(s), " + holders.member +
+                   " among them); a process that is not a cluster member cannot write a "
+                   "cluster's database: start this server with --cluster to join the cluster, "
+                   "or stop every member first");
+  }
+  if (cluster_member) {
+    return Err(Errc::kFailedPrecondition,
+               journal + " is owned by a single server (not a cluster member): " +
+                   (holders.single.empty() ? std::string("another session") : holders.single) +
+                   "; a cluster member cannot share its database: stop that server (and start "
+                   "it again with --cluster to make it a member), then start this one");
+  }
   return Err(Errc::kFailedPrecondition,
-             "journal '" + conn.display() + "' is owned by " + DescribeHolder(conn) +
+             journal + " is owned by " +
+                 (holders.single.empty() ? std::string("another session") : holders.single) +
                  "; one process writes a journal: stop that one first, or open this one as "
                  "a companion of it");
+}
+
+// Takes the owner lock, exclusive for a single owner or shared for a cluster member. Tries for
+// a second: the session of a journal this process has just closed may not have ended on the
+// server yet. pg_try_advisory_lock* never queues, so a refused opener delays nobody.
+Result<void> TakeOwnerLock(PgConnection& conn, bool cluster_member) {
+  const std::string sql = std::string(cluster_member ? "SELECT pg_try_advisory_lock_shared("
+                                                     : "SELECT pg_try_advisory_lock(") +
+                          kOwnerLockKey + ")::int";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  while (true) {
+    RECKON_TRY(PgResult taken, conn.Query(sql));
+    if (taken.Int(0, 0) == 1) return Ok();
+    if (std::chrono::steady_clock::now() >= deadline) return Refusal(conn, cluster_member);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
 }
 
 Result<void> RequireCurrentSchema(PgConnection& conn) {
@@ -80,13 +128,14 @@ Result<std::unique_ptr<PostgresJournal>> PostgresJournal::Open(const std::string
   RECKON_TRY(PgConnection conn, PgConnection::Connect(conninfo));
   using Mode = PostgresJournalOptions::Mode;
   if (options.mode == Mode::kOwner) {
-    RECKON_TRY(TakeOwnerLock(conn));
+    RECKON_TRY(TakeOwnerLock(conn, /*cluster_member=*/false));
     RECKON_TRY(PgMigrateForward(conn, PgJournalMigrations()));
   } else if (options.mode == Mode::kClusterMember) {
     if (options.fence == nullptr) {
       return Err(Errc::kInvalidArgument,
                  "a cluster member's journal needs the server's shard fence");
     }
+    RECKON_TRY(TakeOwnerLock(conn, /*cluster_member=*/true));
     RECKON_TRY(PgMigrateForward(conn, PgJournalMigrations()));
     RECKON_TRY(conn.Exec("SET idle_in_transaction_session_timeout = " +
                          std::to_string(std::max<std::int64_t>(options.lease.count(), 100))));

@@ -18,14 +18,17 @@
 // kUnavailable until the process opens a new one (what the server kept is unknown; the caller
 // learns it from the history). Reads on a lost connection fail with kUnavailable too.
 //
-// Ownership across processes: in kOwner mode the journal holds a session advisory lock on the
-// database for as long as its connection lives (released by the server if the process dies), so
-// a second owner is refused with kFailedPrecondition naming the holder (after waiting a second
-// for it to go, so that a process may close its journal and open it again at once).
+// Ownership across processes: the journal holds a session advisory lock on the database (the
+// owner lock) for as long as its connection lives (released by the server if the process
+// dies): exclusive in kOwner mode, shared in kClusterMember mode. So a second owner is refused,
+// a cluster member is refused a database a single owner holds, and a single owner is refused a
+// database a cluster holds, each with kFailedPrecondition naming the holder and what to do
+// (after trying for a second, so that a process may close its journal and open it again at
+// once).
 //
 // Cluster mode (kClusterMember): several servers write one database, each to the shards it
-// holds a lease on (storage/shard_fence.h). No owner lock; instead, every group commit first
-// takes a shared transaction-scoped advisory lock per shard it writes to, then reads their
+// holds a lease on (storage/shard_fence.h). Members share the owner lock; every group commit
+// first takes a shared transaction-scoped advisory lock per shard it writes to, then reads their
 // lease rows, and applies a request only if its row still names this server at the epoch the
 // fence holds: a request to a shard that was taken over, or that the fence does not hold, is
 // refused with Errc::kFenced (nothing of it written, the journal stays usable). A takeover
@@ -58,8 +61,8 @@ struct PostgresJournalOptions {
     // Another connection of the process that owns the journal (a reader beside the commit
     // connection): no lock; refuses a database whose schema is not this release's.
     kCompanion,
-    // A writer of a cluster: no owner lock, applies migrations, checks every append against
-    // `fence` (required).
+    // A writer of a cluster: takes the owner lock shared (refused while a kOwner holds it),
+    // applies migrations, checks every append against `fence` (required).
     kClusterMember,
   };
   Mode mode = Mode::kOwner;
@@ -77,7 +80,8 @@ bool IsPostgresConninfo(const std::string& journal);
 
 // Connects with `conninfo` (libpq syntax), then as PostgresJournalOptions::Mode says. Errors
 // name the server: kUnavailable (cannot connect), kFailedPrecondition (another process owns
-// the journal; or its schema is newer than this release), other codes from the migration.
+// the journal, or a cluster holds it and this is no member, or this is a member and a single
+// owner holds it; or its schema is newer than this release), other codes from the migration.
 Result<std::unique_ptr<Journal>> OpenPostgresJournal(const std::string& conninfo,
                                                      PostgresJournalOptions options = {});
 

@@ -229,5 +229,47 @@ TEST_F(ShardFenceTest, AClusterMemberNeedsAFence) {
   EXPECT_EQ(journal.error().code(), Errc::kInvalidArgument);
 }
 
+// Issue 30, item 3: the members of a cluster share the database with each other and with
+// nobody else. A member is refused a database a single owner holds, and a single owner one
+// that a cluster holds, each naming the holder and what to do; once the holder is gone, the
+// other kind opens it.
+TEST_F(ShardFenceTest, ClusterMembersAndASingleOwnerNeverShareADatabase) {
+  PostgresJournalOptions single;
+  single.mode = PostgresJournalOptions::Mode::kOwner;
+  auto owner = OpenPostgresJournal(conninfo_, single);
+  ASSERT_TRUE(owner) << owner.error().ToString();
+  ShardFence fence("a");
+  PostgresJournalOptions member;
+  member.mode = PostgresJournalOptions::Mode::kClusterMember;
+  member.fence = &fence;
+  auto refused_member = OpenPostgresJournal(conninfo_, member);
+  ASSERT_FALSE(refused_member) << "a cluster member joined a single owner's database";
+  EXPECT_EQ(refused_member.error().code(), Errc::kFailedPrecondition);
+  EXPECT_NE(refused_member.error().message().find("owned by a single server (not a cluster "
+                                                  "member): 'reckon pid="),
+            std::string::npos)
+      << refused_member.error().message();
+  EXPECT_NE(refused_member.error().message().find("start it again with --cluster"),
+            std::string::npos)
+      << refused_member.error().message();
+  owner.value().reset();
+
+  auto a = Member(fence);
+  ShardFence other("b");
+  auto b = Member(other);  // members share it
+  ASSERT_TRUE(a && b);
+  auto refused_owner = OpenPostgresJournal(conninfo_, single);
+  ASSERT_FALSE(refused_owner) << "a single owner took a cluster's database";
+  EXPECT_EQ(refused_owner.error().code(), Errc::kFailedPrecondition);
+  EXPECT_NE(refused_owner.error().message().find("is held by a cluster (2 member session(s)"),
+            std::string::npos)
+      << refused_owner.error().message();
+  EXPECT_NE(refused_owner.error().message().find("--cluster"), std::string::npos);
+  a.reset();
+  b.reset();
+  auto after = OpenPostgresJournal(conninfo_, single);
+  EXPECT_TRUE(after) << after.error().ToString();
+}
+
 }  // namespace
 }  // namespace reckon::storage

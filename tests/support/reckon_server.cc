@@ -36,6 +36,32 @@ bool Eventually(const std::function<bool()>& check, std::chrono::milliseconds ti
   }
 }
 
+ServerStart StartServerOnce(const std::string& reckon_path, const TempDir& dir,
+                            const std::string& name, std::vector<std::string> args,
+                            std::optional<Subprocess>& process) {
+  SubprocessOptions options;
+  options.args = {"server", "--port-file", dir.File(name + ".port")};
+  options.args.insert(options.args.end(), args.begin(), args.end());
+  options.stderr_path = dir.File(name + ".log");
+  ServerStart start;
+  auto started = Subprocess::Start(reckon_path, std::move(options));
+  if (!started) {
+    start.log = started.error().ToString();
+    return start;
+  }
+  process.emplace(std::move(started).value());
+  Eventually([&] {
+    start.served = !ReadFile(dir.File(name + ".port")).empty();
+    return start.served || static_cast<bool>(process->WaitFor(0ms));
+  });
+  if (!start.served) {
+    auto ended = process->WaitFor(10s);
+    if (ended) start.status = ended.value();
+  }
+  start.log = ReadFile(dir.File(name + ".log"));
+  return start;
+}
+
 Result<std::unique_ptr<ReckonServer>> ReckonServer::Start(std::string reckon_path,
                                                           std::vector<std::string> extra_args) {
   ReckonServerOptions options;

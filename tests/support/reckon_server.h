@@ -131,6 +131,22 @@ class ReckonServer {
   std::vector<std::pair<std::string, std::string>> client_env_;
 };
 
+// How one `reckon server` start went, for tests of what a server refuses at start: it served
+// (wrote its port file), or it ended by itself first (with `status`). `log` is its stderr.
+struct ServerStart {
+  bool served = false;
+  ExitStatus status;
+  std::string log;
+};
+
+// Runs `reckon_path server args...` with `--port-file <dir>/<name>.port` and its stderr in
+// <dir>/<name>.log, and waits (at most 30 s) until it serves or ends; if it neither served nor
+// ended, waits 10 s more for it to end. One that serves is left running in `process`, for
+// the caller to stop; one that ended is reaped.
+ServerStart StartServerOnce(const std::string& reckon_path, const TempDir& dir,
+                            const std::string& name, std::vector<std::string> args,
+                            std::optional<Subprocess>& process);
+
 // Calls `check` every 20 ms until it returns true (true), or until `timeout` passes (false).
 bool Eventually(const std::function<bool()>& check,
                 std::chrono::milliseconds timeout = std::chrono::seconds(30));
