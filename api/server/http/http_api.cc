@@ -12,6 +12,7 @@
 #include "reckon/api/protocol/wire_json.h"
 #include "reckon/api/server/http/console_assets.h"
 #include "reckon/auth/role.h"
+#include "reckon/base/identifier.h"
 #include "reckon/contract/contract_json.h"
 #include "reckon/contract/contract_registry.h"
 #include "reckon/plan/mcp_catalog.h"
@@ -146,9 +147,13 @@ bool IsStateChange(http::verb verb) {
 
 }  // namespace
 
+// Every error reply of every route is built here: its message, whatever bytes of the request it
+// quotes (a path, a query parameter, a body field), becomes valid UTF-8 without control
+// characters (CleanMessage), so the JSON is valid and whole.
 HttpReply ErrorReply(std::string_view code, std::string_view message) {
-  return JsonReply(json::object{{"error", json::object{{"code", code}, {"message", message}}}},
-                   StatusOf(code));
+  return JsonReply(
+      json::object{{"error", json::object{{"code", code}, {"message", CleanMessage(message)}}}},
+      StatusOf(code));
 }
 
 // A not_owner error (cluster mode) also names the owner: {"error": {..., "redirect": "HOST:PORT"}}.
@@ -157,7 +162,7 @@ HttpReply ErrorReply(const Error& error) {
   if (!error.redirect().empty()) {
     reply.body = json::serialize(json::object{
         {"error", json::object{{"code", ErrcName(error.code())},
-                               {"message", error.message()},
+                               {"message", CleanMessage(error.message())},
                                {"redirect", error.redirect()}}}});
   }
   return reply;
@@ -667,7 +672,7 @@ boost::asio::awaitable<HttpReply> HttpApi::Api(HttpRequest& request, const std::
       } else {
         // The handler's own failure: the update was accepted and answered.
         o["error"] = json::object{{"code", Str(answer.getErrorCode())},
-                                  {"message", Str(answer.getErrorMessage())}};
+                                  {"message", CleanMessage(Str(answer.getErrorMessage()))}};
       }
       out = std::move(o);
       break;
