@@ -192,7 +192,7 @@ boost::asio::awaitable<HttpReply> HttpApi::Metrics(const HttpRequest& request) {
   Message who = NewMessage();
   MethodOf(who).setWhoAmI();
   const std::string token = request.authorization.substr(kBearer.size());  // outlives the call
-  auto called = Call(token, request.peer, std::move(who), kCallTimeout);
+  auto called = Call(token, request, std::move(who), kCallTimeout);
   auto reply = co_await std::move(called);
   if (!reply) co_return ErrorReply(reply.error());
   HttpReply out;
@@ -203,7 +203,7 @@ boost::asio::awaitable<HttpReply> HttpApi::Metrics(const HttpRequest& request) {
 }
 
 boost::asio::awaitable<Result<HttpApi::Message>> HttpApi::Call(const std::string& token,
-                                                              const std::string& peer,
+                                                              const HttpRequest& from,
                                                               Message request,
                                                               std::chrono::milliseconds timeout) {
   auto root = request->getRoot<wire::Request>();
@@ -212,7 +212,9 @@ boost::asio::awaitable<Result<HttpApi::Message>> HttpApi::Call(const std::string
   auto response = reply->initRoot<wire::Response>();
   SessionState session;
   session.id = next_session_++;
-  session.peer = peer + " (http)";
+  session.peer = from.peer + " (http)";
+  // Verified by the HTTPS handshake (--client-ca): what the Service asks of a worker principal.
+  session.client_certificate = from.client_certificate;
   auto handled = service_.Handle(session, root.asReader(), timeout, response);
   co_await std::move(handled);
   auto result = reply->getRoot<wire::Response>().asReader().getResult();
@@ -260,7 +262,7 @@ boost::asio::awaitable<HttpReply> HttpApi::Login(const HttpRequest& request) {
   }
   Message who = NewMessage();
   MethodOf(who).setWhoAmI();
-  auto called = Call(token.value(), request.peer, std::move(who), kCallTimeout);
+  auto called = Call(token.value(), request, std::move(who), kCallTimeout);
   auto reply = co_await std::move(called);
   if (!reply) co_return ErrorReply(reply.error());
   auto principal = reply.value()->getRoot<wire::Response>().asReader().getResult().getPrincipal();
@@ -282,7 +284,7 @@ boost::asio::awaitable<HttpReply> HttpApi::SessionInfo(const Caller& caller,
   }
   Message who = NewMessage();
   MethodOf(who).setWhoAmI();
-  auto called = Call(caller.token, request.peer, std::move(who), kCallTimeout);
+  auto called = Call(caller.token, request, std::move(who), kCallTimeout);
   auto reply = co_await std::move(called);
   if (!reply) co_return ErrorReply(reply.error());
   auto principal = reply.value()->getRoot<wire::Response>().asReader().getResult().getPrincipal();
@@ -297,12 +299,12 @@ boost::asio::awaitable<HttpReply> HttpApi::Inbox(const Caller& caller, const Htt
   auto filter = MethodOf(list).initListWorkflows();
   filter.setNeedsHuman(true);
   filter.setLimit(500);
-  auto listed = Call(caller.token, request.peer, std::move(list), kCallTimeout);
+  auto listed = Call(caller.token, request, std::move(list), kCallTimeout);
   auto runs = co_await std::move(listed);
   if (!runs) co_return ErrorReply(runs.error());
   Message contracts_request = NewMessage();
   MethodOf(contracts_request).setListContracts();
-  auto contracts_called = Call(caller.token, request.peer, std::move(contracts_request), kCallTimeout);
+  auto contracts_called = Call(caller.token, request, std::move(contracts_request), kCallTimeout);
   auto contracts = co_await std::move(contracts_called);
   if (!contracts) co_return ErrorReply(contracts.error());
   std::map<std::string, std::pair<std::string, std::string>> card_of;  // tool -> card, evidence
@@ -320,7 +322,7 @@ boost::asio::awaitable<HttpReply> HttpApi::Inbox(const Caller& caller, const Htt
   for (auto summary : page.getWorkflows()) {
     Message describe = NewMessage();
     MethodOf(describe).initDescribeWorkflow().setWorkflowId(summary.getWorkflowId());
-    auto described_call = Call(caller.token, request.peer, std::move(describe), kCallTimeout);
+    auto described_call = Call(caller.token, request, std::move(describe), kCallTimeout);
     auto described = co_await std::move(described_call);
     if (!described) continue;  // gone or not readable since the list: skip it
     auto detail = described.value()->getRoot<wire::Response>().asReader().getResult().getWorkflow();
@@ -352,7 +354,7 @@ boost::asio::awaitable<HttpReply> HttpApi::CheckMcp(const Caller& caller,
   if (!body) co_return ErrorReply(body.error());
   Message contracts_request = NewMessage();
   MethodOf(contracts_request).setListContracts();
-  auto called = Call(caller.token, request.peer, std::move(contracts_request), kCallTimeout);
+  auto called = Call(caller.token, request, std::move(contracts_request), kCallTimeout);
   auto contracts = co_await std::move(called);
   if (!contracts) co_return ErrorReply(contracts.error());
   ContractRegistry declared;
@@ -611,7 +613,7 @@ boost::asio::awaitable<HttpReply> HttpApi::Api(HttpRequest& request, const std::
   }
   if (!bad) co_return ErrorReply(bad.error());
 
-  auto called = Call(caller.token, request.peer, std::move(message), timeout);
+  auto called = Call(caller.token, request, std::move(message), timeout);
   auto reply = co_await std::move(called);
   if (!reply) co_return ErrorReply(reply.error());
   auto result = reply.value()->getRoot<wire::Response>().asReader().getResult();
