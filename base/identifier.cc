@@ -178,4 +178,25 @@ std::string QuoteForMessage(std::string_view value, std::size_t max_bytes) {
   return out;
 }
 
+std::string CleanMessage(std::string_view message) {
+  std::string out;
+  out.reserve(message.size());
+  for (std::size_t i = 0; i < message.size();) {
+    const auto c = static_cast<unsigned char>(message[i]);
+    const utf8::Decoded d = utf8::Decode(message, i);
+    const bool c1 = d.length == 2 && d.code_point >= 0x80 && d.code_point <= 0x9f;
+    if (d.length == 0 || c1 || (IsControl(c) && c != '\n' && c != '\t')) {
+      const std::size_t bytes = c1 ? 2 : 1;
+      for (std::size_t k = 0; k < bytes; ++k) {
+        out += "\\x" + Hex2(static_cast<unsigned char>(message[i + k]));
+      }
+      i += bytes;
+      continue;
+    }
+    out.append(message.substr(i, d.length));
+    i += d.length;
+  }
+  return out;
+}
+
 }  // namespace reckon

@@ -81,4 +81,12 @@ inline Result<void> ValidatePrincipalName(std::string_view name, std::string_vie
 // \xNN, cut after `max_bytes` bytes with "... (N bytes)" appended.
 std::string QuoteForMessage(std::string_view value, std::size_t max_bytes = 40);
 
+// A message as it may leave the process (an error's text in a reply, over the wire or as JSON):
+// valid UTF-8, whole, and without control characters, whatever bytes of a request it quotes.
+// Valid UTF-8 is kept, and so are newline and tab (messages that list problems use them); a
+// byte that does not begin a valid UTF-8 sequence, NUL and every other control character
+// (U+0000-U+001F, U+007F, and U+0080-U+009F, byte by byte) become \xNN. A message already
+// clean is returned unchanged, so cleaning twice changes nothing.
+std::string CleanMessage(std::string_view message);
+
 }  // namespace reckon

@@ -139,5 +139,19 @@ TEST(IdentifierTest, QuotesSafely) {
   EXPECT_EQ(QuoteForMessage("abcdef", 3), "'abc'... (6 bytes)");
 }
 
+TEST(IdentifierTest, CleanMessagesAreValidUtf8WholeAndWithoutControls) {
+  EXPECT_EQ(CleanMessage("cursor 'abc' is not one"), "cursor 'abc' is not one");
+  EXPECT_EQ(CleanMessage("caf\xc3\xa9 \xe2\x82\xac"), "caf\xc3\xa9 \xe2\x82\xac");  // kept
+  EXPECT_EQ(CleanMessage("a\xff" "b"), "a\\xffb");
+  EXPECT_EQ(CleanMessage(std::string_view("a\0b", 3)), "a\\x00b");  // whole, not cut at NUL
+  EXPECT_EQ(CleanMessage("a\x1b[31mb\x7f"), "a\\x1b[31mb\\x7f");
+  EXPECT_EQ(CleanMessage("a\xc2\x9b" "b"), "a\\xc2\\x9bb");  // C1 (a terminal's CSI)
+  EXPECT_EQ(CleanMessage("\xe2\x82"), "\\xe2\\x82");          // a truncated sequence
+  EXPECT_EQ(CleanMessage("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // an encoded surrogate
+  EXPECT_EQ(CleanMessage("problems:\n  - one\tx"), "problems:\n  - one\tx");
+  const std::string once = CleanMessage(std::string_view("\xff\x00\x01", 3));
+  EXPECT_EQ(CleanMessage(once), once);
+}
+
 }  // namespace
 }  // namespace reckon

@@ -40,6 +40,10 @@ struct ServerArgs {
   std::string sync = "full";
   // Limits against abuse, in the flags' units (docs/SECURITY.md); see ServerOptions.
   std::int64_t max_connections = 1024;
+  std::int64_t max_connections_per_peer = 256;
+  std::int64_t http_max_connections = 256;
+  std::int64_t http_max_connections_per_peer = 64;
+  std::int64_t http_handshake_timeout_ms = 10000;
   std::int64_t max_buffered_mib = 256;
   std::int64_t max_in_flight = 256;
   std::int64_t max_unread_reply_kib = 4096;
@@ -62,6 +66,7 @@ std::size_t Scaled(std::int64_t value, std::size_t unit) {
 Result<void> ApplyLimitFlags(ServerArgs& args) {
   api::ServerOptions& o = args.config.server;
   o.max_connections = Scaled(args.max_connections, 1);
+  o.max_connections_per_peer = Scaled(args.max_connections_per_peer, 1);
   o.max_buffered_bytes = Scaled(args.max_buffered_mib, 1u << 20);
   o.max_in_flight = Scaled(args.max_in_flight, 1);
   o.max_unread_reply_bytes = Scaled(args.max_unread_reply_kib, 1u << 10);
@@ -69,7 +74,12 @@ Result<void> ApplyLimitFlags(ServerArgs& args) {
   o.idle_timeout = milliseconds(Scaled(args.idle_timeout_ms, 1));
   o.handshake_timeout = milliseconds(Scaled(args.handshake_timeout_ms, 1));
   o.unread_reply_timeout = milliseconds(Scaled(args.unread_reply_timeout_ms, 1));
-  return api::ValidateServerOptions(o);
+  RECKON_TRY(api::ValidateServerOptions(o));
+  api::HttpServerOptions& http = args.config.http;
+  http.max_connections = Scaled(args.http_max_connections, 1);
+  http.max_connections_per_peer = Scaled(args.http_max_connections_per_peer, 1);
+  http.handshake_timeout = milliseconds(Scaled(args.http_handshake_timeout_ms, 1));
+  return api::ValidateHttpServerOptions(http);
 }
 
 void RunServerCommand(CommandEnv& env, ServerArgs& args) {
@@ -345,7 +355,23 @@ void AddServerCommands(CLI::App& app, CommandEnv& env) {
         ->capture_default_str();
     // Limits against abuse (docs/SECURITY.md, "Limits against abuse").
     c->add_option("--max-connections", args->max_connections,
-                  "Connections open at once; over it a new one is told why and closed")
+                  "Connections open at once; over it a new one takes the slot of one that has sent "
+                  "nothing yet or is idle, and is told why and closed only when all are busy")
+        ->capture_default_str();
+    c->add_option("--max-connections-per-peer", args->max_connections_per_peer,
+                  "Of those, connections one IP address may hold; over either limit a new "
+                  "connection takes the slot of one that has sent nothing yet or is idle")
+        ->capture_default_str();
+    c->add_option("--http-max-connections", args->http_max_connections,
+                  "Connections open at once on the --http port")
+        ->capture_default_str();
+    c->add_option("--http-max-connections-per-peer", args->http_max_connections_per_peer,
+                  "Of those, connections one IP address may hold (the same rule as "
+                  "--max-connections-per-peer)")
+        ->capture_default_str();
+    c->add_option("--http-handshake-timeout-ms", args->http_handshake_timeout_ms,
+                  "A connection to the --http port that sends no whole request this long after "
+                  "connecting (TLS handshake included) is closed")
         ->capture_default_str();
     c->add_option("--max-buffered-mib", args->max_buffered_mib,
                   "Memory for all connections' read buffers, requests and unsent replies")

@@ -16,6 +16,7 @@
 #include <openssl/x509v3.h>
 
 #include "reckon/api/protocol/close_reason.h"
+#include "reckon/base/identifier.h"
 
 #include <charconv>
 
@@ -48,7 +49,9 @@ Result<HostPort> ParseHostPort(std::string_view text) {
 Error FromWire(wire::Error::Reader error) {
   std::string code(error.getCode().cStr());
   auto parsed = ErrcFromName(code);
-  std::string message(error.getMessage().cStr());
+  // By size: a message that carries a NUL (from a server before CleanMessage) is not cut there.
+  std::string message = CleanMessage(
+      std::string_view(error.getMessage().cStr(), error.getMessage().size()));
   if (!parsed) return Err(Errc::kInternal, "server error '" + code + "': " + message);
   return Err(*parsed, std::move(message)).WithRedirect(error.getRedirect().cStr());
 }
@@ -58,7 +61,10 @@ void ToWire(const Error& error, wire::Error::Builder out) {
   const auto action = ErrorActionName(error.action());
   out.setCode(kj::StringPtr(code.data(), code.size()));
   out.setAction(kj::StringPtr(action.data(), action.size()));
-  out.setMessage(kj::StringPtr(error.message().c_str(), error.message().size()));
+  // Whatever bytes of a request the message quotes, it goes out valid UTF-8 and whole
+  // (Cap'n Proto's Text is UTF-8 without NUL): one place for every method's errors.
+  const std::string message = CleanMessage(error.message());
+  out.setMessage(kj::StringPtr(message.c_str(), message.size()));
   if (!error.redirect().empty()) {
     out.setRedirect(kj::StringPtr(error.redirect().c_str(), error.redirect().size()));
   }

@@ -180,6 +180,14 @@ std::string CertificateExpiryWarning(ssl::context& context, const std::string& c
          "expired certificate";
 }
 
+std::string VerifiedPeerCertificate(SSL* ssl) {
+  X509* certificate = SSL_get0_peer_certificate(ssl);
+  if (certificate == nullptr || SSL_get_verify_result(ssl) != X509_V_OK) return "";
+  char subject[256] = {};
+  X509_NAME_oneline(X509_get_subject_name(certificate), subject, sizeof subject);
+  return subject;
+}
+
 std::string DescribeTlsError(const boost::system::error_code& ec, long verify_result) {
   std::string text = ec.message();
   if (verify_result != X509_V_OK) {

@@ -26,6 +26,8 @@
 
 #include "reckon/base/error.h"
 
+struct ssl_st;  // OpenSSL's SSL
+
 namespace reckon::api {
 
 struct TlsServerFiles {
@@ -65,6 +67,11 @@ Result<std::shared_ptr<boost::asio::ssl::context>> MakeClientTlsContext(
 // `verify_result` (SSL_get_verify_result) not X509_V_OK, the certificate's defect is added
 // ("self-signed certificate in certificate chain").
 std::string DescribeTlsError(const boost::system::error_code& ec, long verify_result);
+
+// The subject of the certificate the peer of `ssl` presented, if the handshake verified it
+// against the context's CAs ("/CN=worker-1"); "" when it presented none or it did not verify.
+// `ssl` is a server's connection after its handshake (SSL*, from native_handle()).
+std::string VerifiedPeerCertificate(ssl_st* ssl);
 
 // The first byte of every TLS connection (a handshake record). A server that sees it on a
 // plaintext port, or does not see it on a TLS port, knows the two sides disagree.

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "reckon/api/protocol/tls.h"
+#include "reckon/api/server/http/http_server_options.h"
 #include "reckon/api/server/server.h"
 #include "reckon/api/server/task_queues.h"
 #include "reckon/engine/engine.h"
@@ -43,7 +44,8 @@ struct ServerConfig {
   // by others is refused, and the server does not start.
   std::string admin_token_file;
   // --insecure-dev: requests without a token act as the principal "dev" with every
-  // permission. Refused unless `listen` is a loopback address; warned about at every start.
+  // permission. Refused unless every listener (`listen`, `http_listen`) is on a loopback
+  // address (api/server/listen.h); warned about at every start.
   bool insecure_dev = false;
   // Called once the server listens, with the bound port (tests and `--port-file`).
   std::function<void(std::uint16_t port)> on_listening;
@@ -51,6 +53,9 @@ struct ServerConfig {
   // Refused beyond loopback without TLS.
   std::string http_listen;
   std::function<void(std::uint16_t port)> on_http_listening;  // `--http-port-file`
+  // The limits of the --http port (--http-max-connections, ...). Its `tls` and `insecure_dev`
+  // are set by the server from `tls` and `insecure_dev` above.
+  HttpServerOptions http;
   // Prometheus metrics (docs/OPERATIONS.md), served at /metrics of the --http port. Off
   // (--no-metrics): no sink, no commit observer, /metrics is 404 (bench/ compares the two).
   bool metrics = true;

@@ -9,7 +9,6 @@
 #include <capnp/serialize.h>
 #include <kj/exception.h>
 #include <openssl/ssl.h>
-#include <openssl/x509.h>
 #include <spdlog/spdlog.h>
 
 #include <array>
@@ -47,6 +46,27 @@ struct Server::Connection {
   asio::steady_timer wake;   // the reader sleeps on it while backpressure holds
   asio::steady_timer watch;  // the watchdog sleeps on it until the next deadline
   ConnectionDeadlines deadlines;
+  bool framed = false;  // a whole frame has arrived
+
+  // Nothing in flight and nothing left to write: the connection is idle (connection_slots.h).
+  void MaybeIdle(ConnectionSlots& slots) const {
+    if (framed && in_flight == 0 && stream->queued_bytes() == 0) {
+      slots.Enter(session.id, ConnectionSlots::Phase::kIdle, Clock::now());
+    }
+  }
+};
+
+struct Server::Shared {
+  explicit Shared(const ServerOptions& options)
+      : slots({options.max_connections, options.max_connections_per_peer}) {}
+  // A socket between its accept and its Connection (the first byte, the TLS handshake).
+  struct Opening {
+    asio::ip::tcp::socket* socket;  // where the socket is now; not owned
+    std::string peer;
+    std::optional<ConnectionSlots::Limit> evicted;  // closed for a newcomer over this limit
+  };
+  ConnectionSlots slots;
+  std::map<SessionId, Opening*> opening;  // the Openings live in Open's frame
 };
 
 Server::Server(asio::any_io_executor executor, Service& service, MemoryBudget& buffers,
@@ -55,19 +75,20 @@ Server::Server(asio::any_io_executor executor, Service& service, MemoryBudget& b
       service_(service),
       buffers_(buffers),
       options_(options),
-      acceptor_(executor) {}
+      acceptor_(executor),
+      shared_(std::make_shared<Shared>(options_)) {}
 
 Server::~Server() { Stop(); }
 
 Result<void> Server::Listen(const std::string& address) {
-  RECKON_TRY(asio::ip::address ip, ListenOn(acceptor_, address, "listen"));
+  const ListenerSecurity security{options_.tls != nullptr, options_.insecure_dev};
+  RECKON_TRY(ListenerPermit permit, ListenOn(acceptor_, address, Listener::kProtocol, security));
+  (void)permit;
   port_ = acceptor_.local_endpoint().port();
-  if (!ip.is_loopback() && !options_.tls) {
-    spdlog::warn("listening on {} without TLS: tokens and payloads cross the network in "
-                 "clear; start the server with --tls-cert and --tls-key", address);
-  }
   return Ok();
 }
+
+std::size_t Server::connection_count() const { return shared_->slots.size(); }
 
 asio::awaitable<void> Server::Serve() {
   while (!stopped_) {
@@ -83,25 +104,70 @@ asio::awaitable<void> Server::Serve() {
   }
 }
 
+void Server::Evict(const ConnectionSlots::Evicted& evicted, const std::string& newcomer) {
+  const char* limit = evicted.limit == ConnectionSlots::Limit::kPerPeer
+                          ? "max-connections-per-peer"
+                          : "max-connections";
+  const Error reason = ConnectionEvicted(options_, evicted.phase, evicted.limit);
+  std::shared_ptr<Connection> connection;
+  std::string peer;
+  if (auto it = shared_->opening.find(evicted.id); it != shared_->opening.end()) {
+    peer = it->second->peer;
+  } else if (auto found = connections_.find(evicted.id); found != connections_.end()) {
+    connection = found->second.lock();
+    if (!connection) return;
+    peer = connection->stream->peer();
+  } else {
+    return;
+  }
+  spdlog::warn("closing connection {} from {} ({}) for a newcomer from {}: {}", evicted.id, peer,
+               limit, newcomer, reason.ToString());
+  if (connection) {
+    Close(*connection, reason);
+    return;
+  }
+  Shared::Opening& opening = *shared_->opening[evicted.id];
+  opening.evicted = evicted.limit;
+  boost::system::error_code ignored;
+  opening.socket->cancel(ignored);  // Open sees `evicted` when its step ends, and says why
+}
+
 asio::awaitable<void> Server::Open(asio::ip::tcp::socket socket, Clock::time_point accepted) {
-  // A socket counts against max_connections from its accept, handshake included.
-  if (connection_count() >= options_.max_connections) {
+  boost::system::error_code gone;
+  const asio::ip::tcp::endpoint from = socket.remote_endpoint(gone);
+  if (gone) co_return;  // it left before it was served
+  const SessionId id = next_session_++;
+  const std::string peer = PeerOf(socket);
+  // A socket holds a slot from its accept, handshake included (connection_slots.h).
+  ConnectionSlots::Admission admission = shared_->slots.Admit(id, from.address(), accepted);
+  for (const ConnectionSlots::Evicted& evicted : admission.evicted) Evict(evicted, peer);
+  if (!admission.admitted) {
+    const bool per_peer = *admission.refused_by == ConnectionSlots::Limit::kPerPeer;
+    const Error reason =
+        per_peer ? TooManyConnectionsFromPeer(options_) : TooManyConnections(options_);
+    const char* limit = per_peer ? "max-connections-per-peer" : "max-connections";
     if (options_.tls) {
       // A TLS client could not read a plaintext reason: log it and close.
-      spdlog::warn("refusing a connection from {} (max-connections): {}", PeerOf(socket),
-                   TooManyConnections(options_).ToString());
+      spdlog::warn("refusing a connection from {} ({}): {}", peer, limit, reason.ToString());
       co_return;
     }
-    Refuse(std::make_shared<FrameStream>(std::move(socket), options_.limits, &buffers_));
+    Refuse(std::make_shared<FrameStream>(std::move(socket), options_.limits, &buffers_), limit,
+           reason);
     co_return;
   }
-  // Shared with this coroutine: at shutdown its frame may be destroyed after the Server.
+  // Until a Connection takes the slot over: released on every way out. Holds only what it
+  // shares with the server: at shutdown this frame may be destroyed after the Server.
+  Shared::Opening opening{&socket, peer, std::nullopt};
   struct Opened {
-    std::shared_ptr<std::size_t> opening;
-    ~Opened() { --*opening; }
-  } opened{opening_};
-  ++*opening_;
-  const std::string peer = PeerOf(socket);
+    std::shared_ptr<Shared> shared;
+    SessionId id;
+    bool handed_over = false;
+    ~Opened() {
+      shared->opening.erase(id);
+      if (!handed_over) shared->slots.Release(id);
+    }
+  } opened{shared_, id};
+  shared_->opening[id] = &opening;
   // One deadline for the first byte and the TLS handshake (the connection's own deadlines
   // then bound the rest of the handshake timeout, up to the first whole frame).
   SocketDeadline deadline(executor_, options_.handshake_timeout);
@@ -109,13 +175,18 @@ asio::awaitable<void> Server::Open(asio::ip::tcp::socket socket, Clock::time_poi
   std::array<std::byte, 1> first{};
   auto [pec, peeked] = co_await socket.async_receive(
       asio::buffer(first), asio::socket_base::message_peek, kNoThrow);
-  if (pec || peeked == 0 || stopped_ || deadline.expired()) {
+  if (pec || peeked == 0 || stopped_ || deadline.expired() || opening.evicted) {
     deadline.Disarm();
-    if (deadline.expired()) {
+    if (deadline.expired() || opening.evicted) {
       // It sent nothing, so it is not in a TLS handshake: it can read a plaintext reason.
-      const Error reason = HandshakeTimedOut(options_);
-      spdlog::warn("closing connection from {} (handshake-timeout-ms): {}", peer,
-                   reason.ToString());
+      const Error reason = opening.evicted
+                               ? ConnectionEvicted(options_, ConnectionSlots::Phase::kOpening,
+                                                   *opening.evicted)
+                               : HandshakeTimedOut(options_);
+      if (!opening.evicted) {
+        spdlog::warn("closing connection from {} (handshake-timeout-ms): {}", peer,
+                     reason.ToString());
+      }
       auto plain = std::make_shared<FrameStream>(std::move(socket), options_.limits, &buffers_);
       plain->CloseWithLast(EncodeCloseReason(reason));
     }
@@ -146,10 +217,12 @@ asio::awaitable<void> Server::Open(asio::ip::tcp::socket socket, Clock::time_poi
     co_return;
   } else {
     auto tls = std::make_unique<TlsSocket>(std::move(socket), *options_.tls);
+    opening.socket = &tls->next_layer();
     deadline.Watch(tls->next_layer());
     if (deadline.expired()) co_return;  // fired between the peek and the handshake
     auto [hec] = co_await tls->async_handshake(asio::ssl::stream_base::server, kNoThrow);
     deadline.Disarm();
+    if (opening.evicted) co_return;  // said when it was evicted
     if (deadline.expired()) {
       spdlog::warn("closing connection from {} (handshake-timeout-ms): TLS handshake not done "
                    "in {} ms", peer, options_.handshake_timeout.count());
@@ -160,11 +233,8 @@ asio::awaitable<void> Server::Open(asio::ip::tcp::socket socket, Clock::time_poi
                    DescribeTlsError(hec, SSL_get_verify_result(tls->native_handle())));
       co_return;
     }
-    X509* certificate = SSL_get0_peer_certificate(tls->native_handle());
-    if (certificate != nullptr && SSL_get_verify_result(tls->native_handle()) == X509_V_OK) {
-      char subject[256] = {};
-      X509_NAME_oneline(X509_get_subject_name(certificate), subject, sizeof subject);
-      client_certificate = subject;
+    client_certificate = VerifiedPeerCertificate(tls->native_handle());
+    if (!client_certificate.empty()) {
       spdlog::debug("connection from {}: client certificate {}", peer, client_certificate);
     }
     bytes = MakeTlsByteStream(std::move(tls));
@@ -172,15 +242,22 @@ asio::awaitable<void> Server::Open(asio::ip::tcp::socket socket, Clock::time_poi
   if (stopped_) co_return;
   auto stream = std::make_shared<FrameStream>(std::move(bytes), options_.limits, &buffers_);
   auto connection = std::make_shared<Connection>(std::move(stream), executor_, options_, accepted);
-  connection->session.id = next_session_++;
+  connection->session.id = id;
   connection->session.peer = connection->stream->peer();
   connection->session.client_certificate = std::move(client_certificate);
-  // Each write that drains replies may release a reader held back by them.
+  // Each write that drains replies may release a reader held back by them, and may leave the
+  // connection idle (a newcomer may then take its slot).
   std::weak_ptr<Connection> weak = connection;
-  connection->stream->OnWritten([weak] {
-    if (auto c = weak.lock()) c->wake.cancel();
+  std::weak_ptr<Shared> shared = shared_;
+  connection->stream->OnWritten([weak, shared] {
+    auto c = weak.lock();
+    if (!c) return;
+    c->wake.cancel();
+    if (auto s = shared.lock()) c->MaybeIdle(s->slots);
   });
-  connections_[connection->session.id] = connection;
+  shared_->opening.erase(id);
+  connections_[id] = connection;
+  opened.handed_over = true;  // ReadLoop releases the slot
   asio::co_spawn(executor_, ReadLoop(connection), asio::detached);
   asio::co_spawn(executor_, Watch(connection), asio::detached);
 }
@@ -202,15 +279,18 @@ void Server::Stop() {
 void Server::CloseFor(Connection& connection, std::string_view limit, const Error& reason) {
   spdlog::warn("closing connection {} from {} ({}): {}", connection.session.id,
                connection.stream->peer(), limit, reason.ToString());
+  Close(connection, reason);
+}
+
+void Server::Close(Connection& connection, const Error& reason) {
   connection.stream->CloseWithLast(EncodeCloseReason(reason));
   connection.wake.cancel();
   connection.watch.cancel();
 }
 
-void Server::Refuse(std::shared_ptr<FrameStream> stream) {
-  const Error reason = TooManyConnections(options_);
-  spdlog::warn("refusing a connection from {} (max-connections): {}", stream->peer(),
-               reason.ToString());
+void Server::Refuse(std::shared_ptr<FrameStream> stream, std::string_view limit,
+                    const Error& reason) {
+  spdlog::warn("refusing a connection from {} ({}): {}", stream->peer(), limit, reason.ToString());
   stream->CloseWithLast(EncodeCloseReason(reason));
 }
 
@@ -250,6 +330,8 @@ asio::awaitable<void> Server::ReadLoop(std::shared_ptr<Connection> connection) {
       break;
     }
     if (connection->deadlines.FrameReceived(Clock::now())) connection->watch.cancel();
+    connection->framed = true;
+    shared_->slots.Enter(connection->session.id, ConnectionSlots::Phase::kBusy, Clock::now());
     ++connection->in_flight;
     // The request's memory counts against the budget until it is answered.
     MemoryCharge charge(&buffers_, frame.value().bytes().size());
@@ -262,6 +344,7 @@ asio::awaitable<void> Server::ReadLoop(std::shared_ptr<Connection> connection) {
   connection->watch.cancel();
   service_.Disconnected(connection->session);
   connections_.erase(connection->session.id);
+  shared_->slots.Release(connection->session.id);
 }
 
 asio::awaitable<void> Server::Watch(std::shared_ptr<Connection> connection) {
@@ -318,6 +401,7 @@ asio::awaitable<void> Server::Answer(std::shared_ptr<Connection> connection, Fra
     connection->watch.cancel();  // the watchdog starts the unread-replies clock
   }
   if (--connection->in_flight == 0) connection->deadlines.RequestsDone(Clock::now());
+  connection->MaybeIdle(shared_->slots);
   connection->wake.cancel();
 }
 

@@ -5,7 +5,10 @@
 // in flight per connection) and sends each Response when it is ready.
 //
 // Limits against abuse (docs/SECURITY.md, "Limits against abuse"; every one a field of
-// ServerOptions below): at most max_connections connections; at most max_buffered_bytes held for
+// ServerOptions below): at most max_connections connections, at most max_connections_per_peer
+// of them from one IP address, shared by the rule of ConnectionSlots (connection_slots.h: a
+// newcomer over either takes the slot of a connection still opening, else of an idle one, and
+// is refused only when every slot in its scope is busy); at most max_buffered_bytes held for
 // all of them together (read buffers, requests being handled, replies not yet written; the
 // MemoryBudget); per connection at most max_in_flight requests and max_unread_reply_bytes of
 // replies before it stops being read (backpressure), and deadlines for the first request, for
@@ -30,6 +33,7 @@
 
 #include "reckon/api/protocol/frame_stream.h"
 #include "reckon/api/protocol/memory_budget.h"
+#include "reckon/api/server/connection_slots.h"
 #include "reckon/api/server/service.h"
 
 namespace reckon::api {
@@ -39,9 +43,17 @@ namespace reckon::api {
 struct ServerOptions {
   FrameLimits limits;
   // Connections open at once (--max-connections). Each costs a file descriptor and a few KiB
-  // (its read buffer, up to 64 KiB while its frames are small); keep it below `ulimit -n`. Over
-  // it, a new connection gets the close reason and is closed.
+  // (its read buffer, up to 64 KiB while its frames are small); keep it below `ulimit -n` (a
+  // connection closed for a newcomer keeps its descriptor up to a second longer, while its
+  // close reason goes out). Over it, a newcomer takes the slot of a connection that has sent
+  // no whole frame yet (the oldest), else of one with nothing in flight (the longest idle),
+  // which gets the close reason; only when every connection has requests in flight is the
+  // newcomer given the close reason instead.
   std::size_t max_connections = 1024;
+  // Of those, at most this many from one IP address (--max-connections-per-peer), by the same
+  // rule within the peer's own connections: so one address with requests in flight (long polls
+  // count) can hold at most this share of the slots. Workers behind one NAT share it.
+  std::size_t max_connections_per_peer = 256;
   // Bytes held for all connections together: read buffers, requests being handled, replies not
   // yet written (--max-buffered-mib): about what the server's memory can grow to because of its
   // peers (replies already being prepared may take it a little over). A read buffer that cannot
@@ -71,6 +83,9 @@ struct ServerOptions {
   // TLS: nullptr serves plaintext. With a context that verifies peers (--client-ca), every
   // client must present a certificate it trusts.
   std::shared_ptr<boost::asio::ssl::context> tls;
+  // --insecure-dev: requests without a token are served, so Listen() refuses any address but
+  // loopback (api/server/listen.h).
+  bool insecure_dev = false;
 };
 
 class Server {
@@ -82,7 +97,8 @@ class Server {
          ServerOptions options);
   ~Server();
 
-  // Binds and listens on "HOST:PORT" (port 0 picks a free one). Errc::kUnavailable naming the
+  // Binds and listens on "HOST:PORT" (port 0 picks a free one) if the listener rule allows it
+  // (api/server/listen.h; Errc::kInvalidArgument if not). Errc::kUnavailable naming the
   // address if it cannot bind.
   Result<void> Listen(const std::string& address);
   std::uint16_t port() const { return port_; }
@@ -94,11 +110,13 @@ class Server {
 
   // For tests and operators: bytes charged to the budget now, and connections open.
   std::size_t buffered_bytes() const { return buffers_.used(); }
-  // Connections open and sockets still in their handshake.
-  std::size_t connection_count() const { return connections_.size() + *opening_; }
+  // Slots held: connections open and sockets still in their handshake, less those closed for
+  // a newcomer and still saying why.
+  std::size_t connection_count() const;
 
  private:
   struct Connection;
+  struct Shared;  // the slots and the sockets still opening; shared with their coroutines
   // From an accepted socket to a Connection: the connection limit, the first byte, the TLS
   // handshake, then ReadLoop and Watch.
   boost::asio::awaitable<void> Open(boost::asio::ip::tcp::socket socket,
@@ -112,8 +130,12 @@ class Server {
   bool MustWait(const Connection& connection) const;
   // Logs one warning naming the peer and `limit`, sends `reason` as the close reason, closes.
   void CloseFor(Connection& connection, std::string_view limit, const Error& reason);
-  // A connection over max_connections: the same, before it is served.
-  void Refuse(std::shared_ptr<FrameStream> stream);
+  // The same without the warning.
+  void Close(Connection& connection, const Error& reason);
+  // A newcomer refused for `limit`: the same, before it is served.
+  void Refuse(std::shared_ptr<FrameStream> stream, std::string_view limit, const Error& reason);
+  // Closes a connection ConnectionSlots chose to make room for a newcomer from `newcomer`.
+  void Evict(const ConnectionSlots::Evicted& evicted, const std::string& newcomer);
 
   boost::asio::any_io_executor executor_;
   Service& service_;
@@ -123,8 +145,7 @@ class Server {
   std::uint16_t port_ = 0;
   SessionId next_session_ = 1;
   std::map<SessionId, std::weak_ptr<Connection>> connections_;
-  // Accepted sockets not yet a Connection (first byte, TLS handshake).
-  std::shared_ptr<std::size_t> opening_ = std::make_shared<std::size_t>(0);
+  std::shared_ptr<Shared> shared_;
   bool stopped_ = false;
 };
 

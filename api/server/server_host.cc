@@ -13,6 +13,7 @@
 #include "reckon/api/protocol/tls.h"
 #include "reckon/api/server/http/http_api.h"
 #include "reckon/api/server/http/http_server.h"
+#include "reckon/api/server/listen.h"
 #include "reckon/api/server/server_limits.h"
 #include "reckon/storage/crypto/aes_gcm_codec.h"
 #include "reckon/storage/backend/open_backend.h"
@@ -71,15 +72,26 @@ Result<std::unique_ptr<storage::PayloadCodec>> OpenPayloadCodec(const std::strin
   return codec;
 }
 
+// Every port the server will open, by the listener rule (api/server/listen.h), before anything
+// is opened: a refused address stops the start with the rule's message.
+Result<void> CheckListeners(const ServerConfig& config) {
+  const ListenerSecurity security{config.server.tls != nullptr, config.insecure_dev};
+  RECKON_TRY(CheckListener(Listener::kProtocol, config.listen, security));
+  if (!config.http_listen.empty()) {
+    RECKON_TRY(CheckListener(Listener::kHttp, config.http_listen, security));
+  }
+  return Ok();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<ServerHost>> ServerHost::Create(const ServerConfig& given) {
   RECKON_TRY(ValidateServerOptions(given.server));
+  RECKON_TRY(ValidateHttpServerOptions(given.http));
   // Both connections seal and open payloads with the host's codec (owned by the host).
   RECKON_TRY(auto payload_codec, OpenPayloadCodec(given.payload_key_file));
   ServerConfig config = given;
   config.journal.payload_codec = payload_codec.get();
-  std::shared_ptr<boost::asio::ssl::context> http_tls;
   if (config.tls.enabled() || !config.tls.client_ca_file.empty()) {
     auto tls = MakeServerTlsContext(config.tls);
     if (!tls) return tls.error();
@@ -87,15 +99,15 @@ Result<std::unique_ptr<ServerHost>> ServerHost::Create(const ServerConfig& given
         !expiry.empty()) {
       spdlog::warn("{}", expiry);
     }
+    // One context for both ports. With --client-ca it asks every client for a certificate
+    // without requiring one, so a browser without one still reaches the console, and a
+    // completion relayed over HTTPS can present the worker's (tls.h).
     config.server.tls = std::move(tls).value();
-    // The console's browsers are never asked for a client certificate: the same certificate,
-    // without --client-ca.
-    TlsServerFiles console_files = config.tls;
-    console_files.client_ca_file.clear();
-    auto console_tls = MakeServerTlsContext(console_files);
-    if (!console_tls) return console_tls.error();
-    http_tls = std::move(console_tls).value();
+    config.http.tls = config.server.tls;
   }
+  config.server.insecure_dev = config.insecure_dev;
+  config.http.insecure_dev = config.insecure_dev;
+  RECKON_TRY(CheckListeners(config));
   using Mode = storage::OpenJournalOptions::Mode;
   std::unique_ptr<storage::ShardFence> fence;
   std::unique_ptr<storage::ShardLeases> leases;
@@ -142,7 +154,6 @@ Result<std::unique_ptr<ServerHost>> ServerHost::Create(const ServerConfig& given
                      std::move(trace_file), std::move(logger), std::move(fence),
                      std::move(leases)));
   host->payload_codec_ = std::move(payload_codec);
-  host->http_tls_ = std::move(http_tls);
   if (!config.otlp_endpoint.empty()) {
     OtlpExporterOptions otlp;
     otlp.endpoint = config.otlp_endpoint;
@@ -178,26 +189,7 @@ Result<std::unique_ptr<ServerHost>> ServerHost::Create(const ServerConfig& given
 }
 
 Result<void> ServerHost::PrepareAuthentication() {
-  if (!config_.http_listen.empty() && !config_.server.tls) {
-    RECKON_TRY(HostPort where, ParseHostPort(config_.http_listen));
-    boost::system::error_code ec;
-    auto ip = asio::ip::make_address(where.host, ec);
-    if (ec || !ip.is_loopback()) {
-      return Err(Errc::kInvalidArgument,
-                 "--http " + config_.http_listen + " is not a loopback address, and without TLS "
-                 "the console's tokens and cookies would cross the network in clear: start the "
-                 "server with --tls-cert and --tls-key, or listen on 127.0.0.1");
-    }
-  }
   if (config_.insecure_dev) {
-    RECKON_TRY(HostPort where, ParseHostPort(config_.listen));
-    boost::system::error_code ec;
-    auto ip = asio::ip::make_address(where.host, ec);
-    if (ec || !ip.is_loopback()) {
-      return Err(Errc::kInvalidArgument,
-                 "--insecure-dev accepts requests without a token, so it is allowed only on a "
-                 "loopback address (127.0.0.1 or ::1), not on " + config_.listen);
-    }
     spdlog::warn("INSECURE DEVELOPMENT MODE (--insecure-dev): requests without a token act as "
                  "the principal 'dev' with every permission; never use it beyond this machine");
   }
@@ -433,11 +425,10 @@ asio::awaitable<void> ServerHost::Start() {
 
 int ServerHost::Run() {
   if (!config_.http_listen.empty()) {
-    http_api_ = std::make_unique<HttpApi>(*service_, console_sessions_, http_tls_ != nullptr,
+    http_api_ = std::make_unique<HttpApi>(*service_, console_sessions_,
+                                          config_.http.tls != nullptr,
                                           config_.metrics ? &metrics_ : nullptr);
-    HttpServerOptions http_options;
-    http_options.tls = http_tls_;
-    http_ = std::make_unique<HttpServer>(io_.get_executor(), *http_api_, http_options);
+    http_ = std::make_unique<HttpServer>(io_.get_executor(), *http_api_, config_.http);
     if (auto listening = http_->Listen(config_.http_listen); !listening) {
       spdlog::error("{}", listening.error().ToString());
       return 1;

@@ -127,7 +127,6 @@ class ServerHost {
   std::unique_ptr<Server> server_;
   // --http: the console and the HTTP API, on the same loop (docs/HTTP_API.md).
   ConsoleSessions console_sessions_;
-  std::shared_ptr<boost::asio::ssl::context> http_tls_;  // --tls-cert without --client-ca
   std::unique_ptr<HttpApi> http_api_;
   std::unique_ptr<HttpServer> http_;
   std::unique_ptr<OutboxDispatch> outbox_;  // --nats-url; a sink of engine_

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "reckon/api/server/http/http_server_options.h"
 #include "reckon/api/server/server.h"
 
 namespace reckon::api {
@@ -29,6 +30,11 @@ Result<void> ValidateServerOptions(const ServerOptions& o) {
     return Err(Errc::kInvalidArgument,
                "--max-connections must be from 1 to 1000000 (each connection holds a file "
                "descriptor: keep it below the process's limit, `ulimit -n`)");
+  }
+  if (o.max_connections_per_peer < 1 || o.max_connections_per_peer > 1'000'000) {
+    return Err(Errc::kInvalidArgument,
+               "--max-connections-per-peer must be from 1 to 1000000 (the connections one IP "
+               "address may hold at once; over --max-connections it is --max-connections)");
   }
   const std::size_t frame_mib = (o.limits.max_message_bytes + kMiB - 1) / kMiB;
   if (o.max_buffered_bytes < o.limits.max_message_bytes || o.max_buffered_bytes > kMiB * kMiB) {
@@ -58,10 +64,55 @@ Result<void> ValidateServerOptions(const ServerOptions& o) {
   return Ok();
 }
 
+Result<void> ValidateHttpServerOptions(const HttpServerOptions& o) {
+  if (o.max_connections < 1 || o.max_connections > 1'000'000) {
+    return Err(Errc::kInvalidArgument,
+               "--http-max-connections must be from 1 to 1000000 (each connection holds a file "
+               "descriptor: keep it below the process's limit, `ulimit -n`)");
+  }
+  if (o.max_connections_per_peer < 1 || o.max_connections_per_peer > 1'000'000) {
+    return Err(Errc::kInvalidArgument,
+               "--http-max-connections-per-peer must be from 1 to 1000000 (the console "
+               "connections one IP address may hold at once; over --http-max-connections it is "
+               "--http-max-connections)");
+  }
+  RECKON_TRY(CheckTimeout(o.handshake_timeout, "--http-handshake-timeout-ms",
+                          "how long after connecting a peer may take to send its first whole "
+                          "request, the TLS handshake included"));
+  RECKON_TRY(CheckTimeout(o.idle_timeout, "HTTP idle timeout",
+                          "how long a keep-alive connection may wait for its next request"));
+  return Ok();
+}
+
 Error TooManyConnections(const ServerOptions& o) {
   return Err(Errc::kResourceExhausted,
              "the server has " + std::to_string(o.max_connections) +
-                 " connections, its maximum (--max-connections); retry later");
+                 " connections, its maximum (--max-connections), each with requests in flight; "
+                 "retry later");
+}
+
+Error TooManyConnectionsFromPeer(const ServerOptions& o) {
+  return Err(Errc::kResourceExhausted,
+             "this address already has " + std::to_string(o.max_connections_per_peer) +
+                 " connections with requests in flight, the most one address may hold "
+                 "(--max-connections-per-peer); retry when one has finished, or share "
+                 "connections between callers");
+}
+
+Error ConnectionEvicted(const ServerOptions& o, ConnectionSlots::Phase phase,
+                        ConnectionSlots::Limit limit) {
+  const std::string full =
+      limit == ConnectionSlots::Limit::kPerPeer
+          ? "this address had " + std::to_string(o.max_connections_per_peer) +
+                " connections, the most one address may hold (--max-connections-per-peer)"
+          : "the server had " + std::to_string(o.max_connections) +
+                " connections, its maximum (--max-connections)";
+  const std::string state = phase == ConnectionSlots::Phase::kOpening
+                                ? "had not sent a whole request yet"
+                                : "had no request in flight";
+  return Err(Errc::kResourceExhausted,
+             full + ", and this connection " + state +
+                 ", so a new connection took its slot; connect again to send requests");
 }
 
 Error BuffersFull(const ServerOptions& o, const Error& detail) {

@@ -6,17 +6,28 @@
 
 #include <cstddef>
 
+#include "reckon/api/server/connection_slots.h"
 #include "reckon/base/error.h"
 
 namespace reckon::api {
 
 struct ServerOptions;
+struct HttpServerOptions;
 
 // Errc::kInvalidArgument naming the first limit out of its range, with the range and why.
 Result<void> ValidateServerOptions(const ServerOptions& options);
+// The same for the console's port (`--http-...` flags).
+Result<void> ValidateHttpServerOptions(const HttpServerOptions& options);
 
-// resource_exhausted: the server already has max_connections connections.
+// resource_exhausted: the server already has max_connections connections, all busy.
 Error TooManyConnections(const ServerOptions& options);
+// resource_exhausted: the peer's address already holds max_connections_per_peer connections,
+// all busy.
+Error TooManyConnectionsFromPeer(const ServerOptions& options);
+// resource_exhausted: this connection, in `phase` (opening or idle), was closed so that a
+// newcomer over `limit` could have its slot (connection_slots.h).
+Error ConnectionEvicted(const ServerOptions& options, ConnectionSlots::Phase phase,
+                        ConnectionSlots::Limit limit);
 // resource_exhausted: a read buffer could not grow within max_buffered_bytes; `detail` is the
 // stream's error (the sizes).
 Error BuffersFull(const ServerOptions& options, const Error& detail);

@@ -267,6 +267,29 @@ class ServerLimitsTest : public ::testing::Test {
     EXPECT_FALSE(failed) << failed->ToString();
     return client;
   }
+  // A client registered as a worker with a long tool poll in flight (its connection is busy);
+  // the poll's end, if it ends before the test does, is recorded in `ended`.
+  std::shared_ptr<Client> BusyClient(std::vector<std::string>* ended) {
+    auto client = ConnectClient();
+    if (!client) return nullptr;
+    auto registration = NewRequest();
+    registration->getRoot<wire::Request>().initMethod().initRegisterWorker().setWorkerId(
+        "busy-" + std::to_string(++busy_));
+    if (!Call(client, std::move(registration))) return nullptr;
+    auto poll = NewRequest();
+    poll->getRoot<wire::Request>().initMethod().initPollToolTask().setWaitMs(60000);
+    asio::co_spawn(io_, RecordEnd(client, std::move(poll), ended), asio::detached);
+    io_.restart();
+    io_.run_for(50ms);
+    return client;
+  }
+  static asio::awaitable<void> RecordEnd(std::shared_ptr<Client> client, Message message,
+                                         std::vector<std::string>* ended) {
+    auto call = client->Call(std::move(message), 120s);
+    auto reply = co_await std::move(call);
+    ended->push_back(reply ? "answered" : reply.error().ToString());
+  }
+
   Result<Reply> Call(const std::shared_ptr<Client>& client, Message message) {
     std::optional<Result<Reply>> out;
     asio::co_spawn(io_, CallInto(client, std::move(message), &out), asio::detached);
@@ -284,6 +307,7 @@ class ServerLimitsTest : public ::testing::Test {
   std::uint16_t port_ = 0;
   std::string address_;
   asio::io_context io_;  // the test's clients
+  int busy_ = 0;
 };
 
 // --- memory -------------------------------------------------------------------------------------
@@ -378,12 +402,14 @@ TEST_F(ServerLimitsTest, OverTheBudgetOnlyTheConnectionThatCannotGrowIsClosed) {
 
 // --- connections and time -----------------------------------------------------------------------
 
-TEST_F(ServerLimitsTest, TheConnectionOverTheMaximumIsToldWhy) {
+TEST_F(ServerLimitsTest, TheConnectionOverTheMaximumIsToldWhyWhenEveryoneIsBusy) {
   ServerOptions options = Patient();
   options.max_connections = 2;
   Start(options);
-  RawConnection first(port_);
-  RawConnection second(port_);
+  std::vector<std::string> polls;
+  auto first = BusyClient(&polls);
+  auto second = BusyClient(&polls);
+  ASSERT_TRUE(first && second);
   ASSERT_TRUE(Eventually([&] { return Connections() == 2; }));
 
   // A raw peer reads the reason...
@@ -394,7 +420,8 @@ TEST_F(ServerLimitsTest, TheConnectionOverTheMaximumIsToldWhy) {
   ASSERT_TRUE(reason);
   EXPECT_EQ(reason->code(), Errc::kResourceExhausted);
   EXPECT_EQ(reason->message(),
-            "the server has 2 connections, its maximum (--max-connections); retry later");
+            "the server has 2 connections, its maximum (--max-connections), each with requests "
+            "in flight; retry later");
 
   // ...and the Client fails its call with it.
   auto client = ConnectClient();
@@ -404,20 +431,63 @@ TEST_F(ServerLimitsTest, TheConnectionOverTheMaximumIsToldWhy) {
   EXPECT_EQ(refused.error().code(), Errc::kUnavailable) << "a lost connection, with its cause";
   EXPECT_NE(refused.error().message().find("closed the connection: resource_exhausted: the "
                                            "server has 2 connections, its maximum "
-                                           "(--max-connections); retry later"),
+                                           "(--max-connections), each with requests in flight; "
+                                           "retry later"),
             std::string::npos)
       << refused.error().message();
   auto again = Call(client, ListWorkflows());
   ASSERT_FALSE(again);
   EXPECT_EQ(again.error().message(), refused.error().message()) << "later calls fail the same";
   EXPECT_TRUE(Logged("(max-connections)"));
+  EXPECT_TRUE(polls.empty()) << "the busy ones were not touched: " << polls.front();
 
   // Once one leaves, a new connection is served.
-  first.Close();
+  first->Close();
   ASSERT_TRUE(Eventually([&] { return Connections() == 1; }));
   auto later = ConnectClient();
   ASSERT_TRUE(later);
   EXPECT_TRUE(Call(later, ListWorkflows()));
+}
+
+TEST_F(ServerLimitsTest, ANewcomerTakesTheSlotOfTheOldestConnectionThatSentNothing) {
+  ServerOptions options = Patient();
+  options.max_connections = 2;
+  Start(options);
+  RawConnection silent(port_);
+  ASSERT_TRUE(Eventually([&] { return Connections() == 1; }));
+  auto answered = ConnectClient();  // sends a request and is answered: idle
+  ASSERT_TRUE(answered);
+  ASSERT_TRUE(Call(answered, ListWorkflows()));
+
+  // Full: the newcomer takes the silent peer's slot, not the idle client's; the silent one is
+  // told why.
+  auto newcomer = ConnectClient();
+  ASSERT_TRUE(newcomer);
+  EXPECT_TRUE(Call(newcomer, ListWorkflows()));
+  const auto received = silent.ReadToEnd();
+  EXPECT_TRUE(received.closed);
+  const auto reason = CloseReasonIn(received.bytes);
+  ASSERT_TRUE(reason);
+  EXPECT_EQ(reason->code(), Errc::kResourceExhausted);
+  EXPECT_EQ(reason->message(),
+            "the server had 2 connections, its maximum (--max-connections), and this connection "
+            "had not sent a whole request yet, so a new connection took its slot; connect again "
+            "to send requests");
+  EXPECT_TRUE(Call(answered, ListWorkflows())) << "the idle client kept its slot";
+
+  // With both idle, the next newcomer takes the slot of the one idle the longest.
+  ASSERT_TRUE(Call(newcomer, ListWorkflows()));
+  auto third = ConnectClient();
+  ASSERT_TRUE(third);
+  EXPECT_TRUE(Call(third, ListWorkflows()));
+  ASSERT_TRUE(Eventually([&] { return !answered->connected(); }));
+  auto lost = Call(answered, ListWorkflows());
+  ASSERT_FALSE(lost);
+  EXPECT_NE(lost.error().message().find("had no request in flight, so a new connection took its "
+                                        "slot"),
+            std::string::npos)
+      << lost.error().message();
+  EXPECT_TRUE(Logged("(max-connections)"));
 }
 
 TEST_F(ServerLimitsTest, NoWholeRequestWithinTheHandshakeTimeoutCloses) {
@@ -565,6 +635,10 @@ TEST(ServerLimitFlagsTest, ZeroAndAbsurdValuesAreRefusedWithTheRange) {
       {{"--idle-timeout-ms", "0"}, "--idle-timeout-ms must be from 10 to 86400000"},
       {{"--handshake-timeout-ms", "5"}, "--handshake-timeout-ms must be from 10"},
       {{"--unread-reply-timeout-ms", "0"}, "--unread-reply-timeout-ms must be from 10"},
+      {{"--max-connections-per-peer", "0"}, "--max-connections-per-peer must be from 1"},
+      {{"--http-max-connections", "0"}, "--http-max-connections must be from 1 to 1000000"},
+      {{"--http-max-connections-per-peer", "0"}, "--http-max-connections-per-peer must be from 1"},
+      {{"--http-handshake-timeout-ms", "5"}, "--http-handshake-timeout-ms must be from 10"},
   };
   int n = 0;
   for (const auto& [flags, expected] : cases) {

@@ -12,6 +12,7 @@
 #include "reckon/api/protocol/wire_json.h"
 #include "reckon/api/server/http/console_assets.h"
 #include "reckon/auth/role.h"
+#include "reckon/base/identifier.h"
 #include "reckon/contract/contract_json.h"
 #include "reckon/contract/contract_registry.h"
 #include "reckon/plan/mcp_catalog.h"
@@ -146,9 +147,13 @@ bool IsStateChange(http::verb verb) {
 
 }  // namespace
 
+// Every error reply of every route is built here: its message, whatever bytes of the request it
+// quotes (a path, a query parameter, a body field), becomes valid UTF-8 without control
+// characters (CleanMessage), so the JSON is valid and whole.
 HttpReply ErrorReply(std::string_view code, std::string_view message) {
-  return JsonReply(json::object{{"error", json::object{{"code", code}, {"message", message}}}},
-                   StatusOf(code));
+  return JsonReply(
+      json::object{{"error", json::object{{"code", code}, {"message", CleanMessage(message)}}}},
+      StatusOf(code));
 }
 
 // A not_owner error (cluster mode) also names the owner: {"error": {..., "redirect": "HOST:PORT"}}.
@@ -157,7 +162,7 @@ HttpReply ErrorReply(const Error& error) {
   if (!error.redirect().empty()) {
     reply.body = json::serialize(json::object{
         {"error", json::object{{"code", ErrcName(error.code())},
-                               {"message", error.message()},
+                               {"message", CleanMessage(error.message())},
                                {"redirect", error.redirect()}}}});
   }
   return reply;
@@ -187,7 +192,7 @@ boost::asio::awaitable<HttpReply> HttpApi::Metrics(const HttpRequest& request) {
   Message who = NewMessage();
   MethodOf(who).setWhoAmI();
   const std::string token = request.authorization.substr(kBearer.size());  // outlives the call
-  auto called = Call(token, request.peer, std::move(who), kCallTimeout);
+  auto called = Call(token, request, std::move(who), kCallTimeout);
   auto reply = co_await std::move(called);
   if (!reply) co_return ErrorReply(reply.error());
   HttpReply out;
@@ -198,7 +203,7 @@ boost::asio::awaitable<HttpReply> HttpApi::Metrics(const HttpRequest& request) {
 }
 
 boost::asio::awaitable<Result<HttpApi::Message>> HttpApi::Call(const std::string& token,
-                                                              const std::string& peer,
+                                                              const HttpRequest& from,
                                                               Message request,
                                                               std::chrono::milliseconds timeout) {
   auto root = request->getRoot<wire::Request>();
@@ -207,7 +212,9 @@ boost::asio::awaitable<Result<HttpApi::Message>> HttpApi::Call(const std::string
   auto response = reply->initRoot<wire::Response>();
   SessionState session;
   session.id = next_session_++;
-  session.peer = peer + " (http)";
+  session.peer = from.peer + " (http)";
+  // Verified by the HTTPS handshake (--client-ca): what the Service asks of a worker principal.
+  session.client_certificate = from.client_certificate;
   auto handled = service_.Handle(session, root.asReader(), timeout, response);
   co_await std::move(handled);
   auto result = reply->getRoot<wire::Response>().asReader().getResult();
@@ -255,7 +262,7 @@ boost::asio::awaitable<HttpReply> HttpApi::Login(const HttpRequest& request) {
   }
   Message who = NewMessage();
   MethodOf(who).setWhoAmI();
-  auto called = Call(token.value(), request.peer, std::move(who), kCallTimeout);
+  auto called = Call(token.value(), request, std::move(who), kCallTimeout);
   auto reply = co_await std::move(called);
   if (!reply) co_return ErrorReply(reply.error());
   auto principal = reply.value()->getRoot<wire::Response>().asReader().getResult().getPrincipal();
@@ -277,7 +284,7 @@ boost::asio::awaitable<HttpReply> HttpApi::SessionInfo(const Caller& caller,
   }
   Message who = NewMessage();
   MethodOf(who).setWhoAmI();
-  auto called = Call(caller.token, request.peer, std::move(who), kCallTimeout);
+  auto called = Call(caller.token, request, std::move(who), kCallTimeout);
   auto reply = co_await std::move(called);
   if (!reply) co_return ErrorReply(reply.error());
   auto principal = reply.value()->getRoot<wire::Response>().asReader().getResult().getPrincipal();
@@ -292,12 +299,12 @@ boost::asio::awaitable<HttpReply> HttpApi::Inbox(const Caller& caller, const Htt
   auto filter = MethodOf(list).initListWorkflows();
   filter.setNeedsHuman(true);
   filter.setLimit(500);
-  auto listed = Call(caller.token, request.peer, std::move(list), kCallTimeout);
+  auto listed = Call(caller.token, request, std::move(list), kCallTimeout);
   auto runs = co_await std::move(listed);
   if (!runs) co_return ErrorReply(runs.error());
   Message contracts_request = NewMessage();
   MethodOf(contracts_request).setListContracts();
-  auto contracts_called = Call(caller.token, request.peer, std::move(contracts_request), kCallTimeout);
+  auto contracts_called = Call(caller.token, request, std::move(contracts_request), kCallTimeout);
   auto contracts = co_await std::move(contracts_called);
   if (!contracts) co_return ErrorReply(contracts.error());
   std::map<std::string, std::pair<std::string, std::string>> card_of;  // tool -> card, evidence
@@ -315,7 +322,7 @@ boost::asio::awaitable<HttpReply> HttpApi::Inbox(const Caller& caller, const Htt
   for (auto summary : page.getWorkflows()) {
     Message describe = NewMessage();
     MethodOf(describe).initDescribeWorkflow().setWorkflowId(summary.getWorkflowId());
-    auto described_call = Call(caller.token, request.peer, std::move(describe), kCallTimeout);
+    auto described_call = Call(caller.token, request, std::move(describe), kCallTimeout);
     auto described = co_await std::move(described_call);
     if (!described) continue;  // gone or not readable since the list: skip it
     auto detail = described.value()->getRoot<wire::Response>().asReader().getResult().getWorkflow();
@@ -347,7 +354,7 @@ boost::asio::awaitable<HttpReply> HttpApi::CheckMcp(const Caller& caller,
   if (!body) co_return ErrorReply(body.error());
   Message contracts_request = NewMessage();
   MethodOf(contracts_request).setListContracts();
-  auto called = Call(caller.token, request.peer, std::move(contracts_request), kCallTimeout);
+  auto called = Call(caller.token, request, std::move(contracts_request), kCallTimeout);
   auto contracts = co_await std::move(called);
   if (!contracts) co_return ErrorReply(contracts.error());
   ContractRegistry declared;
@@ -606,7 +613,7 @@ boost::asio::awaitable<HttpReply> HttpApi::Api(HttpRequest& request, const std::
   }
   if (!bad) co_return ErrorReply(bad.error());
 
-  auto called = Call(caller.token, request.peer, std::move(message), timeout);
+  auto called = Call(caller.token, request, std::move(message), timeout);
   auto reply = co_await std::move(called);
   if (!reply) co_return ErrorReply(reply.error());
   auto result = reply.value()->getRoot<wire::Response>().asReader().getResult();
@@ -667,7 +674,7 @@ boost::asio::awaitable<HttpReply> HttpApi::Api(HttpRequest& request, const std::
       } else {
         // The handler's own failure: the update was accepted and answered.
         o["error"] = json::object{{"code", Str(answer.getErrorCode())},
-                                  {"message", Str(answer.getErrorMessage())}};
+                                  {"message", CleanMessage(Str(answer.getErrorMessage()))}};
       }
       out = std::move(o);
       break;

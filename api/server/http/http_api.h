@@ -62,9 +62,9 @@ class HttpApi {
   boost::asio::awaitable<HttpReply> CheckMcp(const Caller& caller, const HttpRequest& request);
   boost::asio::awaitable<HttpReply> Metrics(const HttpRequest& request);
 
-  // Sends `request` (its method filled) as `token` and returns the reply message, or the
-  // error reply's Error.
-  boost::asio::awaitable<Result<Message>> Call(const std::string& token, const std::string& peer,
+  // Sends `request` (its method filled) as `token`, from the peer and with the client
+  // certificate of `from`, and returns the reply message, or the error reply's Error.
+  boost::asio::awaitable<Result<Message>> Call(const std::string& token, const HttpRequest& from,
                                                Message request,
                                                std::chrono::milliseconds timeout);
 

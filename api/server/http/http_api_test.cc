@@ -435,5 +435,37 @@ TEST_F(HttpApiTest, AnApprovalFromTheInboxIsBoundToTheIntentHashShown) {
   EXPECT_TRUE(granted_by_approver) << history.raw;
 }
 
+// Request bytes that error messages quote (a query parameter the protocol handler names, a
+// body field) come back in valid UTF-8 JSON, whole: invalid bytes, NUL and control characters
+// are written \xNN, and nothing after a NUL is lost. Boost.JSON's parser refuses invalid UTF-8,
+// so a reply that parses is valid.
+TEST_F(HttpApiTest, ErrorsThatQuoteOddBytesAreValidUtf8JsonAndWhole) {
+  struct Case {
+    http::verb verb;
+    std::string target;
+    std::string body;
+    std::string quoted;  // what the message must show of the odd bytes
+  };
+  const std::vector<Case> cases = {
+      {http::verb::get, "/api/v1/runs?after=%FF%FEx%00tail", "", "\\xff\\xfex\\x00tail"},
+      {http::verb::get, "/api/v1/runs?status=%FF%00tail%1B%5B2J", "", "\\xff\\x00tail\\x1b[2J"},
+      {http::verb::get, "/api/v1/runs?status=caf%C3%A9%C2%9B%00tail", "", "caf\xc3\xa9\\xc2\\x9b\\x00tail"},
+      {http::verb::post, "/api/v1/runs",
+       R"({"workflow_id": "odd-1", "workflow_type": "t\u0000\u001btail", "input": {}})",
+       "\\x00\\x1btail"},
+  };
+  for (const Case& c : cases) {
+    const Reply reply = c.verb == http::verb::get ? As("reader", c.verb, c.target)
+                                                  : As("operator", c.verb, c.target, c.body);
+    EXPECT_GE(reply.status, 400u) << c.target << ": " << reply.raw;
+    ASSERT_TRUE(reply.body.is_object()) << c.target << ": not valid UTF-8 JSON: "
+                                        << json::serialize(json::value(json::string(
+                                               reply.raw.begin(), reply.raw.end())));
+    const std::string message(reply.body.at("error").at("message").as_string());
+    for (unsigned char byte : message) EXPECT_GE(byte, 0x20u) << c.target << ": " << message;
+    EXPECT_NE(message.find(c.quoted), std::string::npos) << c.target << ": " << message;
+  }
+}
+
 }  // namespace
 }  // namespace reckon::testing

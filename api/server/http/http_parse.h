@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "reckon/api/server/http/http_server_options.h"  // kDefaultMaxHeaderBytes, ...
 #include "reckon/base/error.h"
 
 namespace reckon::api {
@@ -36,13 +37,12 @@ struct HttpRequest {
   std::string content_type;   // the Content-Type header
   std::string body;
   std::string peer;           // "IP:PORT", for audit lines
+  // The subject of the client certificate the peer presented and the server verified (HTTPS
+  // with --client-ca); "" when none.
+  std::string client_certificate;
 };
 
 using HttpRequestParser = boost::beast::http::request_parser<boost::beast::http::string_body>;
-
-// The limits HttpServerOptions starts with (http_server.h).
-inline constexpr std::size_t kDefaultMaxHeaderBytes = 16 * 1024;
-inline constexpr std::size_t kDefaultMaxBodyBytes = 1024 * 1024;
 
 // The server's limits on one request, applied before the body is read: headers over
 // `max_header_bytes` fail the parse with http::error::header_limit (431), a body over

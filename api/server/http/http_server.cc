@@ -10,12 +10,18 @@
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <spdlog/spdlog.h>
 
+#include <openssl/ssl.h>
+
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <functional>
+#include <map>
+#include <optional>
 
 #include "reckon/api/protocol/byte_stream.h"
 #include "reckon/api/protocol/client.h"
+#include "reckon/api/protocol/tls.h"
 #include "reckon/api/server/listen.h"
 
 namespace reckon::api {
@@ -51,16 +57,71 @@ http::response<http::string_body> ToResponse(const HttpReply& reply, unsigned ve
   return response;
 }
 
+// After a failed read: a request the server refuses (too large, not HTTP/1.1) gets its reply,
+// and what the peer still sends is read and dropped for a moment before the connection closes.
+// Anything else (the peer left, a deadline, a close) ends the connection without a reply.
+template <class Stream>
+asio::awaitable<void> RefuseMalformed(Stream& stream, const beast::error_code& ec,
+                                      const HttpServerOptions& options) {
+  std::optional<HttpReply> refusal;
+  if (ec == http::error::body_limit) {
+    refusal = ErrorReply("payload_too_large", "the request body is over " +
+                                                  std::to_string(options.max_body_bytes) +
+                                                  " bytes, the limit");
+  } else if (ec == http::error::header_limit) {
+    refusal = ErrorReply("invalid_argument", "the request headers are over " +
+                                                 std::to_string(options.max_header_bytes) +
+                                                 " bytes, the limit");
+    refusal->status = 431;
+  } else if (ec.category() == http::make_error_code(http::error::bad_method).category() &&
+             ec != http::error::end_of_stream && ec != http::error::partial_message) {
+    refusal = ErrorReply("invalid_argument", "not an HTTP/1.1 request: " + ec.message());
+  }
+  if (!refusal) co_return;
+  auto response = ToResponse(*refusal, 11, false);
+  auto& lowest = beast::get_lowest_layer(stream);
+  lowest.expires_after(std::chrono::seconds(5));
+  (void)co_await http::async_write(stream, response, kNoThrow);
+  // The peer may still be sending the body we refused: read and discard it for a moment (at
+  // most 4 MiB, 1 s) before closing, or the kernel answers its bytes with a reset that can
+  // destroy the refusal before the peer reads it.
+  boost::system::error_code ignored;
+  lowest.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+  lowest.expires_after(std::chrono::seconds(1));
+  std::array<char, 16 * 1024> discard;
+  for (std::size_t drained = 0; drained < (4u << 20);) {
+    auto [dec, n] = co_await lowest.async_read_some(asio::buffer(discard), kNoThrow);
+    if (dec) break;
+    drained += n;
+  }
+}
+
 }  // namespace
 
+struct HttpServer::Shared {
+  explicit Shared(const HttpServerOptions& options)
+      : slots({options.max_connections, options.max_connections_per_peer}) {}
+  struct Live {
+    std::string peer;
+    std::function<void()> close;  // closes the connection's socket
+  };
+  ConnectionSlots slots;
+  std::map<std::uint64_t, Live> live;  // by connection id
+};
+
 HttpServer::HttpServer(asio::any_io_executor executor, HttpApi& api, HttpServerOptions options)
-    : executor_(executor), api_(api), options_(std::move(options)), acceptor_(executor) {}
+    : executor_(executor),
+      api_(api),
+      options_(std::move(options)),
+      acceptor_(executor),
+      shared_(std::make_shared<Shared>(options_)) {}
 
 HttpServer::~HttpServer() { Stop(); }
 
 Result<void> HttpServer::Listen(const std::string& address) {
-  auto bound = ListenOn(acceptor_, address, "listen for HTTP");
-  if (!bound) return bound.error();
+  const ListenerSecurity security{options_.tls != nullptr, options_.insecure_dev};
+  RECKON_TRY(ListenerPermit permit, ListenOn(acceptor_, address, Listener::kHttp, security));
+  (void)permit;
   port_ = acceptor_.local_endpoint().port();
   return Ok();
 }
@@ -82,94 +143,124 @@ void HttpServer::Stop() {
   stopped_ = true;
   boost::system::error_code ignored;
   acceptor_.close(ignored);
-  auto live = std::move(live_);
-  for (auto& [id, close] : live) close();
+  auto live = std::move(shared_->live);
+  for (auto& [id, connection] : live) connection.close();
+}
+
+asio::awaitable<void> HttpServer::Refuse(asio::ip::tcp::socket socket, const std::string& peer,
+                                         ConnectionSlots::Limit limit) {
+  const bool per_peer = limit == ConnectionSlots::Limit::kPerPeer;
+  const std::string message =
+      per_peer ? "this address already has " + std::to_string(options_.max_connections_per_peer) +
+                     " connections with requests in progress, the most one address may hold "
+                     "(--http-max-connections-per-peer); retry when one has finished"
+               : "the console server has " + std::to_string(options_.max_connections) +
+                     " connections with requests in progress, its maximum "
+                     "(--http-max-connections); retry in a moment";
+  spdlog::warn("http: refusing a connection from {} ({}): {}", peer,
+               per_peer ? "http-max-connections-per-peer" : "http-max-connections", message);
+  if (options_.tls) co_return;  // it could not read a plaintext reply: closed
+  beast::tcp_stream tcp(std::move(socket));
+  auto busy = ToResponse(ErrorReply("unavailable", message), 11, false);
+  busy.result(http::status::service_unavailable);
+  busy.set(http::field::retry_after, "1");
+  tcp.expires_after(std::chrono::seconds(5));
+  (void)co_await http::async_write(tcp, busy, kNoThrow);
 }
 
 asio::awaitable<void> HttpServer::Open(asio::ip::tcp::socket socket, std::uint64_t id) {
+  const Clock::time_point accepted = Clock::now();
   const std::string peer = PeerOf(socket);
-  beast::tcp_stream tcp(std::move(socket));
-  if (live_.size() >= options_.max_connections) {
-    spdlog::warn("http: refusing {}: {} connections, the maximum", peer, live_.size());
-    auto busy = ToResponse(ErrorReply("unavailable", "the console server is at its connection "
-                                                     "limit; retry in a moment"),
-                           11, false);
-    busy.result(http::status::service_unavailable);
-    tcp.expires_after(std::chrono::seconds(5));
-    (void)co_await http::async_write(tcp, busy, kNoThrow);
+  boost::system::error_code gone;
+  const asio::ip::tcp::endpoint from = socket.remote_endpoint(gone);
+  if (gone) co_return;  // it left before it was served
+  const std::shared_ptr<Shared> shared = shared_;
+  ConnectionSlots::Admission admission = shared->slots.Admit(id, from.address(), accepted);
+  for (const ConnectionSlots::Evicted& evicted : admission.evicted) {
+    auto it = shared->live.find(evicted.id);
+    if (it == shared->live.end()) continue;
+    const bool per_peer = evicted.limit == ConnectionSlots::Limit::kPerPeer;
+    const bool opening = evicted.phase == ConnectionSlots::Phase::kOpening;
+    spdlog::warn("http: closing connection {} from {} ({}) for a newcomer from {}: it {}",
+                 evicted.id, it->second.peer,
+                 per_peer ? "http-max-connections-per-peer" : "http-max-connections", peer,
+                 opening ? "had not sent a whole request yet" : "was idle between requests");
+    auto close = std::move(it->second.close);
+    shared->live.erase(it);
+    close();
+  }
+  if (!admission.admitted) {
+    co_await Refuse(std::move(socket), peer, *admission.refused_by);
     co_return;
   }
-  live_[id] = [&tcp] { tcp.socket().close(); };
-  // Erased on every way out, so Stop() never reaches a stream that is gone.
+  // Erased on every way out, so Stop() never reaches a stream that is gone; holds only what it
+  // shares with the server, which may be destroyed first at shutdown.
   struct Forget {
-    std::map<std::uint64_t, std::function<void()>>& live;
+    std::shared_ptr<Shared> shared;
     std::uint64_t id;
-    ~Forget() { live.erase(id); }
-  } forget{live_, id};
-  if (!options_.tls) {
-    co_await Converse(tcp, peer);
-  } else {
-    beast::ssl_stream<beast::tcp_stream> tls(std::move(tcp), *options_.tls);
-    live_[id] = [&tls] { beast::get_lowest_layer(tls).socket().close(); };
-    beast::get_lowest_layer(tls).expires_after(options_.idle_timeout);
-    auto [ec] = co_await tls.async_handshake(asio::ssl::stream_base::server, kNoThrow);
-    if (ec) {
-      spdlog::warn("audit: refused an HTTPS connection from {}: TLS handshake failed: {}", peer,
-                   ec.message());
-    } else {
-      co_await Converse(tls, peer);
+    ~Forget() {
+      shared->live.erase(id);
+      shared->slots.Release(id);
     }
-    live_[id] = [] {};  // `tls` goes first; the guard then erases the entry
+  } forget{shared, id};
+  beast::tcp_stream tcp(std::move(socket));
+  shared->live[id] = {peer, [&tcp] { tcp.socket().close(); }};
+  if (!options_.tls) {
+    co_await Converse(tcp, peer, id, accepted, "");
+    co_return;
+  }
+  beast::ssl_stream<beast::tcp_stream> tls(std::move(tcp), *options_.tls);
+  shared->live[id].close = [&tls] { beast::get_lowest_layer(tls).socket().close(); };
+  beast::get_lowest_layer(tls).expires_at(accepted + options_.handshake_timeout);
+  auto [ec] = co_await tls.async_handshake(asio::ssl::stream_base::server, kNoThrow);
+  if (!ec) {
+    const std::string certificate = VerifiedPeerCertificate(tls.native_handle());
+    co_await Converse(tls, peer, id, accepted, certificate);
+  } else if (ec == beast::error::timeout) {
+    spdlog::warn("http: closing connection {} from {} (http-handshake-timeout-ms): TLS handshake "
+                 "not done in {} ms", id, peer, options_.handshake_timeout.count());
+  } else if (shared->slots.holds(id)) {  // not closed for a newcomer, nor by Stop()
+    spdlog::warn("audit: refused an HTTPS connection from {}: TLS handshake failed: {}", peer,
+                 DescribeTlsError(ec, SSL_get_verify_result(tls.native_handle())));
+  }
+  if (auto it = shared->live.find(id); it != shared->live.end()) {
+    it->second.close = [] {};  // `tls` goes first; the guard then erases the entry
   }
 }
 
 template <class Stream>
-asio::awaitable<void> HttpServer::Converse(Stream& stream, const std::string& peer) {
+asio::awaitable<void> HttpServer::Converse(Stream& stream, const std::string& peer,
+                                           std::uint64_t id, Clock::time_point accepted,
+                                           const std::string& client_certificate) {
   beast::flat_buffer buffer;
-  for (;;) {
+  auto& lowest = beast::get_lowest_layer(stream);
+  for (bool first = true;; first = false) {
     HttpRequestParser parser;
     LimitRequestParser(parser, options_.max_header_bytes, options_.max_body_bytes);
-    beast::get_lowest_layer(stream).expires_after(options_.idle_timeout);
+    // The first request within the handshake timeout of the accept; the next within the idle
+    // timeout of the last reply. Until a request is whole the connection is not busy, and a
+    // newcomer may take its slot.
+    if (first) {
+      lowest.expires_at(accepted + options_.handshake_timeout);
+    } else {
+      lowest.expires_after(options_.idle_timeout);
+    }
     auto [ec, read] = co_await http::async_read(stream, buffer, parser, kNoThrow);
     if (ec) {
-      std::optional<HttpReply> refusal;
-      if (ec == http::error::body_limit) {
-        refusal = ErrorReply("payload_too_large",
-                             "the request body is over " + std::to_string(options_.max_body_bytes) +
-                                 " bytes, the limit");
-      } else if (ec == http::error::header_limit) {
-        refusal = ErrorReply("invalid_argument", "the request headers are over " +
-                                                     std::to_string(options_.max_header_bytes) +
-                                                     " bytes, the limit");
-        refusal->status = 431;
-      } else if (ec.category() == http::make_error_code(http::error::bad_method).category() &&
-                 ec != http::error::end_of_stream && ec != http::error::partial_message) {
-        refusal = ErrorReply("invalid_argument", "not an HTTP/1.1 request: " + ec.message());
+      if (first && ec == beast::error::timeout) {
+        spdlog::warn("http: closing connection {} from {} (http-handshake-timeout-ms): no whole "
+                     "request within {} ms of connecting", id, peer,
+                     options_.handshake_timeout.count());
       }
-      if (refusal) {
-        auto response = ToResponse(*refusal, 11, false);
-        auto& lowest = beast::get_lowest_layer(stream);
-        lowest.expires_after(std::chrono::seconds(5));
-        (void)co_await http::async_write(stream, response, kNoThrow);
-        // The peer may still be sending the body we refused: read and discard it for a moment
-        // (at most 4 MiB, 1 s) before closing, or the kernel answers its bytes with a reset that
-        // can destroy the refusal before the peer reads it.
-        boost::system::error_code ignored;
-        lowest.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
-        lowest.expires_after(std::chrono::seconds(1));
-        std::array<char, 16 * 1024> discard;
-        for (std::size_t drained = 0; drained < (4u << 20);) {
-          auto [dec, n] = co_await lowest.async_read_some(asio::buffer(discard), kNoThrow);
-          if (dec) break;
-          drained += n;
-        }
-      }
+      co_await RefuseMalformed(stream, ec, options_);
       break;
     }
+    shared_->slots.Enter(id, ConnectionSlots::Phase::kBusy, Clock::now());
     http::request<http::string_body> request = parser.release();
     HttpRequest call = ToHttpRequest(request, peer);
-    // A long poll (watch) may take a minute: no idle deadline while the API works.
-    beast::get_lowest_layer(stream).expires_never();
+    call.client_certificate = client_certificate;
+    // A long poll (watch) may take a minute: no deadline while the API works.
+    lowest.expires_never();
     const auto started = std::chrono::steady_clock::now();
     HttpReply reply;
     try {
@@ -190,12 +281,13 @@ asio::awaitable<void> HttpServer::Converse(Stream& stream, const std::string& pe
     const bool keep_alive = request.keep_alive();
     auto response = ToResponse(reply, request.version(), keep_alive);
     if (request.method() == http::verb::head) response.body().clear();
-    beast::get_lowest_layer(stream).expires_after(options_.idle_timeout);
+    lowest.expires_after(options_.idle_timeout);
     auto [wec, written] = co_await http::async_write(stream, response, kNoThrow);
     if (wec || !keep_alive) break;
+    shared_->slots.Enter(id, ConnectionSlots::Phase::kIdle, Clock::now());
   }
   boost::system::error_code ignored;
-  beast::get_lowest_layer(stream).socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  lowest.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
 }
 
 }  // namespace reckon::api

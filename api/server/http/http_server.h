@@ -3,46 +3,46 @@
 // one at a time per connection (keep-alive), hands each to HttpApi and writes its reply with
 // the console's security headers.
 //
-// Limits: request headers over max_header_bytes get 431 and bodies over max_body_bytes 413,
-// before the body is read; a connection idle for idle_timeout between requests, or slower than
-// it to send one, is closed; over max_connections a new connection gets 503 and is closed.
+// Limits (HttpServerOptions, http_server_options.h): request headers over max_header_bytes get
+// 431 and bodies over max_body_bytes 413, before the body is read. The first whole request must
+// arrive within handshake_timeout of the accept (the TLS handshake included); later ones, and
+// each reply's writing, within idle_timeout. The connection slots are shared by
+// ConnectionSlots (api/server/connection_slots.h): a newcomer over max_connections or
+// max_connections_per_peer takes the slot of a connection still opening, else of an idle one,
+// and is refused (503, or closed on HTTPS) only when every slot in its scope is busy.
 //
-// Threads: runs on the server's event loop (single-threaded executor).
+// Client certificates: with a TLS context that verifies peers (--client-ca), the subject of a
+// certificate the client presented and the context verified goes with each of its requests
+// (HttpRequest::client_certificate) to the Service, which requires one of a worker principal.
+//
+// Threads: runs on the server's event loop (single-threaded executor). Connections still being
+// unwound when the server is destroyed (at shutdown) touch only state they share with it.
 #pragma once
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/ssl/context.hpp>
 
 #include <chrono>
 #include <cstdint>
-#include <functional>
-#include <map>
 #include <memory>
 #include <string>
 
+#include "reckon/api/server/connection_slots.h"
 #include "reckon/api/server/http/http_api.h"
-#include "reckon/api/server/http/http_parse.h"
+#include "reckon/api/server/http/http_server_options.h"
 #include "reckon/base/error.h"
 
 namespace reckon::api {
-
-struct HttpServerOptions {
-  std::size_t max_header_bytes = kDefaultMaxHeaderBytes;
-  std::size_t max_body_bytes = kDefaultMaxBodyBytes;
-  std::chrono::milliseconds idle_timeout{60000};
-  std::size_t max_connections = 256;
-  std::shared_ptr<boost::asio::ssl::context> tls;  // nullptr: plain HTTP
-};
 
 class HttpServer {
  public:
   HttpServer(boost::asio::any_io_executor executor, HttpApi& api, HttpServerOptions options);
   ~HttpServer();
 
-  // Binds "HOST:PORT" (port 0: any free). Errc::kUnavailable naming the address if it cannot;
-  // Errc::kInvalidArgument for a HOST that is not an IP address.
+  // Binds "HOST:PORT" (port 0: any free) if the listener rule allows it (api/server/listen.h):
+  // Errc::kInvalidArgument for an address it refuses or a HOST that is not an IP address;
+  // Errc::kUnavailable naming the address if it cannot bind.
   Result<void> Listen(const std::string& address);
   std::uint16_t port() const { return port_; }
 
@@ -51,9 +51,18 @@ class HttpServer {
   void Stop();
 
  private:
+  struct Shared;  // the slots and live connections; shared with the connections' coroutines
+  using Clock = ConnectionSlots::Clock;
+
   boost::asio::awaitable<void> Open(boost::asio::ip::tcp::socket socket, std::uint64_t id);
+  // A newcomer refused because every slot in its scope is busy: 503 over plain HTTP, closed
+  // over HTTPS; logged.
+  boost::asio::awaitable<void> Refuse(boost::asio::ip::tcp::socket socket,
+                                      const std::string& peer, ConnectionSlots::Limit limit);
   template <class Stream>
-  boost::asio::awaitable<void> Converse(Stream& stream, const std::string& peer);
+  boost::asio::awaitable<void> Converse(Stream& stream, const std::string& peer, std::uint64_t id,
+                                        Clock::time_point accepted,
+                                        const std::string& client_certificate);
 
   boost::asio::any_io_executor executor_;
   HttpApi& api_;
@@ -61,8 +70,7 @@ class HttpServer {
   boost::asio::ip::tcp::acceptor acceptor_;
   std::uint16_t port_ = 0;
   std::uint64_t next_id_ = 1;
-  // Closes each live connection's socket (for Stop), by connection id.
-  std::map<std::uint64_t, std::function<void()>> live_;
+  std::shared_ptr<Shared> shared_;
   bool stopped_ = false;
 };
 
