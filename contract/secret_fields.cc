@@ -1,6 +1,7 @@
 #include "reckon/contract/secret_fields.h"
 
 #include <boost/json/serialize.hpp>
+#include <algorithm>
 #include <optional>
 
 #include "reckon/base/intent_hash.h"
@@ -58,16 +59,37 @@ void CollectStrings(const json::value& value, std::vector<std::string>& out) {
 
 void RedactStrings(json::value& value, const SecretRedactor& redactor) {
   if (json::string* s = value.if_string()) {
-    std::string text = redactor.Text(std::string(*s));
-    for (const std::string& secret : redactor.values) {
-      if (text == secret) text = kSecretPlaceholder;
-    }
-    *s = text;
+    *s = redactor.Text(std::string(*s));
   } else if (json::object* object = value.if_object()) {
     for (auto& member : *object) RedactStrings(member.value(), redactor);
   } else if (json::array* array = value.if_array()) {
     for (json::value& element : *array) RedactStrings(element, redactor);
   }
+}
+
+// `value` as a URL carries it: RFC 3986's unreserved characters kept, every other byte as %XX
+// with `hex` digits (tools/http/http_url.h, PercentEncode, writes upper case).
+std::string PercentEncoded(std::string_view value, const char* hex) {
+  std::string out;
+  for (unsigned char c : value) {
+    const bool unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                            (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
+                            c == '~';
+    if (unreserved) {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 0xF];
+    }
+  }
+  return out;
+}
+
+// `value` as a JSON string carries it, without the quotes.
+std::string JsonEscaped(std::string_view value) {
+  const std::string quoted = json::serialize(json::string(value));
+  return quoted.substr(1, quoted.size() - 2);
 }
 
 }  // namespace
@@ -94,14 +116,34 @@ std::vector<std::string> SecretValuesOf(const json::value& input,
   return values;
 }
 
+SecretRedactor::SecretRedactor(std::span<const std::string> secret_fields,
+                               std::vector<std::string> values)
+    : secret_fields_(secret_fields) {
+  for (const std::string& value : values) {
+    if (value.empty()) continue;
+    for (std::string form : {value, JsonEscaped(value), PercentEncoded(value, "0123456789ABCDEF"),
+                             PercentEncoded(value, "0123456789abcdef")}) {
+      if (std::find(forms_.begin(), forms_.end(), form) == forms_.end()) {
+        forms_.push_back(std::move(form));
+      }
+    }
+  }
+  // Longest first: a value that holds another is replaced whole.
+  std::stable_sort(forms_.begin(), forms_.end(),
+                   [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+}
+
 json::value SecretRedactor::Output(const json::value& output) const {
-  json::value redacted = RemoveSecretFields(output, secret_fields);
-  if (!values.empty()) RedactStrings(redacted, *this);
+  json::value redacted = RemoveSecretFields(output, secret_fields_);
+  if (has_values()) RedactStrings(redacted, *this);
   return redacted;
 }
 
 std::string SecretRedactor::Text(std::string text) const {
-  for (const std::string& secret : values) {
+  for (const std::string& secret : forms_) {
+    if (text == secret) return std::string(kSecretPlaceholder);
+  }
+  for (const std::string& secret : forms_) {
     if (secret.size() < kMinSubstringBytes) continue;
     for (std::size_t at = text.find(secret); at != std::string::npos;
          at = text.find(secret, at + kSecretPlaceholder.size())) {

@@ -110,5 +110,39 @@ TEST(SecretFieldsTest, AReportLosesSecretPathsAndValues) {
             R"({"a":"t"})");
 }
 
+// A message may quote the secret inside a JSON body (escaped) or a URL (percent-encoded).
+TEST(SecretFieldsTest, ASecretIsFoundAsItIsJsonEscapedAndPercentEncoded) {
+  const std::vector<std::string> fields = {"card_token"};
+  const std::string token = "tok \"quoted\"/slash\\9";
+  SecretRedactor redactor{fields, {token}};
+  EXPECT_EQ(redactor.Text("sent " + token), "sent [secret]");
+  EXPECT_EQ(redactor.Text(R"(body {"card_token":"tok \"quoted\"/slash\\9"} refused)"),
+            R"(body {"card_token":"[secret]"} refused)");
+  EXPECT_EQ(redactor.Text("GET /x?t=tok%20%22quoted%22%2Fslash%5C9 failed"),
+            "GET /x?t=[secret] failed");
+  EXPECT_EQ(redactor.Text("GET /x?t=tok%20%22quoted%22%2fslash%5c9 failed"),
+            "GET /x?t=[secret] failed");
+  // In an output too: a string holding a JSON text that quotes it.
+  EXPECT_EQ(redactor.Output(json::value(R"({"card_token":"tok \"quoted\"/slash\\9"})")),
+            json::value(R"({"card_token":"[secret]"})"));
+}
+
+// A provider reference or a code that is a short secret whole goes too; inside text it stays.
+TEST(SecretFieldsTest, ATextThatIsAShortSecretIsRedactedWhole) {
+  const std::vector<std::string> fields = {"cvv"};
+  SecretRedactor redactor{fields, {"123"}};
+  EXPECT_EQ(redactor.Text("123"), "[secret]");
+  EXPECT_EQ(redactor.Text("re_123"), "re_123");
+  EXPECT_FALSE(SecretRedactor().has_values());
+  EXPECT_EQ(SecretRedactor().Text("123"), "123");
+}
+
+// A secret that holds another is replaced whole, whatever order they came in.
+TEST(SecretFieldsTest, ALongerSecretIsReplacedBeforeOneItHolds) {
+  const std::vector<std::string> fields = {"a", "b"};
+  SecretRedactor redactor{fields, {"tok_12345678", "tok_12345678_long"}};
+  EXPECT_EQ(redactor.Text("re_tok_12345678_long_1"), "re_[secret]_1");
+}
+
 }  // namespace
 }  // namespace reckon

@@ -13,12 +13,12 @@
 #include "reckon/engine/may_have_acted.h"
 #include "reckon/base/jcs.h"
 #include "reckon/engine/approval.h"
-#include "reckon/engine/heartbeat_details.h"
 #include "reckon/contract/failure_policy.h"
 #include "reckon/contract/secret_fields.h"
 #include "reckon/engine/operation_id.h"
 #include "reckon/engine/outbox_message.h"
 #include "reckon/engine/run_timeout.h"
+#include "reckon/engine/tool_report.h"
 
 namespace reckon {
 
@@ -112,9 +112,7 @@ Result<json::value> Decider::InputOf(const OperationRecord& op) const {
 SecretRedactor Decider::RedactorFor(const OperationRecord& op) const {
   const ToolContract* contract = contracts_.Find(op.tool);
   if (contract == nullptr) return SecretRedactor{};
-  return SecretRedactor{contract->secret_fields,
-                        op.input ? SecretValuesOf(*op.input, contract->secret_fields)
-                                 : std::vector<std::string>()};
+  return CallRedactor(*contract, op.input ? &*op.input : nullptr);
 }
 
 // --- workflow lifecycle ------------------------------------------------------------------
@@ -354,27 +352,25 @@ Result<void> Decider::StartNextAttempt(OperationRecord& op) {
 }
 
 Result<void> Decider::AttemptFinished(const std::string& operation_id, std::uint32_t attempt,
-                                      const AttemptOutcome& outcome) {
+                                      const AttemptOutcome& reported) {
   OperationRecord* op = state_.FindOperation(operation_id);
   if (op == nullptr || IsTerminal(op->state)) return Ok();  // nothing left to learn
   const bool current = op->state == OperationState::kInFlight && op->attempt == attempt;
-  // What the tool reported is journaled without the call's secrets (contract/secret_fields.h).
-  const SecretRedactor redact = RedactorFor(*op);
+  // What the tool reported is journaled without the call's secrets (engine/tool_report.h).
+  const AttemptOutcome outcome = RedactReport(RedactorFor(*op), reported);
   if (outcome.success) {
     // From the current attempt: the result. From an attempt already given up on: late
     // evidence that the effect happened, never a reason for another one. Every non-terminal
     // state after a first attempt has an edge to committed for exactly this.
-    return Emit(OperationCommitted{operation_id, attempt,
-                                   json::serialize(redact.Output(outcome.output)),
-                                   redact.Text(outcome.provider_ref),
+    return Emit(OperationCommitted{operation_id, attempt, json::serialize(outcome.output),
+                                   outcome.provider_ref,
                                    current ? CommitSource::kAttempt
                                            : CommitSource::kLateCompletion});
   }
   if (!current) return Ok();  // a stale attempt's failure (or acceptance) proves nothing
-  if (outcome.accepted) return Accepted(*op, redact.Text(outcome.provider_ref));
-  return HandleFailure(*op, outcome.kind, redact.Text(outcome.code),
-                       redact.Text(outcome.message), outcome.heartbeat_details_json,
-                       outcome.not_started);
+  if (outcome.accepted) return Accepted(*op, outcome.provider_ref);
+  return HandleFailure(*op, outcome.kind, outcome.code, outcome.message,
+                       outcome.heartbeat_details_json, outcome.not_started);
 }
 
 // --- asynchronous completion --------------------------------------------------------------
@@ -412,9 +408,9 @@ Result<void> Decider::CompletionArrived(const Completion& completion) {
   if (IsTerminal(op->state) || op->completion_deliveries.count(completion.delivery_id)) {
     return Ok();
   }
-  const AttemptOutcome& outcome = completion.outcome;
-  const SecretRedactor redact = RedactorFor(*op);
-  const std::string code = redact.Text(outcome.code);
+  // The provider's report is journaled without the call's secrets (engine/tool_report.h).
+  const AttemptOutcome outcome = RedactReport(RedactorFor(*op), completion.outcome);
+  const std::string& code = outcome.code;
   const bool waiting = op->state == OperationState::kAwaitingCompletion ||
                        op->state == OperationState::kInFlight;
   if (!outcome.success && !waiting) {
@@ -426,24 +422,22 @@ Result<void> Decider::CompletionArrived(const Completion& completion) {
   RECKON_TRY(Emit(CompletionReceived{op->operation_id, completion.delivery_id, outcome.success,
                                      code, completion.received_by}));
   if (outcome.success) {
-    std::string provider_ref = redact.Text(outcome.provider_ref);
+    std::string provider_ref = outcome.provider_ref;
     if (provider_ref.empty()) provider_ref = op->provider_ref;  // the accepted request's
-    return Emit(OperationCommitted{op->operation_id, op->attempt,
-                                   json::serialize(redact.Output(outcome.output)),
+    return Emit(OperationCommitted{op->operation_id, op->attempt, json::serialize(outcome.output),
                                    std::move(provider_ref), CommitSource::kCallback});
   }
-  return HandleFailure(*op, outcome.kind, code, redact.Text(outcome.message), "", false);
+  return HandleFailure(*op, outcome.kind, code, outcome.message, "", false);
 }
 
 Result<void> Decider::HandleFailure(OperationRecord& op, FailureKind reported,
                                     const std::string& code, const std::string& message,
-                                    const std::string& raw_details, bool not_started) {
+                                    const std::string& details, bool not_started) {
   const RegisteredContract* contract = ContractOf(op);
   if (contract == nullptr) {
     return Emit(OperationRejected{op.operation_id, op.attempt, code, message});
   }
   const ToolContract& c = contract->contract();
-  const std::string details = RedactedHeartbeatDetails(RedactorFor(op), raw_details);
   FailureReport report;
   report.reported = reported;
   report.not_started = not_started;
@@ -574,7 +568,7 @@ Result<void> Decider::Due(const std::string& operation_id) {
 // --- reconciliation -------------------------------------------------------------------------
 
 Result<void> Decider::ReconcileFinished(const std::string& operation_id, std::uint32_t round,
-                                        const ReconcileOutcome& outcome) {
+                                        const ReconcileOutcome& reported) {
   OperationRecord* op = state_.FindOperation(operation_id);
   if (op == nullptr || op->state != OperationState::kReconciling ||
       op->reconcile_rounds != round) {
@@ -583,15 +577,14 @@ Result<void> Decider::ReconcileFinished(const std::string& operation_id, std::ui
   const RegisteredContract* contract = ContractOf(*op);
   if (contract == nullptr) return Err(Errc::kInternal, "tool of '" + operation_id + "' vanished");
   const ToolContract& c = contract->contract();
+  // What the lookup reported is journaled without the call's secrets (engine/tool_report.h).
+  const ReconcileOutcome outcome = RedactReport(RedactorFor(*op), reported);
   switch (outcome.verdict) {
     case ReconcileVerdict::kCommitted: {
-      const SecretRedactor redact = RedactorFor(*op);
-      const std::string provider_ref = redact.Text(outcome.provider_ref);
       RECKON_TRY(Emit(ReconciliationResult{operation_id, round, ReconcileVerdict::kCommitted,
-                                           provider_ref, 0}));
-      return Emit(OperationCommitted{operation_id, op->attempt,
-                                     json::serialize(redact.Output(outcome.output)), provider_ref,
-                                     CommitSource::kReconciliation});
+                                           outcome.provider_ref, 0}));
+      return Emit(OperationCommitted{operation_id, op->attempt, json::serialize(outcome.output),
+                                     outcome.provider_ref, CommitSource::kReconciliation});
     }
     case ReconcileVerdict::kNotFound: {
       RECKON_TRY(

@@ -6,10 +6,11 @@
 // The class-by-failure table (contract/failure_policy.h), the reconciliation routing, approval
 // binding (engine/approval.h) and the lifecycle table (engine/operation_state.h) meet here.
 //
-// Secrets: what a tool reports (outputs, failure messages, provider refs) and what a person
-// writes about an operation (a denial's reason, a resolution's note) is journaled without the
-// operation's secret fields and values (contract/secret_fields.h, SecretRedactor), and the code
-// sees what is journaled, so replay sees the same.
+// Secrets: what a tool reports (the whole report: output, provider ref, code, message, heartbeat
+// details; a lookup's and a completion's too; engine/tool_report.h) and what a person writes
+// about an operation (a denial's reason, an approval's note, a resolution's reference and note)
+// is journaled without the operation's secret fields and values (contract/secret_fields.h), and
+// the code sees what is journaled, so replay sees the same.
 //
 // Errors: kPermissionDenied / kFailedPrecondition / kNotFound for a request that does not fit
 // the run's state (checked before anything is emitted, so the batch stays clean);
@@ -240,11 +241,12 @@ class Decider {
   // for an answer that cannot come.
   Result<void> CloseOpenUpdates(std::string_view how);
   Result<void> StartNextAttempt(OperationRecord& op);
-  // `details`: the attempt's last heartbeat details (redacted here); `not_started`: the
-  // dispatcher proved the attempt never reached a worker (AttemptOutcome::not_started).
   // The current attempt answered "accepted": wait for its completion (or, without a completion
   // policy in the contract, treat the outcome as unknown).
   Result<void> Accepted(OperationRecord& op, const std::string& provider_ref);
+  // `code`, `message`, `details` (the attempt's last heartbeat details) are redacted already
+  // (engine/tool_report.h); `not_started`: the dispatcher proved the attempt never reached a
+  // worker (AttemptOutcome::not_started).
   Result<void> HandleFailure(OperationRecord& op, FailureKind reported, const std::string& code,
                              const std::string& message, const std::string& details = "",
                              bool not_started = false);

@@ -107,7 +107,8 @@ Result<void> Decider::ApprovalDecided(const ApprovalDecision& decision) {
   const std::chrono::seconds ttl =
       contract ? contract->contract().approval.grant_ttl : std::chrono::seconds(0);
   RECKON_TRY(Emit(ApprovalGranted{op->operation_id, op->approval_id, op->intent_hash,
-                                  decision.decided_by, ToMicros(now_ + ttl), decision.note}));
+                                  decision.decided_by, ToMicros(now_ + ttl),
+                                  RedactorFor(*op).Text(decision.note)}));
   return StartNextAttempt(*op);
 }
 
@@ -129,13 +130,15 @@ Result<void> Decider::Resolve(const HumanResolution& resolution) {
                    "' as committed needs the provider's reference as evidence");
   }
   RECKON_TRY(SeparateDuties(*op, ContractOf(*op), resolution.resolved_by, "resolve"));
-  RECKON_TRY(Emit(HumanResolved{op->operation_id, resolution.committed, resolution.provider_ref,
-                                resolution.resolved_by, RedactorFor(*op).Text(resolution.note)}));
+  // A person's texts are journaled as a tool's report is: without the call's secrets.
+  const SecretRedactor redact = RedactorFor(*op);
+  const std::string provider_ref = redact.Text(resolution.provider_ref);
+  RECKON_TRY(Emit(HumanResolved{op->operation_id, resolution.committed, provider_ref,
+                                resolution.resolved_by, redact.Text(resolution.note)}));
   if (resolution.committed) {
-    json::object result{{"provider_ref", resolution.provider_ref},
-                        {"resolved_by", resolution.resolved_by}};
+    json::object result{{"provider_ref", provider_ref}, {"resolved_by", resolution.resolved_by}};
     return Emit(OperationCommitted{op->operation_id, op->attempt, json::serialize(result),
-                                   resolution.provider_ref, CommitSource::kHuman});
+                                   provider_ref, CommitSource::kHuman});
   }
   const RegisteredContract* contract = ContractOf(*op);
   const int max_attempts = contract ? contract->contract().retry.max_attempts : 0;

@@ -1,6 +1,7 @@
 // The refund sample's tools file (samples/refund/tools.json) against the real payments-provider
 // binary on 127.0.0.1 and its faults: each attempt and lookup is run as a worker runs it
-// (the registered Tool's execute / reconcile), and the provider's ledger is the ground truth.
+// (LocalWorker: the registered Tool's execute / reconcile, its report redacted), and the
+// provider's ledger is the ground truth.
 //   reply lost after the commit -> unknown -> lookup -> committed, one refund in the ledger
 //   429 and 503 -> retryable with the codes the contract retries; the retry then succeeds
 //   4xx -> definitive; the provider down before sending -> retryable not_sent
@@ -15,6 +16,7 @@
 
 #include "reckon/tools/http/http_tool.h"
 #include "reckon/tools/http/http_tools_file.h"
+#include "reckon/worker/local_worker.h"
 #include "tests/refund_crash_audit.h"
 #include "tests/support/crash_support.h"
 #include "tests/support/temp_dir.h"
@@ -56,46 +58,62 @@ class HttpToolsTest : public ::testing::Test {
     ASSERT_TRUE(tools::RegisterHttpTools(*registry_, file.value()));
   }
 
-  ToolCallContext Context(const std::string& operation_id) {
-    ToolCallContext context;
-    context.operation_id = operation_id;
-    context.attempt = 1;
-    context.deadline = std::chrono::steady_clock::now() + 5s;
-    return context;
-  }
-
+  // One attempt of `tool` as a worker runs it (LocalWorker, which redacts its report).
   AttemptOutcome Execute(const std::string& tool, const std::string& input,
                          const std::string& operation_id) {
+    AttemptRequest request;
+    request.run = storage::RunRef{"wf-http", "r1"};
+    request.step_id = "step";
+    request.operation_id = operation_id;
+    request.tool = tool;
+    request.input = json::parse(input);
+    request.attempt = 1;
+    request.deadline_us = DeadlineUs();
     std::optional<AttemptOutcome> out;
-    auto run = [](const Tool* t, json::value in, ToolCallContext ctx,
+    auto run = [](LocalWorker* worker, AttemptRequest req,
                   std::optional<AttemptOutcome>* result) -> asio::awaitable<void> {
-      result->emplace(co_await t->execute(std::move(in), std::move(ctx)));
+      result->emplace(co_await worker->RunAttempt(std::move(req)));
     };
     asio::io_context io;
-    asio::co_spawn(io, run(registry_->Find(tool), json::parse(input), Context(operation_id), &out),
-                   [](std::exception_ptr e) {
-                     if (e) std::rethrow_exception(e);
-                   });
+    LocalWorker worker(workflows_, *registry_);
+    asio::co_spawn(io, run(&worker, std::move(request), &out), [](std::exception_ptr e) {
+      if (e) std::rethrow_exception(e);
+    });
     io.run();
     EXPECT_TRUE(out.has_value());
     EXPECT_EQ(out->message.find(kToken), std::string::npos) << out->message;
     return out.value_or(AttemptOutcome{});
   }
 
-  ReconcileOutcome Reconcile(const std::string& operation_id) {
+  // A lookup of send_refund as a worker runs it, with the input the engine has in memory.
+  ReconcileOutcome Reconcile(const std::string& operation_id,
+                             const std::string& input = "null") {
+    ReconcileRequest request;
+    request.run = storage::RunRef{"wf-http", "r1"};
+    request.operation_id = operation_id;
+    request.tool = "send_refund";
+    request.input = json::parse(input);
+    request.round = 1;
+    request.deadline_us = DeadlineUs();
     std::optional<ReconcileOutcome> out;
-    auto run = [](const Tool* t, ToolCallContext ctx,
+    auto run = [](LocalWorker* worker, ReconcileRequest req,
                   std::optional<ReconcileOutcome>* result) -> asio::awaitable<void> {
-      result->emplace(co_await t->reconcile(json::value(), std::move(ctx)));
+      result->emplace(co_await worker->Reconcile(std::move(req)));
     };
     asio::io_context io;
-    asio::co_spawn(io, run(registry_->Find("send_refund"), Context(operation_id), &out),
-                   [](std::exception_ptr e) {
-                     if (e) std::rethrow_exception(e);
-                   });
+    LocalWorker worker(workflows_, *registry_);
+    asio::co_spawn(io, run(&worker, std::move(request), &out), [](std::exception_ptr e) {
+      if (e) std::rethrow_exception(e);
+    });
     io.run();
     EXPECT_TRUE(out.has_value());
     return out.value_or(ReconcileOutcome{});
+  }
+
+  static std::int64_t DeadlineUs() {
+    return std::chrono::duration_cast<std::chrono::microseconds>(
+               (std::chrono::system_clock::now() + 5s).time_since_epoch())
+        .count();
   }
 
   std::vector<LedgerRefund> Ledger() {
@@ -106,6 +124,7 @@ class HttpToolsTest : public ::testing::Test {
 
   TempDir dir_;
   std::optional<ListeningProcess> provider_;
+  WorkflowRegistry workflows_;
   std::unique_ptr<ToolRegistry> registry_;
 };
 
@@ -180,6 +199,28 @@ TEST_F(HttpToolsTest, AProviderThatIsDownIsRetryableNotSentAndTheLookupStillUnkn
   EXPECT_EQ(attempt.code, "not_sent");
   EXPECT_NE(attempt.message.find("connection_refused"), std::string::npos) << attempt.message;
   EXPECT_EQ(Reconcile("op_down_1").verdict, ReconcileVerdict::kStillUnknown);
+}
+
+// A provider that builds its refund ids from the card token (a secret of the tools file): the
+// reference, the output and the lookup's reference leave the worker with "[secret]" in its
+// place, on the normal path and after a lost reply; the provider's own ids hold the token.
+TEST_F(HttpToolsTest, AReferenceThatEmbedsTheFilesSecretLeavesTheWorkerRedacted) {
+  Start({"--refund-id-from-card"});
+  AttemptOutcome done = Execute("send_refund", kRefund, "op_echo_1");
+  ASSERT_TRUE(done.success) << done.code << " " << done.message;
+  EXPECT_EQ(done.provider_ref, "re_[secret]_000001");
+  EXPECT_EQ(done.output.as_object().at("refund_id").as_string(), "re_[secret]_000001");
+  provider_.reset();
+  Start({"--refund-id-from-card", "--drop-reply-rate", "1"});
+  AttemptOutcome lost = Execute("send_refund", kRefund, "op_echo_2");
+  EXPECT_EQ(lost.code, "reply_lost") << lost.message;
+  ReconcileOutcome found = Reconcile("op_echo_2", kRefund);
+  ASSERT_EQ(found.verdict, ReconcileVerdict::kCommitted) << found.message;
+  EXPECT_EQ(found.provider_ref, "re_[secret]_000002");
+  EXPECT_EQ(json::serialize(found.output).find(kToken), std::string::npos);
+  std::vector<LedgerRefund> ledger = Ledger();
+  ASSERT_EQ(ledger.size(), 2u);
+  EXPECT_EQ(ledger[1].refund_id, std::string("re_") + kToken + "_000002");
 }
 
 // A secret put into a URL never reaches what the tool reports, as it is or percent-encoded,

@@ -1,6 +1,7 @@
 #include "reckon/worker/local_worker.h"
 
 #include <chrono>
+#include <memory>
 
 #include "reckon/worker/run_inspection.h"
 
@@ -54,11 +55,15 @@ boost::asio::awaitable<AttemptOutcome> LocalWorker::RunAttempt(AttemptRequest re
     co_return ToolFailed(FailureKind::kDefinitive, "unknown_tool",
                          "this worker hosts no tool '" + request.tool + "'");
   }
+  // What the call reports leaves here redacted (worker/call_secrets.h).
+  auto secrets = std::make_shared<CallSecrets>(tool->contract, request.input);
   ToolCallContext context{request.run.workflow_id, request.step_id, request.operation_id,
                           request.attempt, SteadyDeadline(request.deadline_us),
                           std::move(request.last_heartbeat_details_json)};
-  co_return co_await RunTool(*tool, std::move(request.input), std::move(context),
-                             request.heartbeat_timeout);
+  context.secrets = secrets;
+  AttemptOutcome outcome = co_await RunTool(*tool, std::move(request.input), std::move(context),
+                                            request.heartbeat_timeout);
+  co_return secrets->Redact(std::move(outcome));
 }
 
 boost::asio::awaitable<ReconcileOutcome> LocalWorker::Reconcile(ReconcileRequest request) {
@@ -69,9 +74,12 @@ boost::asio::awaitable<ReconcileOutcome> LocalWorker::Reconcile(ReconcileRequest
     outcome.message = "no reconcile lookup for tool '" + request.tool + "' here";
     co_return outcome;
   }
+  auto secrets = std::make_shared<CallSecrets>(tool->contract, request.input);
   ToolCallContext context{request.run.workflow_id, "", request.operation_id, request.round,
                           SteadyDeadline(request.deadline_us)};
-  co_return co_await tool->reconcile(std::move(request.input), std::move(context));
+  context.secrets = secrets;
+  ReconcileOutcome outcome = co_await tool->reconcile(std::move(request.input), std::move(context));
+  co_return secrets->Redact(std::move(outcome));
 }
 
 }  // namespace reckon

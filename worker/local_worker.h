@@ -2,6 +2,9 @@
 // engine's own process and implements the engine's two seams (WorkflowHost, ToolDispatcher)
 // directly, so embedded and server mode share every decision the engine makes.
 //
+// Secrets: what a call reports (the attempt's report, a lookup's) is redacted here, before the
+// engine sees it, with every secret of the call (worker/call_secrets.h).
+//
 // Tool heartbeats (local_worker_attempt.cc): a tool's details go with its attempt's report,
 // and the next attempt gets them (ToolCallContext::LastHeartbeatDetails); a contract's
 // heartbeat_timeout is watched here, as the server does for remote workers. There is no queue,

@@ -372,8 +372,10 @@ asio::awaitable<std::unique_ptr<capnp::MallocMessageBuilder>> RemoteWorker::RunT
     } else {
       auto cancel = std::make_shared<asio::cancellation_signal>();
       auto heartbeat = std::make_shared<ToolHeartbeat>();
+      auto secrets = std::make_shared<CallSecrets>(tool->contract, input.value());
       context.heartbeat = heartbeat;
-      held_[token] = Held{cancel, heartbeat};
+      context.secrets = secrets;
+      held_[token] = Held{cancel, heartbeat, secrets};
       asio::steady_timer deadline(executor_, context.deadline);
       deadline.async_wait([cancel](const boost::system::error_code& ec) {
         if (!ec) cancel->emit(asio::cancellation_type::terminal);
@@ -392,6 +394,7 @@ asio::awaitable<std::unique_ptr<capnp::MallocMessageBuilder>> RemoteWorker::RunT
       if (outcome.heartbeat_details_json.empty()) {
         outcome.heartbeat_details_json = heartbeat->details_json();
       }
+      outcome = secrets->Redact(std::move(outcome));  // before it leaves the worker
     }
     api::AttemptOutcomeToWire(outcome, complete);
   } else {
@@ -402,7 +405,9 @@ asio::awaitable<std::unique_ptr<capnp::MallocMessageBuilder>> RemoteWorker::RunT
     } else {
       json::value lookup_input = input ? std::move(input).value() : json::value();
       auto cancel = std::make_shared<asio::cancellation_signal>();
-      held_[token] = Held{cancel};
+      auto secrets = std::make_shared<CallSecrets>(tool->contract, lookup_input);
+      context.secrets = secrets;
+      held_[token] = Held{cancel, nullptr, secrets};
       asio::steady_timer deadline(executor_, context.deadline);
       deadline.async_wait([cancel](const boost::system::error_code& ec) {
         if (!ec) cancel->emit(asio::cancellation_type::terminal);
@@ -418,6 +423,7 @@ asio::awaitable<std::unique_ptr<capnp::MallocMessageBuilder>> RemoteWorker::RunT
       }
       deadline.cancel();
       held_.erase(token);
+      outcome = secrets->Redact(std::move(outcome));  // before it leaves the worker
     }
     api::ReconcileOutcomeToWire(outcome, complete);
   }
@@ -471,7 +477,11 @@ asio::awaitable<void> RemoteWorker::HeartbeatLoop() {
     for (const auto& [token, held] : held_) {
       tokens.set(i++, token);
       if (held.heartbeat && held.heartbeat->pending()) {
-        progress.emplace_back(token, held.heartbeat->TakeBeat());
+        const std::string& details = held.heartbeat->TakeBeat();
+        // A beat without details stays one; details leave the worker redacted.
+        progress.emplace_back(token, details.empty() || !held.secrets
+                                         ? details
+                                         : held.secrets->RedactDetails(details));
       }
     }
     auto beats = beat.initProgress(static_cast<unsigned>(progress.size()));

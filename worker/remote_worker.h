@@ -18,6 +18,9 @@
 // A report that could not be delivered (the connection dropped) is sent again after
 // reconnecting: a late success is still evidence to the server, never a second effect.
 //
+// Secrets: a tool task's report, and the heartbeat details relayed while it runs, leave the
+// worker redacted with every secret of the call (worker/call_secrets.h).
+//
 // Connection loss: every poll ends, the worker reconnects with backoff and registers again;
 // running tool calls carry on and report on the new connection.
 //
@@ -88,6 +91,7 @@ class RemoteWorker {
   struct Held {
     std::shared_ptr<boost::asio::cancellation_signal> cancel;
     std::shared_ptr<ToolHeartbeat> heartbeat;  // the tool's own beats, relayed by HeartbeatLoop
+    std::shared_ptr<const CallSecrets> secrets;  // what the relayed details are redacted with
   };
   boost::asio::awaitable<Result<void>> Session(std::shared_ptr<api::Client> client);
   // Long-polls until a reply comes (a task or noTask); nullopt once the connection ends or the

@@ -10,6 +10,10 @@ void ToolCallContext::Heartbeat(const boost::json::value& details) const {
   if (heartbeat) heartbeat->Beat(details);
 }
 
+void ToolCallContext::KeepSecret(std::string value) const {
+  if (secrets) secrets->Add(std::move(value));
+}
+
 boost::json::value ToolCallContext::LastHeartbeatDetails() const {
   if (last_heartbeat_details_json.empty()) return nullptr;
   boost::system::error_code ec;

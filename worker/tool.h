@@ -1,8 +1,9 @@
 // Tools as a worker hosts them: a contract (contract/contract.h) plus the code that carries out
 // an attempt and, for contracts that reconcile by lookup, the code that asks the provider.
 //
-// Tool code is an Asio coroutine. It receives the full input (secrets included; never log it)
-// and a ToolCallContext with the operation id, which it must send to the provider as the
+// Tool code is an Asio coroutine. It receives the full input (secrets included; never log it;
+// a secret it fetches itself, from a vault, it names with ToolCallContext::KeepSecret) and a
+// ToolCallContext with the operation id, which it must send to the provider as the
 // idempotency key on every attempt, and the attempt's hard deadline, which it must honour: the
 // engine cancels the coroutine at the deadline, and a tool that cannot stop must report
 // kUnknown rather than pretend. Tool functions live in a ToolRegistry for the life of the
@@ -25,6 +26,7 @@
 #include "reckon/contract/contract.h"
 #include "reckon/contract/contract_registry.h"
 #include "reckon/engine/tool_dispatcher.h"
+#include "reckon/worker/call_secrets.h"
 #include "reckon/worker/tool_heartbeat.h"
 
 namespace reckon {
@@ -39,6 +41,9 @@ struct ToolCallContext {
   std::string last_heartbeat_details_json;
   // Where this attempt's heartbeats go (worker/tool_heartbeat.h); null: nowhere (a lookup).
   std::shared_ptr<ToolHeartbeat> heartbeat;
+  // The call's secrets, which the worker redacts from the report (worker/call_secrets.h);
+  // null outside a worker.
+  std::shared_ptr<CallSecrets> secrets;
 
   // Tells the worker the tool is alive and how far it got. A tool whose contract declares
   // heartbeat_timeout must call it more often than that, or its attempt is treated as lost.
@@ -48,6 +53,14 @@ struct ToolCallContext {
   void Heartbeat(const boost::json::value& details) const;
   // The progress details an earlier attempt heartbeated last; null when none.
   boost::json::value LastHeartbeatDetails() const;
+  // Names a secret the tool fetched itself (a card token from a vault) and may send to the
+  // provider. The worker redacts it, as it redacts the values of the input's secret fields,
+  // from everything this call reports (output, provider reference, code, message, heartbeat
+  // details) before the report leaves the worker, so a provider that echoes it (a refund id
+  // built from the card token) does not get it journaled. Call it as soon as the value is
+  // fetched. Reckon never learns the value otherwise: a secret not named here reaches the
+  // journal if the provider echoes it.
+  void KeepSecret(std::string value) const;
 };
 
 using ToolExecute = std::function<boost::asio::awaitable<AttemptOutcome>(

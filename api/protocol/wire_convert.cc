@@ -230,7 +230,7 @@ Result<AttemptOutcome> AttemptOutcomeFromWire(wire::CompleteToolTask::Reader in)
   outcome.kind = FailureKindFromWire(a.getKind());
   outcome.code = Str(a.getCode());
   outcome.message = Str(a.getMessage());
-  // Capped and checked again when journaled (engine/heartbeat_details.h); not_started is
+  // Capped and checked again when journaled (engine/tool_report.h); not_started is
   // never taken from a worker.
   if (in.getHeartbeatDetailsJson().size() <= kMaxHeartbeatDetailsBytes) {
     outcome.heartbeat_details_json = Str(in.getHeartbeatDetailsJson());

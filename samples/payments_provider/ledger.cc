@@ -12,23 +12,26 @@ CREATE TABLE IF NOT EXISTS refunds (
   amount_cents INTEGER NOT NULL,
   reason TEXT NOT NULL,
   idempotency_key TEXT,
-  created_at TEXT NOT NULL
+  created_at TEXT NOT NULL,
+  card_token TEXT
 );
 CREATE INDEX IF NOT EXISTS refunds_by_key ON refunds(idempotency_key, seq);
 )sql";
 
 constexpr std::string_view kColumns =
-    "seq, payment_id, amount_cents, reason, idempotency_key, created_at";
+    "seq, payment_id, amount_cents, reason, idempotency_key, created_at, card_token";
 
-std::string RefundId(std::int64_t seq) {
+std::string RefundId(std::int64_t seq, std::string_view card_token) {
   char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "re_%06lld", static_cast<long long>(seq));
-  return buffer;
+  std::snprintf(buffer, sizeof buffer, "%06lld", static_cast<long long>(seq));
+  if (card_token.empty()) return "re_" + std::string(buffer);
+  return "re_" + std::string(card_token) + "_" + buffer;
 }
 
 Refund ReadRow(const storage::Statement& row) {
   Refund refund;
-  refund.refund_id = RefundId(row.ColumnInt(0));
+  refund.refund_id =
+      RefundId(row.ColumnInt(0), row.ColumnIsNull(6) ? std::string_view() : row.ColumnText(6));
   refund.payment_id = std::string(row.ColumnText(1));
   refund.amount_cents = row.ColumnInt(2);
   refund.reason = std::string(row.ColumnText(3));
@@ -48,10 +51,16 @@ Result<Ledger> Ledger::Open(const std::string& path) {
   }
   RECKON_TRY(db.Exec("PRAGMA synchronous=FULL"));
   RECKON_TRY(db.Exec(kSchema));
+  RECKON_TRY(std::int64_t has_card_token,
+             db.QueryInt("SELECT count(*) FROM pragma_table_info('refunds') "
+                         "WHERE name = 'card_token'"));
+  if (has_card_token == 0) {
+    RECKON_TRY(db.Exec("ALTER TABLE refunds ADD COLUMN card_token TEXT"));
+  }
   RECKON_TRY(storage::Statement insert,
              db.Prepare("INSERT INTO refunds(payment_id, amount_cents, reason, "
-                        "idempotency_key, created_at) VALUES(?1, ?2, ?3, ?4, ?5) "
-                        "RETURNING seq"));
+                        "idempotency_key, created_at, card_token) "
+                        "VALUES(?1, ?2, ?3, ?4, ?5, ?6) RETURNING seq"));
   RECKON_TRY(storage::Statement find,
              db.Prepare("SELECT " + std::string(kColumns) +
                         " FROM refunds WHERE idempotency_key = ?1 ORDER BY seq LIMIT 1"));
@@ -69,6 +78,11 @@ Result<Refund> Ledger::Insert(const NewRefund& refund) {
     insert_.BindNull(4);
   }
   insert_.Bind(5, refund.created_at);
+  if (refund.echoed_card_token.empty()) {
+    insert_.BindNull(6);
+  } else {
+    insert_.Bind(6, refund.echoed_card_token);
+  }
   RECKON_TRY(bool row, insert_.Step());
   if (!row) return Err(Errc::kInternal, "INSERT ... RETURNING seq returned no row");
   std::int64_t seq = insert_.ColumnInt(0);
@@ -76,7 +90,7 @@ Result<Refund> Ledger::Insert(const NewRefund& refund) {
   RECKON_TRY(bool more, insert_.Step());
   insert_.Reset();
   if (more) return Err(Errc::kInternal, "INSERT ... RETURNING seq returned two rows");
-  return Refund{RefundId(seq), refund.payment_id, refund.amount_cents, refund.reason,
+  return Refund{RefundId(seq, refund.echoed_card_token), refund.payment_id, refund.amount_cents, refund.reason,
                 refund.idempotency_key, refund.created_at};
 }
 

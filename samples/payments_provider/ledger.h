@@ -5,9 +5,11 @@
 //
 // Schema (the file is the provider's own; nothing else reads it):
 //   refunds(seq INTEGER PRIMARY KEY AUTOINCREMENT, payment_id, amount_cents, reason,
-//           idempotency_key NULL, created_at)
-// with an index on (idempotency_key, seq). refund_id is "re_" + seq zero-padded to six digits;
-// AUTOINCREMENT never reuses a seq, so ids are unique for the life of the file. Keys are not
+//           idempotency_key NULL, created_at, card_token NULL)
+// with an index on (idempotency_key, seq). refund_id is "re_" + seq zero-padded to six digits,
+// or "re_" + card_token + "_" + that for a refund stored with a card token to echo (a careless
+// provider's ids, --refund-id-from-card); AUTOINCREMENT never reuses a seq, so ids are unique
+// for the life of the file. A ledger written before card_token existed gets the column. Keys are not
 // unique: with deduplication off the same key may be stored several times.
 //
 // Not thread-safe: one Ledger belongs to the provider's one I/O thread. Calls block on disk.
@@ -41,6 +43,7 @@ struct NewRefund {
   std::string reason;
   std::optional<std::string> idempotency_key;
   std::string created_at;
+  std::string echoed_card_token;  // non-empty: the refund id embeds it
 };
 
 class Ledger {

@@ -45,6 +45,7 @@ struct Flags {
   int delay_ms = 0;
   bool no_dedup = false;
   int rate_limit_first = 0;
+  bool refund_id_from_card = false;
 };
 
 int Run(const Flags& flags, spdlog::logger& log) {
@@ -60,6 +61,7 @@ int Run(const Flags& flags, spdlog::logger& log) {
   config.delay = std::chrono::milliseconds(flags.delay_ms);
   config.dedup = !flags.no_dedup;
   config.rate_limit_first = flags.rate_limit_first;
+  config.refund_id_from_card = flags.refund_id_from_card;
   RefundService service(ledger.value(), config, [] { return std::chrono::system_clock::now(); });
   Router router(service);
 
@@ -119,6 +121,9 @@ int main(int argc, char** argv) {
   app.add_option("--rate-limit-first", flags.rate_limit_first,
                  "refuse the first N new refunds with 429 rate_limited (nothing committed)")
       ->check(CLI::Range(0, 1000000));
+  app.add_flag("--refund-id-from-card", flags.refund_id_from_card,
+               "build refund ids from the request's card token (re_<token>_<seq>), as a "
+               "careless provider might");
   app.add_flag("--no-dedup", flags.no_dedup,
                "ignore Idempotency-Key for deduplication (still stored for lookups)");
   CLI11_PARSE(app, argc, argv);

@@ -15,6 +15,10 @@ TEST(ParseRefundRequest, AcceptsAValidBodyAndDropsCardToken) {
       R"({"payment_id":"pay-1","amount_cents":150,"reason":"dup","card_token":"tok","x":1})");
   ASSERT_TRUE(parsed) << parsed.error().message;
   EXPECT_EQ(parsed.value(), (RefundRequest{"pay-1", 150, "dup"}));
+  // Read apart, only for a provider that echoes it.
+  EXPECT_EQ(CardTokenIn(R"({"payment_id":"pay-1","card_token":"tok"})"), "tok");
+  EXPECT_EQ(CardTokenIn(R"({"card_token":7})"), "");
+  EXPECT_EQ(CardTokenIn("not json"), "");
 }
 
 TEST(ParseRefundRequest, NamesTheField) {
@@ -97,6 +101,30 @@ TEST(Ledger, StoresFindsListsAndSurvivesReopening) {
   EXPECT_EQ(all[2].idempotency_key, std::nullopt);
   EXPECT_EQ(reopened.value().Insert(NewRefund{"pay-4", 1, "r", "k2", "t4"}).value().refund_id,
             "re_000004");
+}
+
+// --refund-id-from-card: the ids embed the card token, durably; a ledger written before the
+// column existed gets it and keeps its ids.
+TEST(Ledger, EchoesACardTokenInTheRefundIdAndUpgradesAnOldFile) {
+  reckon::testing::TempDir dir;
+  const std::string path = dir.File("ledger.db");
+  {
+    Result<storage::SqliteDb> db = storage::SqliteDb::Open(path);
+    ASSERT_TRUE(db) << db.error().ToString();
+    ASSERT_TRUE(db.value().Exec(
+        "CREATE TABLE refunds (seq INTEGER PRIMARY KEY AUTOINCREMENT, payment_id TEXT NOT NULL, "
+        "amount_cents INTEGER NOT NULL, reason TEXT NOT NULL, idempotency_key TEXT, "
+        "created_at TEXT NOT NULL); INSERT INTO refunds(payment_id, amount_cents, reason, "
+        "idempotency_key, created_at) VALUES('pay-1', 10, 'r', 'k', 't1')"));
+  }
+  Result<Ledger> ledger = Ledger::Open(path);
+  ASSERT_TRUE(ledger) << ledger.error().ToString();
+  Result<Refund> echoed =
+      ledger.value().Insert(NewRefund{"pay-2", 20, "r", "k2", "t2", "tok_card_1"});
+  ASSERT_TRUE(echoed) << echoed.error().ToString();
+  EXPECT_EQ(echoed.value().refund_id, "re_tok_card_1_000002");
+  EXPECT_EQ(ledger.value().FindByKey("k2").value()->refund_id, "re_tok_card_1_000002");
+  EXPECT_EQ(ledger.value().FindByKey("k").value()->refund_id, "re_000001");
 }
 
 }  // namespace

@@ -47,4 +47,12 @@ ParsedRefund ParseRefundRequest(std::string_view body) {
   return request;
 }
 
+std::string CardTokenIn(std::string_view body) {
+  boost::system::error_code ec;
+  boost::json::value value = boost::json::parse(body, ec);
+  const boost::json::object* object = ec ? nullptr : value.if_object();
+  const boost::json::value* token = object ? object->if_contains("card_token") : nullptr;
+  return token != nullptr && token->is_string() ? std::string(token->get_string()) : "";
+}
+
 }  // namespace reckon::samples::provider

@@ -4,8 +4,9 @@
 //   {"payment_id": string, "amount_cents": integer, "reason": string, "card_token": any}
 //
 // card_token (the secret a real client would send) and any other extra field are accepted and
-// dropped here, so they never reach the ledger or a log and play no part in deciding whether
-// two requests with the same Idempotency-Key are the same. Pure function; thread-safe.
+// dropped here, so they never reach a log and play no part in deciding whether two requests
+// with the same Idempotency-Key are the same (CardTokenIn reads the token, for a provider that
+// echoes it in its refund ids). Pure functions; thread-safe.
 #pragma once
 
 #include <boost/outcome/basic_result.hpp>  // not result.hpp (decision 55)
@@ -37,5 +38,8 @@ using ParsedRefund = boost::outcome_v2::basic_result<RefundRequest, FieldError,
                                                     boost::outcome_v2::policy::terminate>;
 
 ParsedRefund ParseRefundRequest(std::string_view body);
+
+// The body's card_token when it is a string; else empty.
+std::string CardTokenIn(std::string_view body);
 
 }  // namespace reckon::samples::provider

@@ -142,9 +142,9 @@ boost::asio::awaitable<ServiceReply> RefundService::CreateRefund(
   if (faults.fail_before_commit) {
     co_return ErrorReply(503, "provider_unavailable", "injected failure: nothing was committed");
   }
-  Result<Refund> refund = ledger_.Insert(NewRefund{request.payment_id, request.amount_cents,
-                                                   request.reason, idempotency_key,
-                                                   Rfc3339(clock_())});
+  Result<Refund> refund = ledger_.Insert(NewRefund{
+      request.payment_id, request.amount_cents, request.reason, idempotency_key,
+      Rfc3339(clock_()), config_.refund_id_from_card ? CardTokenIn(body) : std::string()});
   if (!refund) co_return InternalError(refund.error());
   ServiceReply reply{201, RefundJson(refund.value())};
   reply.drop_connection = faults.drop_reply;

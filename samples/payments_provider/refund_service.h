@@ -45,6 +45,9 @@ struct ProviderConfig {
   std::chrono::milliseconds delay{0};  // before committing (or failing) a new refund
   bool dedup = true;                   // false: --no-dedup
   int rate_limit_first = 0;            // --rate-limit-first: refuse this many with 429 first
+  // --refund-id-from-card: new refunds get ids that embed the request's card token
+  // (re_<token>_<seq>), as a careless provider's might: what a client must keep secret.
+  bool refund_id_from_card = false;
 };
 
 struct ServiceReply {

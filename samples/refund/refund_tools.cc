@@ -74,7 +74,11 @@ asio::awaitable<AttemptOutcome> SendRefund(HttpEndpoint provider, const CardVaul
   if (const json::value* token = in.if_contains("card_token")) {
     body["card_token"] = *token;
   } else {
-    body["card_token"] = vault->TokenFor(in.at("payment_id").as_string());
+    // Fetched here, so the worker cannot know it unless told: a provider that echoes the
+    // token (in its refund id) would otherwise get it journaled.
+    std::string fetched = vault->TokenFor(in.at("payment_id").as_string());
+    context.KeepSecret(fetched);
+    body["card_token"] = std::move(fetched);
   }
   HttpCall call;
   call.method = "POST";
@@ -89,7 +93,15 @@ asio::awaitable<AttemptOutcome> SendRefund(HttpEndpoint provider, const CardVaul
   co_return FromRefundResponse(response.value());
 }
 
-asio::awaitable<ReconcileOutcome> FindRefund(HttpEndpoint provider, ToolCallContext context) {
+asio::awaitable<ReconcileOutcome> FindRefund(HttpEndpoint provider, const CardVault* vault,
+                                             json::value input, ToolCallContext context) {
+  // The refund found may echo the card token the attempt sent: name it to the worker.
+  if (const json::object* in = input.if_object()) {
+    const json::value* payment = in->if_contains("payment_id");
+    if (payment != nullptr && payment->is_string() && !in->contains("card_token")) {
+      context.KeepSecret(vault->TokenFor(payment->as_string()));
+    }
+  }
   HttpCall call;
   call.port = provider.port;
   call.target = "/refunds?idempotency_key=" + context.operation_id;
@@ -146,8 +158,8 @@ Result<void> RegisterRefundTools(ToolRegistry& tools, HttpEndpoint provider,
             [provider, vault_ptr](json::value input, ToolCallContext context) {
               return SendRefund(provider, vault_ptr, std::move(input), std::move(context));
             },
-            [provider](json::value, ToolCallContext context) {
-              return FindRefund(provider, std::move(context));
+            [provider, vault_ptr](json::value input, ToolCallContext context) {
+              return FindRefund(provider, vault_ptr, std::move(input), std::move(context));
             }};
   RECKON_TRY(tools.Register(std::move(send)));
   Tool lookup{LookupPaymentContract(),

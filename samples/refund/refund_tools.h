@@ -22,7 +22,9 @@
 namespace reckon::refund {
 
 // Registers send_refund and lookup_payment, talking to the provider at `provider`. send_refund
-// takes the card token from `vault` unless its input carries one; `vault` must outlive `tools`.
+// takes the card token from `vault` unless its input carries one, and names it to the worker
+// (ToolCallContext::KeepSecret; its lookup too), so a provider that echoes it in a refund id
+// does not get it journaled; `vault` must outlive `tools`.
 Result<void> RegisterRefundTools(ToolRegistry& tools, samples::HttpEndpoint provider,
                                  const CardVault& vault);
 

@@ -6,7 +6,6 @@
 #include <string_view>
 
 #include "reckon/contract/field_path.h"
-#include "reckon/contract/secret_fields.h"
 #include "reckon/tools/http/http_client.h"
 #include "reckon/tools/http/http_url.h"
 
@@ -16,17 +15,10 @@ namespace {
 namespace asio = boost::asio;
 namespace json = boost::json;
 
-// Scrubs the file's secret values out of what a tool reports.
-SecretRedactor RedactorOf(const HttpToolsFile& file, const HttpToolSpec& spec) {
-  SecretRedactor redactor{spec.contract.secret_fields, {}};
-  for (const auto& [name, value] : file.secrets) {
-    redactor.values.push_back(value);
-    // As it appears in a URL (a transport error quotes the request line).
-    if (std::string encoded = PercentEncode(value); encoded != value) {
-      redactor.values.push_back(std::move(encoded));
-    }
-  }
-  return redactor;
+// Names the file's secrets to the worker, which redacts them (as they are, JSON-escaped or
+// percent-encoded, as a URL carries them) from everything the call reports.
+void KeepSecrets(const HttpToolsFile& file, const ToolCallContext& context) {
+  for (const auto& [name, value] : file.secrets) context.KeepSecret(value);
 }
 
 bool IEquals(std::string_view a, std::string_view b) {
@@ -106,8 +98,8 @@ Result<HttpCall> BuildCall(const HttpRequestSpec& request, const TemplateValues&
   return call;
 }
 
-AttemptOutcome TransportFailure(const Error& error, const SecretRedactor& redact) {
-  std::string message = redact.Text(error.message());
+AttemptOutcome TransportFailure(const Error& error) {
+  std::string message = error.message();
   const auto kind = HttpFailureOf(error);
   if (kind == HttpFailure::kNotSent) {
     return ToolFailed(FailureKind::kRetryable, "not_sent", std::move(message));
@@ -120,8 +112,7 @@ AttemptOutcome TransportFailure(const Error& error, const SecretRedactor& redact
                     std::move(message));
 }
 
-AttemptOutcome FromReply(const HttpToolSpec& spec, const HttpResponse& response,
-                         const SecretRedactor& redact) {
+AttemptOutcome FromReply(const HttpToolSpec& spec, const HttpResponse& response) {
   const HttpOutcomeRule* rule = nullptr;
   for (const HttpOutcomeRule& candidate : spec.outcomes) {
     if (Listed(candidate.statuses, response.status)) {
@@ -144,8 +135,8 @@ AttemptOutcome FromReply(const HttpToolSpec& spec, const HttpResponse& response,
       return ToolFailed(FailureKind::kUnknown, "unreadable_reply",
                         what + " without " + spec.provider_ref + " in its body");
     }
-    if (accepted) return ToolAccepted(redact.Text(std::move(provider_ref)));
-    return ToolSucceeded(redact.Output(body.value()), std::move(provider_ref));
+    if (accepted) return ToolAccepted(std::move(provider_ref));
+    return ToolSucceeded(std::move(body).value(), std::move(provider_ref));
   }
   std::string code = rule != nullptr ? rule->code : "";
   const std::string reply_code = body ? StringAt(body.value(), spec.error_code) : "";
@@ -159,7 +150,7 @@ AttemptOutcome FromReply(const HttpToolSpec& spec, const HttpResponse& response,
   const FailureKind kind = rule->means == HttpOutcomeMeaning::kDefinitive  ? FailureKind::kDefinitive
                            : rule->means == HttpOutcomeMeaning::kRetryable ? FailureKind::kRetryable
                                                                            : FailureKind::kUnknown;
-  return ToolFailed(kind, redact.Text(std::move(code)), redact.Text(std::move(message)));
+  return ToolFailed(kind, std::move(code), std::move(message));
 }
 
 }  // namespace
@@ -167,35 +158,35 @@ AttemptOutcome FromReply(const HttpToolSpec& spec, const HttpResponse& response,
 asio::awaitable<AttemptOutcome> ExecuteHttpTool(std::shared_ptr<const HttpToolsFile> file,
                                                 const HttpToolSpec* spec, json::value input,
                                                 ToolCallContext context) {
-  const SecretRedactor redact = RedactorOf(*file, *spec);
+  KeepSecrets(*file, context);
   TemplateValues values{&input, context.operation_id, &file->secrets};
   Result<HttpCall> call =
       BuildCall(spec->request, values, spec->idempotency_key_header, spec->contract, context);
   if (!call) {
     co_return ToolFailed(FailureKind::kDefinitive, "invalid_request",
                          "the request cannot be built from the input: " +
-                             redact.Text(call.error().message()));
+                             call.error().message());
   }
   Result<HttpResponse> response = co_await HttpRequest(std::move(call).value());
-  if (!response) co_return TransportFailure(response.error(), redact);
-  co_return FromReply(*spec, response.value(), redact);
+  if (!response) co_return TransportFailure(response.error());
+  co_return FromReply(*spec, response.value());
 }
 
 asio::awaitable<ReconcileOutcome> ReconcileHttpTool(std::shared_ptr<const HttpToolsFile> file,
                                                     const HttpToolSpec* spec, json::value input,
                                                     ToolCallContext context) {
-  const SecretRedactor redact = RedactorOf(*file, *spec);
+  KeepSecrets(*file, context);
   const HttpLookupSpec& lookup = *spec->lookup;
   TemplateValues values{input.is_null() ? nullptr : &input, context.operation_id, &file->secrets};
   ReconcileOutcome outcome;  // still_unknown until the reply says otherwise
   Result<HttpCall> call = BuildCall(lookup.request, values, {}, spec->contract, context);
   if (!call) {
-    outcome.message = "the lookup cannot be built: " + redact.Text(call.error().message());
+    outcome.message = "the lookup cannot be built: " + call.error().message();
     co_return outcome;
   }
   Result<HttpResponse> response = co_await HttpRequest(std::move(call).value());
   if (!response) {
-    outcome.message = redact.Text(response.error().message());
+    outcome.message = response.error().message();
     co_return outcome;
   }
   const int status = response.value().status;
@@ -209,7 +200,7 @@ asio::awaitable<ReconcileOutcome> ReconcileHttpTool(std::shared_ptr<const HttpTo
     if (lookup.provider_ref.empty() || !ref.empty()) {
       outcome.verdict = ReconcileVerdict::kCommitted;
       outcome.provider_ref = std::move(ref);
-      outcome.output = redact.Output(body.value());
+      outcome.output = std::move(body).value();
       co_return outcome;
     }
   }

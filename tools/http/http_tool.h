@@ -19,8 +19,10 @@
 // not_found (a not_found status), or still_unknown (anything else, transport failures
 // included).
 //
-// Secrets: the file's secret values never appear in what a tool reports (outputs and messages
-// are scrubbed of them, as of the input's secret fields, contract/secret_fields.h).
+// Secrets: each call names the file's secret values to its worker (ToolCallContext::KeepSecret),
+// which redacts them, with the values of the input's secret fields, from everything the call
+// reports (output, provider reference, code, message; a lookup's too) before the report
+// leaves it (worker/call_secrets.h). Run outside a worker, a call's report is not redacted.
 //
 // Thread-safety: the tools share the immutable file through a shared_ptr; calls are
 // independent coroutines.
