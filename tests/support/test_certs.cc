@@ -42,9 +42,15 @@ bool AddExtension(X509* cert, X509* issuer, int nid, const char* value) {
   return added;
 }
 
+// Validity from `not_before` to `not_after`, in seconds from now.
+struct Validity {
+  long not_before = -3600;
+  long not_after = 7L * 24 * 3600;
+};
+
 // A certificate for `common_name`, signed by `issuer` (itself when null: a self-signed CA).
 Result<Identity> Issue(const char* common_name, const Identity* issuer, bool is_ca,
-                       const char* subject_alt_name, long serial) {
+                       const char* subject_alt_name, long serial, Validity validity = {}) {
   Identity made;
   made.key.reset(EVP_EC_gen("P-256"));
   if (!made.key) return Failed("EVP_EC_gen");
@@ -53,8 +59,8 @@ Result<Identity> Issue(const char* common_name, const Identity* issuer, bool is_
   if (cert == nullptr) return Failed("X509_new");
   X509_set_version(cert, 2);
   ASN1_INTEGER_set(X509_get_serialNumber(cert), serial);
-  X509_gmtime_adj(X509_getm_notBefore(cert), -3600);
-  X509_gmtime_adj(X509_getm_notAfter(cert), 7L * 24 * 3600);
+  X509_gmtime_adj(X509_getm_notBefore(cert), validity.not_before);
+  X509_gmtime_adj(X509_getm_notAfter(cert), validity.not_after);
   X509_set_pubkey(cert, made.key.get());
   X509_NAME* name = X509_get_subject_name(cert);
   X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC,
@@ -111,6 +117,8 @@ Result<TestCertificates> WriteTestCertificates(const std::filesystem::path& dir)
   RECKON_TRY(Identity other_ca, Issue("some other CA", nullptr, true, nullptr, 4));
   RECKON_TRY(Identity intruder, Issue("intruder", &other_ca, false, nullptr, 5));
   RECKON_TRY(Identity impostor, Issue("reckon-server", &other_ca, false, server_names, 6));
+  RECKON_TRY(Identity expired, Issue("worker-expired", &ca, false, nullptr, 7,
+                                     Validity{-2L * 24 * 3600, -24L * 3600}));
   TestCertificates files;
   auto file = [&dir](const char* name) { return (dir / name).string(); };
   files.ca = file("ca.pem");
@@ -123,6 +131,8 @@ Result<TestCertificates> WriteTestCertificates(const std::filesystem::path& dir)
   files.other_client_key = file("intruder.key");
   files.other_server_cert = file("impostor.pem");
   files.other_server_key = file("impostor.key");
+  files.expired_client_cert = file("expired.pem");
+  files.expired_client_key = file("expired.key");
   RECKON_TRY(WriteCert(files.ca, ca.cert.get()));
   RECKON_TRY(WriteCert(files.server_cert, server.cert.get()));
   RECKON_TRY(WriteKey(files.server_key, server.key.get()));
@@ -133,6 +143,8 @@ Result<TestCertificates> WriteTestCertificates(const std::filesystem::path& dir)
   RECKON_TRY(WriteKey(files.other_client_key, intruder.key.get()));
   RECKON_TRY(WriteCert(files.other_server_cert, impostor.cert.get()));
   RECKON_TRY(WriteKey(files.other_server_key, impostor.key.get()));
+  RECKON_TRY(WriteCert(files.expired_client_cert, expired.cert.get()));
+  RECKON_TRY(WriteKey(files.expired_client_key, expired.key.get()));
   return files;
 }
 

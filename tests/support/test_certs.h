@@ -1,7 +1,8 @@
 // Test certificates for TLS tests, made fresh in a directory at run time (nothing is read from
 // outside the repository, and nothing expires between runs): a CA, a server certificate it
 // signs for 127.0.0.1 and localhost, a client certificate it signs (for mTLS), and a second,
-// unrelated CA with a client certificate of its own (what an untrusted party presents).
+// unrelated CA with a client certificate of its own (what an untrusted party presents), and a
+// client certificate of the CA that expired yesterday.
 // Keys are P-256. Every file is PEM, mode 0600 for keys.
 #pragma once
 
@@ -19,6 +20,7 @@ struct TestCertificates {
   std::string other_ca;                 // an unrelated CA
   std::string other_client_cert, other_client_key;  // CN=intruder, signed by `other_ca`
   std::string other_server_cert, other_server_key;  // as the server's, signed by `other_ca`
+  std::string expired_client_cert, expired_client_key;  // CN=worker-expired, by `ca`; expired
 };
 
 // Writes the files into `dir` (which must exist). Errc::kInternal naming the OpenSSL step if
