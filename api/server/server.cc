@@ -12,7 +12,9 @@
 #include <openssl/x509.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <array>
+#include <set>
 
 #include "reckon/api/protocol/client.h"
 #include "reckon/api/protocol/close_reason.h"
@@ -197,6 +199,28 @@ void Server::Stop() {
       connection->watch.cancel();
     }
   }
+}
+
+void Server::Withdraw(const Withdrawal& withdrawal) {
+  for (auto& [id, weak] : connections_) {
+    auto connection = weak.lock();
+    if (!connection || connection->stream->closed()) continue;
+    const auto& hashes = connection->session.token_hashes;
+    if (std::find(hashes.begin(), hashes.end(), withdrawal.token_hash) == hashes.end()) continue;
+    service_.Disconnected(connection->session);
+    CloseFor(*connection, "credential-withdrawn", withdrawal.reason);
+  }
+}
+
+std::vector<std::string> Server::OpenCredentials() const {
+  std::set<std::string> hashes;
+  for (const auto& [id, weak] : connections_) {
+    auto connection = weak.lock();
+    if (!connection || connection->stream->closed()) continue;
+    hashes.insert(connection->session.token_hashes.begin(),
+                  connection->session.token_hashes.end());
+  }
+  return {hashes.begin(), hashes.end()};
 }
 
 void Server::CloseFor(Connection& connection, std::string_view limit, const Error& reason) {

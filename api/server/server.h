@@ -27,6 +27,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "reckon/api/protocol/frame_stream.h"
 #include "reckon/api/protocol/memory_budget.h"
@@ -91,6 +92,15 @@ class Server {
   boost::asio::awaitable<void> Serve();
   // Stops accepting and closes every connection.
   void Stop();
+
+  // Ends every connection on which a request presented the withdrawn credential: its worker
+  // leaves the task queues at once (its polls end without a task; it no longer counts as
+  // connected for its workflow types), then the connection is closed with `withdrawal.reason`
+  // as the close reason, so nothing more is read from it or delivered on it.
+  void Withdraw(const Withdrawal& withdrawal);
+  // The valid credentials (token hashes) requests on the open connections presented, each
+  // once.
+  std::vector<std::string> OpenCredentials() const;
 
   // For tests and operators: bytes charged to the budget now, and connections open.
   std::size_t buffered_bytes() const { return buffers_.used(); }

@@ -20,8 +20,7 @@ Service::Service(storage::Journal& journal, ContractRegistry& contracts, Engine&
       worker_(journal, contracts, tasks, max_reply_bytes),
       auth_(authorizer) {}
 
-Result<auth::Principal> Service::Admit(const SessionState& session,
-                                       wire::Request::Reader request) {
+Result<auth::Principal> Service::Admit(SessionState& session, wire::Request::Reader request) {
   const auto which = request.getMethod().which();
   const std::string_view method = MethodName(which);
   auto refuse = [&](const Error& error) {
@@ -29,8 +28,11 @@ Result<auth::Principal> Service::Admit(const SessionState& session,
                  error.ToString());
     return error;
   };
-  auto principal = authorizer_.Authenticate(Str(request.getCredential()));
-  if (!principal) return refuse(principal.error());
+  auto authenticated = authorizer_.Authenticate(Str(request.getCredential()));
+  if (!authenticated) return refuse(authenticated.error());
+  // The connection ends when this credential is withdrawn (revoked, expired).
+  session.Authenticated(authenticated.value().token_hash);
+  Result<auth::Principal> principal = std::move(authenticated.value().principal);
   const auto permission = PermissionOf(which);
   if (!permission) {
     if (which == wire::Request::Method::WHO_AM_I) return principal;

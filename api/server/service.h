@@ -50,8 +50,9 @@ class Service {
                                       std::chrono::milliseconds timeout,
                                       wire::Response::Builder response);
 
-  // The connection of `session` closed.
-  void Disconnected(const SessionState& session) { worker_.Disconnected(session); }
+  // The connection of `session` closed, or is being closed: its worker, if registered, leaves
+  // the task queues now (its polls end; it no longer counts as connected). Idempotent.
+  void Disconnected(SessionState& session) { worker_.Disconnected(session); }
 
   // The engine made a batch of `workflow_id` durable: wakes its watchWorkflow long polls.
   void RunChanged(const std::string& workflow_id) { client_.RunChanged(workflow_id); }
@@ -62,8 +63,9 @@ class Service {
                                                 std::chrono::milliseconds timeout,
                                                 wire::Response::Builder response);
 
-  // The caller of `request`, if it may call the method; else the refusal (logged).
-  Result<auth::Principal> Admit(const SessionState& session, wire::Request::Reader request);
+  // The caller of `request`, if it may call the method; else the refusal (logged). A valid
+  // credential is noted in `session` either way.
+  Result<auth::Principal> Admit(SessionState& session, wire::Request::Reader request);
 
   // Cluster mode: the redirect for a request about a workflow another server owns, written
   // into `response`; false when this server serves it.
