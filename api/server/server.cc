@@ -138,8 +138,11 @@ asio::awaitable<void> Server::Open(asio::ip::tcp::socket socket, Clock::time_poi
     bytes = MakeTcpByteStream(std::move(socket));
   } else if (!hello) {
     deadline.Disarm();
-    spdlog::warn("audit: refused a plaintext connection from {}: this server requires TLS",
-                 peer);
+    if (auto held = audit_.Admit(std::string(AuditLimiter::HostOf(peer)) + " plaintext",
+                                 Clock::now())) {
+      spdlog::warn("audit: refused a plaintext connection from {}: this server requires TLS{}",
+                   peer, AuditLimiter::Suppressed(*held, peer));
+    }
     auto plain = std::make_shared<FrameStream>(std::move(socket), options_.limits, &buffers_);
     plain->CloseWithLast(EncodeCloseReason(Err(
         Errc::kFailedPrecondition,
@@ -158,8 +161,12 @@ asio::awaitable<void> Server::Open(asio::ip::tcp::socket socket, Clock::time_poi
       co_return;
     }
     if (hec) {
-      spdlog::warn("audit: refused a connection from {}: TLS handshake failed: {}", peer,
-                   DescribeTlsError(hec, SSL_get_verify_result(tls->native_handle())));
+      const std::string why = DescribeTlsError(hec, SSL_get_verify_result(tls->native_handle()));
+      if (auto held = audit_.Admit(std::string(AuditLimiter::HostOf(peer)) + " tls " + why,
+                                   Clock::now())) {
+        spdlog::warn("audit: refused a connection from {}: TLS handshake failed: {}{}", peer, why,
+                     AuditLimiter::Suppressed(*held, peer));
+      }
       co_return;
     }
     X509* certificate = SSL_get0_peer_certificate(tls->native_handle());

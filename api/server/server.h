@@ -12,7 +12,8 @@
 // idleness and for replies left unread. A connection that breaks a limit, or sends a frame that
 // breaks the frame limits or does not parse, is closed with a reason: a Response with id 0
 // (api/protocol/close_reason.h) and one warning in the log naming the peer and the limit.
-// Nothing else is affected.
+// Nothing else is affected. Audit lines of refused connections (plaintext on a TLS port, a
+// failed TLS handshake) are rate-limited per peer (audit_limiter.h).
 //
 // Threads: runs on the engine's single-threaded executor.
 #pragma once
@@ -31,6 +32,7 @@
 
 #include "reckon/api/protocol/frame_stream.h"
 #include "reckon/api/protocol/memory_budget.h"
+#include "reckon/api/server/audit_limiter.h"
 #include "reckon/api/server/service.h"
 
 namespace reckon::api {
@@ -136,6 +138,7 @@ class Server {
   // Accepted sockets not yet a Connection (first byte, TLS handshake).
   std::shared_ptr<std::size_t> opening_ = std::make_shared<std::size_t>(0);
   bool stopped_ = false;
+  AuditLimiter audit_;  // refused connections' audit lines, per peer (audit_limiter.h)
 };
 
 }  // namespace reckon::api

@@ -24,8 +24,13 @@ Result<auth::Principal> Service::Admit(SessionState& session, wire::Request::Rea
   const auto which = request.getMethod().which();
   const std::string_view method = MethodName(which);
   auto refuse = [&](const Error& error) {
-    spdlog::warn("audit: refused {} from {} (session {}): {}", method, session.peer, session.id,
-                 error.ToString());
+    const std::string reason = error.ToString();
+    const std::string key =
+        std::string(AuditLimiter::HostOf(session.peer)) + " " + std::string(method) + " " + reason;
+    if (auto held = audit_.Admit(key, AuditLimiter::Clock::now())) {
+      spdlog::warn("audit: refused {} from {} (session {}): {}{}", method, session.peer,
+                   session.id, reason, AuditLimiter::Suppressed(*held, session.peer));
+    }
     return error;
   };
   auto authenticated = authorizer_.Authenticate(Str(request.getCredential()));

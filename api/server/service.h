@@ -2,7 +2,8 @@
 // which reads a Request, calls Handle, and sends the Response it filled; Service knows nothing
 // of sockets. Deny by default: it first authenticates the request's credential and checks the
 // method's one permission (authorizer.h, method_permission.h), refusing with an audit log line
-// that names the method, the peer and the reason (never the token). Then it dispatches the
+// that names the method, the peer and the reason (never the token; identical lines from one
+// peer are rate-limited, audit_limiter.h). Then it dispatches the
 // method (api/protocol/reckon.capnp) to the client API (client_api.h: start, signal, cancel,
 // queries, approvals, resolutions, watch), the worker API (worker_api.h: registration, polls,
 // reports, heartbeats) or the principal API (auth_api.h: tokens, whoAmI), with the caller's
@@ -22,6 +23,7 @@
 #include <string>
 
 #include "reckon/api/protocol/reckon.capnp.h"
+#include "reckon/api/server/audit_limiter.h"
 #include "reckon/api/server/auth_api.h"
 #include "reckon/api/server/authorizer.h"
 #include "reckon/api/server/client_api.h"
@@ -76,6 +78,7 @@ class Service {
   ClientApi client_;
   WorkerApi worker_;
   AuthApi auth_;
+  AuditLimiter audit_;  // refusals' audit lines, per peer (audit_limiter.h)
 };
 
 }  // namespace reckon::api
