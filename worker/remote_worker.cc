@@ -24,6 +24,13 @@ using std::chrono::milliseconds;
 namespace {
 
 constexpr milliseconds kReportTimeout{10000};
+// The first wait after a failed connection, and after a poll the server answered with an
+// error; and the longest wait of the poll loops (which hold a session open while they wait).
+constexpr milliseconds kFirstReconnectWait{100};
+constexpr milliseconds kFirstPollWait{200};
+constexpr milliseconds kMaxPollWait{5000};
+// While the same failure goes on, it is logged again (as a warning) this often.
+constexpr std::chrono::minutes kFailureReminder{10};
 
 std::unique_ptr<capnp::MallocMessageBuilder> NewRequest() {
   return std::make_unique<capnp::MallocMessageBuilder>(128);  // grows when a message needs it
@@ -43,9 +50,9 @@ std::chrono::steady_clock::time_point SteadyDeadline(std::int64_t deadline_us) {
          std::chrono::duration_cast<std::chrono::steady_clock::duration>(deadline - now_system);
 }
 
-asio::awaitable<void> Sleep(milliseconds duration) {
-  asio::steady_timer timer(co_await asio::this_coro::executor, duration);
-  co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+// The server refused the worker's credential itself: no retry fixes that.
+bool IsRefusal(const Error& error) {
+  return error.code() == Errc::kUnauthenticated || error.code() == Errc::kPermissionDenied;
 }
 
 }  // namespace
@@ -58,6 +65,7 @@ RemoteWorker::RemoteWorker(asio::any_io_executor executor, const WorkflowRegistr
       options_(std::move(options)),
       idle_(executor_),
       heartbeat_timer_(executor_),
+      reconnect_backoff_(kFirstReconnectWait, options_.reconnect_max_backoff),
       alive_(std::make_shared<bool>(true)) {
   if (options_.worker_id.empty()) options_.worker_id = DefaultWorkerId();
 }
@@ -74,36 +82,81 @@ void RemoteWorker::Stop() {
   heartbeat_timer_.cancel();
   if (client_) client_->Close();
   idle_.cancel();
+  WakeSleepers();
+}
+
+asio::awaitable<void> RemoteWorker::Sleep(milliseconds duration) {
+  asio::steady_timer timer(executor_, duration);
+  sleepers_.insert(&timer);
+  co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+  sleepers_.erase(&timer);
+}
+
+void RemoteWorker::WakeSleepers() {
+  for (asio::steady_timer* timer : sleepers_) timer->cancel();
+}
+
+void RemoteWorker::Refused(const Error& error, api::Client& client) {
+  if (!refused_) refused_ = error;
+  client.Close();
+  WakeSleepers();
+}
+
+asio::awaitable<void> RemoteWorker::BackOff(Error failure, milliseconds wait) {
+  const auto now = std::chrono::steady_clock::now();
+  const std::string& message = failure.message();
+  ++failures_since_logged_;
+  if (message != last_failure_) {
+    spdlog::warn("worker {}: {}; trying again in {} ms, then at longer intervals while this "
+                 "goes on (at most {} s)",
+                 options_.worker_id, message, wait.count(),
+                 options_.reconnect_max_backoff.count() / 1000);
+    last_failure_ = message;
+    last_failure_logged_ = now;
+    failures_since_logged_ = 0;
+  } else if (now - last_failure_logged_ >= kFailureReminder) {
+    spdlog::warn("worker {}: still failing ({} more attempts): {}", options_.worker_id,
+                 failures_since_logged_, message);
+    last_failure_logged_ = now;
+    failures_since_logged_ = 0;
+  } else {
+    spdlog::debug("worker {}: {}; trying again in {} ms", options_.worker_id, message,
+                  wait.count());
+  }
+  auto slept = Sleep(wait);
+  co_await std::move(slept);
 }
 
 asio::awaitable<Result<void>> RemoteWorker::Run() {
   // Heartbeats outlive connections: tool calls keep running across a reconnect, and their
   // leases are renewed on whichever connection is up.
   asio::co_spawn(executor_, HeartbeatLoop(), asio::detached);
-  milliseconds backoff{100};
-  bool warned = false;
   while (!stopped_) {
     auto connect = api::Client::Connect(executor_, options_.server, options_.connection);
     auto connected = co_await std::move(connect);
+    Result<void> ended = Ok();
     if (!connected) {
       // TLS files that cannot be used (or a malformed address): no retry fixes that.
       if (connected.error().code() == Errc::kInvalidArgument) co_return connected.error();
-      if (!warned) spdlog::warn("worker {}: {}; retrying", options_.worker_id,
-                                connected.error().message());
-      warned = true;
-      co_await Sleep(backoff);
-      backoff = std::min(backoff * 2, options_.reconnect_max_backoff);
-      continue;
+      ended = connected.error();
+    } else {
+      client_ = connected.value();
+      auto session = Session(client_);
+      ended = co_await std::move(session);
+      client_->Close();
+      const std::optional<Error>& reason = client_->close_reason();
+      if (reason && IsRefusal(*reason) && !refused_) refused_ = *reason;
     }
-    warned = false;
-    backoff = milliseconds{100};
-    client_ = connected.value();
-    auto session = Session(client_);
-    auto ended = co_await std::move(session);
-    client_->Close();
+    if (refused_) {
+      co_return refused_->WithContext("worker " + options_.worker_id +
+                                      " stops: the reckon server at " + options_.server +
+                                      " refused it");
+    }
     if (!ended && ended.error().action() != ErrorAction::kRetry) co_return ended.error();
-    if (!stopped_) spdlog::warn("worker {}: connection to the server lost; reconnecting",
-                                options_.worker_id);
+    if (stopped_) break;
+    auto waited = BackOff(ended ? Err(Errc::kUnavailable, "the session ended") : ended.error(),
+                          reconnect_backoff_.Next());
+    co_await std::move(waited);
   }
   co_return Ok();
 }
@@ -129,7 +182,15 @@ asio::awaitable<Result<void>> RemoteWorker::Session(std::shared_ptr<api::Client>
     tool_list[i].setContractJson(api::Text(contract));
   }
   auto call = client->Call(std::move(message), kReportTimeout);
-  RECKON_CO_TRY(api::Reply registered, co_await std::move(call));
+  auto reply = co_await std::move(call);
+  if (!reply) {
+    if (IsRefusal(reply.error())) Refused(reply.error(), *client);
+    co_return reply.error();
+  }
+  const api::Reply& registered = reply.value();
+  // A session that registered ends the run of failures: the next one waits the shortest time.
+  reconnect_backoff_.Reset();
+  last_failure_.clear();
   heartbeat_interval_ = milliseconds(std::max<std::uint32_t>(
       50, registered.get().getResult().getRegistered().getHeartbeatIntervalMs()));
   heartbeat_timer_.cancel();  // the loop takes the server's interval now, not after the old one
@@ -159,11 +220,17 @@ asio::awaitable<Result<void>> RemoteWorker::Session(std::shared_ptr<api::Client>
   };
   for (int i = 0; i < options_.workflow_slots; ++i) spawn(WorkflowLoop(client));
   co_await done->async_wait(asio::as_tuple(asio::use_awaitable));
-  co_return Err(Errc::kUnavailable, "connection ended");
+  const std::optional<Error>& reason = client->close_reason();
+  co_return Err(Errc::kUnavailable,
+                reason ? "the reckon server at " + options_.server + " closed the connection: " +
+                             reason->ToString()
+                       : "the connection to the reckon server at " + options_.server +
+                             " was lost");
 }
 
 asio::awaitable<std::optional<api::Reply>> RemoteWorker::Poll(std::shared_ptr<api::Client> client,
                                                                bool workflow_task) {
+  RetryBackoff backoff(kFirstPollWait, std::min(kMaxPollWait, options_.reconnect_max_backoff));
   while (client->connected() && !stopped_) {
     auto message = NewRequest();
     auto method = message->initRoot<wire::Request>().initMethod();
@@ -177,8 +244,12 @@ asio::awaitable<std::optional<api::Reply>> RemoteWorker::Poll(std::shared_ptr<ap
     auto reply = co_await std::move(call);
     if (reply) co_return std::move(reply).value();
     if (reply.error().code() == Errc::kUnavailable) break;
-    spdlog::warn("worker {}: poll failed: {}", options_.worker_id, reply.error().ToString());
-    co_await Sleep(milliseconds(200));
+    if (IsRefusal(reply.error())) {
+      Refused(reply.error(), *client);
+      break;
+    }
+    auto waited = BackOff(reply.error().WithContext("poll failed"), backoff.Next());
+    co_await std::move(waited);
   }
   co_return std::nullopt;
 }
@@ -199,6 +270,10 @@ asio::awaitable<void> RemoteWorker::WorkflowLoop(std::shared_ptr<api::Client> cl
     auto completion = Activate(task, std::move(*events));
     auto sent = client->Call(std::move(completion), kReportTimeout);
     auto ack = co_await std::move(sent);
+    if (!ack && IsRefusal(ack.error())) {
+      Refused(ack.error(), *client);
+      break;
+    }
     if (!ack && ack.error().code() != Errc::kUnavailable) {
       spdlog::info("worker {}: workflow task result not taken: {}", options_.worker_id,
                    ack.error().message());
@@ -222,6 +297,7 @@ asio::awaitable<std::optional<Result<std::vector<storage::Event>>>> RemoteWorker
     auto call = client->Call(std::move(message), kReportTimeout);
     auto reply = co_await std::move(call);
     if (!reply) {
+      if (IsRefusal(reply.error())) Refused(reply.error(), *client);
       // The task is no longer ours (timed out, the server restarted), or the connection went:
       // either way the server hands it out again; nothing was run.
       spdlog::info("worker {}: workflow task {} dropped while reading page {} of its events: {}",
@@ -456,6 +532,8 @@ asio::awaitable<void> RemoteWorker::Deliver(std::shared_ptr<api::Client> client,
     } else {
       spdlog::warn("worker {}: tool report refused: {}", options_.worker_id,
                    ack.error().ToString());
+      // Its lease runs out on the server, which then takes the outcome as unknown.
+      if (IsRefusal(ack.error())) Refused(ack.error(), *client);
     }
   }
 }
@@ -491,7 +569,10 @@ asio::awaitable<void> RemoteWorker::HeartbeatLoop() {
     }
     auto call = client->Call(std::move(message), interval * 3);
     auto reply = co_await std::move(call);
-    if (!reply) continue;
+    if (!reply) {
+      if (IsRefusal(reply.error())) Refused(reply.error(), *client);
+      continue;
+    }
     for (std::uint64_t token : reply.value().get().getResult().getHeartbeat().getCancel()) {
       auto it = held_.find(token);
       if (it == held_.end()) continue;

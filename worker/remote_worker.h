@@ -21,8 +21,22 @@
 // Secrets: a tool task's report, and the heartbeat details relayed while it runs, leave the
 // worker redacted with every secret of the call (worker/call_secrets.h).
 //
-// Connection loss: every poll ends, the worker reconnects with backoff and registers again;
-// running tool calls carry on and report on the new connection.
+// Connection loss: every poll ends, the worker reconnects and registers again; running tool
+// calls carry on and report on the new connection. Every failed attempt (no connection, a TLS
+// handshake the server refused, a registration the connection did not survive) waits longer
+// before the next (worker/retry_backoff.h: from 100 ms, doubling, with jitter, up to
+// reconnect_max_backoff); so does a poll the server answers with an error. A failure is logged
+// once, as a warning, with what the connection layer says is wrong and what to check (e.g.
+// "the reckon server at ... refused this client's TLS certificate (...): check that --cert ...
+// is signed by a CA in the server's --client-ca and has not expired"); the same failure again
+// is logged at debug level only, with a reminder every ten minutes. A certificate problem is
+// retried (the files are read again at each attempt, and the fix may be on the server's side).
+//
+// Refusals: when the server refuses the worker's token (unauthenticated: revoked, expired,
+// unknown) or what it asks (permission_denied), on any call or as the reason it closed the
+// connection, the worker stops: Run() returns that error, which says what to do. No retry can
+// fix it (the token is read once, at start), and retrying would only flood the server's audit
+// log.
 //
 // Threads: one single-threaded executor. The registries must outlive the worker.
 #pragma once
@@ -36,11 +50,14 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "reckon/api/protocol/client.h"
 #include "reckon/storage/event_codec.h"
+#include "reckon/worker/retry_backoff.h"
 #include "reckon/worker/tool.h"
 #include "reckon/worker/workflow_registry.h"
 
@@ -55,7 +72,9 @@ struct RemoteWorkerOptions {
   int workflow_slots = 2;  // concurrent workflow task polls
   int tool_slots = 16;     // concurrent tool calls
   std::chrono::milliseconds poll_wait{20000};
-  std::chrono::milliseconds reconnect_max_backoff{2000};
+  // The longest wait between two attempts while failures go on (reconnecting; polls the server
+  // answers with an error wait at most 5 s of it).
+  std::chrono::milliseconds reconnect_max_backoff{30000};
   std::size_t max_cached_runs = 10000;
   // The build of this worker's code (docs/VERSIONING.md, "Worker build ids"); empty:
   // unversioned. The server routes a run's workflow tasks only to workers of the build that
@@ -78,7 +97,8 @@ class RemoteWorker {
   RemoteWorker& operator=(const RemoteWorker&) = delete;
 
   // Runs until Stop(). Returns an error only for what reconnecting cannot fix: the server
-  // refused the registration (e.g. a tool's contract differs from the one it journaled).
+  // refused the registration (e.g. a tool's contract differs from the one it journaled) or
+  // the worker's token (revoked, expired: see "Refusals" above).
   boost::asio::awaitable<Result<void>> Run();
   void Stop();
 
@@ -94,6 +114,14 @@ class RemoteWorker {
     std::shared_ptr<const CallSecrets> secrets;  // what the relayed details are redacted with
   };
   boost::asio::awaitable<Result<void>> Session(std::shared_ptr<api::Client> client);
+  // The server refused this worker's credential (see "Refusals"): keeps the first such error,
+  // closes `client` so that the session ends, and wakes the loops that wait.
+  void Refused(const Error& error, api::Client& client);
+  // Logs a failed attempt (see "Connection loss") and waits `wait`.
+  boost::asio::awaitable<void> BackOff(Error failure, std::chrono::milliseconds wait);
+  // Waits `duration`, or less when Stop() or Refused() wakes every waiter.
+  boost::asio::awaitable<void> Sleep(std::chrono::milliseconds duration);
+  void WakeSleepers();
   // Long-polls until a reply comes (a task or noTask); nullopt once the connection ends or the
   // worker stops.
   boost::asio::awaitable<std::optional<api::Reply>> Poll(std::shared_ptr<api::Client> client,
@@ -136,6 +164,14 @@ class RemoteWorker {
   // The heartbeat loop's wait; cancelled when a registration brings a new interval.
   boost::asio::steady_timer heartbeat_timer_;
   std::uint64_t paged_tasks_ = 0;
+  RetryBackoff reconnect_backoff_;  // reset by a registration
+  std::optional<Error> refused_;  // the first refusal of the worker's credential
+  std::set<boost::asio::steady_timer*> sleepers_;  // the timers of Sleep() calls in progress
+  // The failure last logged, when it was, and the attempts since (see "Connection loss"); the
+  // poll loops share one, so that they log a failure once between them.
+  std::string last_failure_;
+  std::chrono::steady_clock::time_point last_failure_logged_;
+  std::uint64_t failures_since_logged_ = 0;
   bool stopped_ = false;
   std::shared_ptr<bool> alive_;
 };

@@ -2,7 +2,8 @@
 // server address (a cluster names every server; each hands the worker the tasks of the runs it
 // owns), all with the same registries and options, run on `io` until SIGINT or SIGTERM stops
 // them, or until one ends with an error (a refused registration, e.g. a contract that differs
-// from the journaled one): then every one stops. `refund-worker` and `reckon worker` use it.
+// from the journaled one, or a token the server refuses: revoked, expired): then every one
+// stops. `refund-worker` and `reckon worker` use it.
 //
 // Returns 0 when stopped by a signal, 1 when a worker failed; `report` gets each failure's
 // message ("internal error" for an exception). Blocks in io.run() on the calling thread; the

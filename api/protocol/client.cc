@@ -29,6 +29,26 @@ Reply::Reply(Frame frame, const FrameLimits& limits) : frame_(std::move(frame)) 
   root_ = reader_->getRoot<wire::Response>();
 }
 
+namespace {
+
+// The server refused this client's certificate (IsCertificateRefusal): what is wrong, and what
+// to check. Retrying may help once the server's --client-ca or the --cert file changes (the
+// file is read again at each connection).
+Error CertificateRefused(const std::string& address, const std::string& cert_file,
+                         const std::string& alert) {
+  const std::string what =
+      cert_file.empty()
+          ? "it requires a client certificate and none was given: pass --cert and --key (or "
+            "$RECKON_CERT and $RECKON_KEY)"
+          : "check that --cert " + cert_file +
+                " is signed by a CA in the server's --client-ca and has not expired";
+  return Err(Errc::kUnavailable, "the reckon server at " + address +
+                                     " refused this client's TLS certificate (" + alert +
+                                     "): " + what);
+}
+
+}  // namespace
+
 Result<HostPort> ParseHostPort(std::string_view text) {
   const auto colon = text.rfind(':');
   if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size()) {
@@ -136,6 +156,10 @@ asio::awaitable<Result<std::shared_ptr<Client>>> Client::Connect(asio::any_io_ex
     if (deadline.expired()) co_return timed_out();
     if (hec) {
       const long verify = SSL_get_verify_result(tls->native_handle());
+      if (IsCertificateRefusal(hec)) {
+        co_return CertificateRefused(address, options.tls.cert_file,
+                                     DescribeTlsError(hec, X509_V_OK));
+      }
       std::string hint;
       if (verify != X509_V_OK) {
         hint = options.tls.ca_file.empty()
@@ -156,6 +180,7 @@ asio::awaitable<Result<std::shared_ptr<Client>>> Client::Connect(asio::any_io_ex
   auto stream = std::make_shared<FrameStream>(std::move(bytes), options.limits);
   auto client =
       std::make_shared<Client>(std::move(stream), std::move(address), std::move(options.token));
+  client->certificate_file_ = options.tls.cert_file;
   client->reading_ = true;
   asio::co_spawn(executor, client->ReadLoop(), asio::detached);
   co_return client;
@@ -223,8 +248,15 @@ asio::awaitable<void> Client::ReadLoop() {
     auto frame = co_await stream_->Read();
     if (!frame) {
       stream_->Close();
+      const bool tls = std::string_view(stream_->kind()) == "tls";
+      if (!replied_ && tls && IsCertificateRefusal(stream_->read_failure())) {
+        close_reason_ = CertificateRefused(
+            address_, certificate_file_, DescribeTlsError(stream_->read_failure(), X509_V_OK));
+        FailAll(*close_reason_);
+        break;
+      }
       std::string hint;
-      if (!replied_ && std::string_view(stream_->kind()) == "tls") {
+      if (!replied_ && tls) {
         hint = " (if the server verifies client certificates, --client-ca, was --cert "
                "signed by that CA?)";
       }
@@ -242,6 +274,7 @@ asio::awaitable<void> Client::ReadLoop() {
         // code stays kUnavailable, as for any lost connection (a call in flight may still take
         // effect; callers reconnect and resend); the server's code leads the message.
         const Error reason = FromWire(reply.get().getResult().getError());
+        server_reason_ = reason;
         close_reason_ = Err(Errc::kUnavailable, "the reckon server at " + address_ +
                                                     " closed the connection: " +
                                                     reason.ToString());

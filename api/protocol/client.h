@@ -8,7 +8,14 @@
 // its limits it first says why (api/protocol/close_reason.h): every call in flight and every
 // later call then fails with Errc::kUnavailable and that reason ("the reckon server at ADDRESS
 // closed the connection: resource_exhausted: the server has 1024 connections, its maximum
-// (--max-connections); retry later").
+// (--max-connections); retry later"). close_reason() keeps that reason with the server's own
+// code (unauthenticated when the server ended the connection because its token was revoked or
+// expired), for a caller that must tell a refusal from a lost connection.
+//
+// A server that refuses the client's TLS certificate (its --client-ca does not accept the
+// --cert: another CA, expired; or it requires one and none was given) fails the connection
+// with Errc::kUnavailable and a message that says so and what to check, whether the refusal
+// comes during the handshake or right after it (TLS 1.3).
 //
 // Lifetime and threads: held by std::shared_ptr; all methods run on the executor given to
 // Connect, which must be single-threaded.
@@ -91,6 +98,8 @@ class Client : public std::enable_shared_from_this<Client> {
 
   void Close();
   bool connected() const { return !stream_->closed(); }
+  // Why the server closed the connection, with the server's code, once it said why.
+  const std::optional<Error>& close_reason() const { return server_reason_; }
   const std::string& address() const { return address_; }
 
  private:
@@ -108,7 +117,9 @@ class Client : public std::enable_shared_from_this<Client> {
   std::uint64_t next_id_ = 1;
   bool replied_ = false;  // a reply has arrived (so the TLS handshake was accepted)
   std::map<std::uint64_t, Pending> pending_;
-  std::optional<Error> close_reason_;  // the server's reason for closing, once it gave one
+  std::optional<Error> close_reason_;  // what calls fail with once the server closed, and why
+  std::optional<Error> server_reason_;  // the server's reason as it sent it
+  std::string certificate_file_;  // --cert, for the message when the server refuses it
   bool reading_ = false;
 };
 

@@ -43,6 +43,7 @@ asio::awaitable<Result<void>> FrameStream::Fill(std::size_t n, std::string_view 
     RECKON_CO_TRY(std::span<std::byte> room, buffer_.Room(n));
     auto [ec, got] = co_await stream_->ReadSome(asio::buffer(room.data(), room.size()));
     if (ec) {
+      read_failure_ = ec;
       co_return StreamError(ec, buffer_.size() == 0 ? ""
                                                     : std::string(where) + " (truncated frame)");
     }

@@ -84,6 +84,9 @@ class FrameStream : public std::enable_shared_from_this<FrameStream> {
   const std::string& peer() const { return peer_; }
   const FrameLimits& limits() const { return limits_; }
   const char* kind() const { return stream_->kind(); }  // "tcp" or "tls"
+  // The socket's error that failed the last Read() (e.g. a TLS alert the peer sent); empty
+  // while none did.
+  const boost::system::error_code& read_failure() const { return read_failure_; }
 
  private:
   boost::asio::awaitable<Result<Frame>> ReadFrame();
@@ -112,6 +115,7 @@ class FrameStream : public std::enable_shared_from_this<FrameStream> {
   std::function<void()> on_written_;
   bool writing_ = false;
   bool closed_ = false;
+  boost::system::error_code read_failure_;
 };
 
 }  // namespace reckon::api

@@ -1,6 +1,7 @@
 #include "reckon/api/protocol/tls.h"
 
 #include <openssl/crypto.h>
+#include <boost/asio/ssl/error.hpp>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
@@ -186,6 +187,23 @@ std::string VerifiedPeerCertificate(SSL* ssl) {
   char subject[256] = {};
   X509_NAME_oneline(X509_get_subject_name(certificate), subject, sizeof subject);
   return subject;
+}
+
+bool IsCertificateRefusal(const boost::system::error_code& ec) {
+  if (!ec || ec.category() != boost::asio::error::get_ssl_category()) return false;
+  switch (ERR_GET_REASON(static_cast<unsigned long>(ec.value()))) {
+    case SSL_R_SSLV3_ALERT_BAD_CERTIFICATE:
+    case SSL_R_SSLV3_ALERT_UNSUPPORTED_CERTIFICATE:
+    case SSL_R_SSLV3_ALERT_CERTIFICATE_REVOKED:
+    case SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED:
+    case SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN:
+    case SSL_R_TLSV1_ALERT_UNKNOWN_CA:
+    case SSL_R_TLSV1_ALERT_ACCESS_DENIED:
+    case SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED:
+      return true;
+    default:
+      return false;
+  }
 }
 
 std::string DescribeTlsError(const boost::system::error_code& ec, long verify_result) {

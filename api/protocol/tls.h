@@ -73,6 +73,12 @@ std::string DescribeTlsError(const boost::system::error_code& ec, long verify_re
 // `ssl` is a server's connection after its handshake (SSL*, from native_handle()).
 std::string VerifiedPeerCertificate(ssl_st* ssl);
 
+// Whether `ec` is a TLS alert by which the peer refused this side's certificate (unknown CA,
+// expired, revoked, bad, or none when one is required): what a client reads when the server's
+// --client-ca does not accept its --cert, during its handshake (TLS 1.2) or right after it
+// (TLS 1.3, where the server checks the client's certificate after the client is done).
+bool IsCertificateRefusal(const boost::system::error_code& ec);
+
 // The first byte of every TLS connection (a handshake record). A server that sees it on a
 // plaintext port, or does not see it on a TLS port, knows the two sides disagree.
 constexpr std::byte kTlsHandshakeByte{0x16};

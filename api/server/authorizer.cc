@@ -1,6 +1,7 @@
 #include "reckon/api/server/authorizer.h"
 
 #include <boost/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include "reckon/auth/token.h"
 #include "reckon/base/identifier.h"
@@ -38,9 +39,52 @@ Result<Principal> Authorizer::Admit(const Cached& cached, std::int64_t now_us) c
   return principal;
 }
 
-Result<Principal> Authorizer::Authenticate(std::string_view credential) {
+namespace {
+
+Error UnknownToken() {
+  return Err(Errc::kUnauthenticated,
+             "the API token is not known to this server (a typo, or a token of another "
+             "server); ask an admin for a token");
+}
+
+}  // namespace
+
+Result<Authorizer::Cached*> Authorizer::Lookup(const std::string& token_hash,
+                                               std::int64_t now_us) {
+  const std::int64_t ttl_us =
+      std::chrono::duration_cast<std::chrono::microseconds>(options_.cache_ttl).count();
+  auto it = cache_.find(token_hash);
+  if (it != cache_.end() && now_us - it->second.loaded_at_us < ttl_us) return &it->second;
+  RECKON_TRY(auto row, store_.FindByTokenHash(token_hash));
+  if (!row) {
+    if (it != cache_.end()) {
+      // Known before, gone now (a store restored from a backup, say): nobody may use it.
+      Withdraw(token_hash, it->second.principal.name, UnknownToken());
+      cache_.erase(it);
+    }
+    return nullptr;
+  }
+  RECKON_TRY(Principal principal, PrincipalOf(*row));
+  Cached& entry = cache_[token_hash];
+  entry.principal = std::move(principal);
+  entry.revoked_at_us = row->revoked_at_us;
+  entry.loaded_at_us = now_us;
+  return &entry;
+}
+
+void Authorizer::Withdraw(const std::string& token_hash, const std::string& principal,
+                          Error reason) {
+  auto it = cache_.find(token_hash);
+  if (it != cache_.end()) {
+    if (it->second.withdrawn) return;
+    it->second.withdrawn = true;
+  }
+  if (on_withdrawn_) on_withdrawn_(Withdrawal{token_hash, principal, std::move(reason)});
+}
+
+Result<Authenticated> Authorizer::Authenticate(std::string_view credential) {
   if (credential.empty()) {
-    if (options_.insecure_dev) return Principal{"dev", {}, {}, {}, 0, true};
+    if (options_.insecure_dev) return Authenticated{Principal{"dev", {}, {}, {}, 0, true}, ""};
     return Err(Errc::kUnauthenticated,
                "the request carries no API token: pass --token-file FILE (or set "
                "RECKON_TOKEN_FILE); an admin creates tokens with `reckon auth token create`");
@@ -50,24 +94,38 @@ Result<Principal> Authorizer::Authenticate(std::string_view credential) {
                "the request's credential is not a Reckon API token (\"rk1_\" and 64 hex digits)");
   }
   const std::int64_t now = clock_.NowMicros();
-  const std::string hash = auth::TokenHash(credential);
-  const std::int64_t ttl_us =
-      std::chrono::duration_cast<std::chrono::microseconds>(options_.cache_ttl).count();
-  if (auto it = cache_.find(hash); it != cache_.end() && now - it->second.loaded_at_us < ttl_us) {
-    return Admit(it->second, now);
+  std::string hash = auth::TokenHash(credential);
+  RECKON_TRY(Cached* cached, Lookup(hash, now));
+  if (cached == nullptr) return UnknownToken();
+  auto admitted = Admit(*cached, now);
+  if (!admitted) {
+    Withdraw(hash, cached->principal.name, admitted.error());
+    return admitted.error();
   }
-  RECKON_TRY(auto row, store_.FindByTokenHash(hash));
-  if (!row) {
-    cache_.erase(hash);
-    return Err(Errc::kUnauthenticated,
-               "the API token is not known to this server (a typo, or a token of another "
-               "server); ask an admin for a token");
+  return Authenticated{std::move(admitted).value(), std::move(hash)};
+}
+
+void Authorizer::Recheck(const std::vector<std::string>& token_hashes) {
+  const std::int64_t now = clock_.NowMicros();
+  for (const std::string& hash : token_hashes) {
+    auto cached = Lookup(hash, now);
+    if (!cached) {
+      // Logged once while it lasts: a revocation through another server goes unnoticed here
+      // until the store answers again.
+      if (cached.error().message() != recheck_failure_) {
+        spdlog::warn("cannot recheck the credentials of open connections (a revocation "
+                     "through another server takes effect here once the store answers): {}",
+                     cached.error().ToString());
+        recheck_failure_ = cached.error().message();
+      }
+      return;
+    }
+    recheck_failure_.clear();
+    if (cached.value() == nullptr) continue;  // withdrawn by Lookup
+    if (auto admitted = Admit(*cached.value(), now); !admitted) {
+      Withdraw(hash, cached.value()->principal.name, admitted.error());
+    }
   }
-  RECKON_TRY(Principal principal, PrincipalOf(*row));
-  Cached cached{std::move(principal), row->revoked_at_us, now};
-  auto admitted = Admit(cached, now);
-  cache_[hash] = std::move(cached);
-  return admitted;
 }
 
 Result<void> Authorizer::Check(const Principal& principal, auth::Permission permission,
@@ -124,7 +182,12 @@ Result<storage::PrincipalRow> Authorizer::Revoke(const Principal& by, std::strin
   RECKON_TRY(auto row, store_.Revoke(name, now, by.name,
                                      storage::AuditRow{now, by.name, "token_revoke",
                                                        std::string(name), "{}"}));
-  cache_.erase(row.token_hash);
+  if (auto it = cache_.find(row.token_hash); it != cache_.end()) {
+    it->second.revoked_at_us = row.revoked_at_us;
+  }
+  Withdraw(row.token_hash, row.name,
+           Err(Errc::kUnauthenticated, "the token of principal '" + row.name +
+                                           "' was revoked; ask an admin for a new one"));
   return row;
 }
 

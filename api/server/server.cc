@@ -11,7 +11,9 @@
 #include <openssl/ssl.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <array>
+#include <set>
 
 #include "reckon/api/protocol/client.h"
 #include "reckon/api/protocol/close_reason.h"
@@ -207,8 +209,11 @@ asio::awaitable<void> Server::Open(asio::ip::tcp::socket socket, Clock::time_poi
     bytes = MakeTcpByteStream(std::move(socket));
   } else if (!hello) {
     deadline.Disarm();
-    spdlog::warn("audit: refused a plaintext connection from {}: this server requires TLS",
-                 peer);
+    if (auto held = audit_.Admit(std::string(AuditLimiter::HostOf(peer)) + " plaintext",
+                                 Clock::now())) {
+      spdlog::warn("audit: refused a plaintext connection from {}: this server requires TLS{}",
+                   peer, AuditLimiter::Suppressed(*held, peer));
+    }
     auto plain = std::make_shared<FrameStream>(std::move(socket), options_.limits, &buffers_);
     plain->CloseWithLast(EncodeCloseReason(Err(
         Errc::kFailedPrecondition,
@@ -229,8 +234,12 @@ asio::awaitable<void> Server::Open(asio::ip::tcp::socket socket, Clock::time_poi
       co_return;
     }
     if (hec) {
-      spdlog::warn("audit: refused a connection from {}: TLS handshake failed: {}", peer,
-                   DescribeTlsError(hec, SSL_get_verify_result(tls->native_handle())));
+      const std::string why = DescribeTlsError(hec, SSL_get_verify_result(tls->native_handle()));
+      if (auto held = audit_.Admit(std::string(AuditLimiter::HostOf(peer)) + " tls " + why,
+                                   Clock::now())) {
+        spdlog::warn("audit: refused a connection from {}: TLS handshake failed: {}{}", peer, why,
+                     AuditLimiter::Suppressed(*held, peer));
+      }
       co_return;
     }
     client_certificate = VerifiedPeerCertificate(tls->native_handle());
@@ -274,6 +283,28 @@ void Server::Stop() {
       connection->watch.cancel();
     }
   }
+}
+
+void Server::Withdraw(const Withdrawal& withdrawal) {
+  for (auto& [id, weak] : connections_) {
+    auto connection = weak.lock();
+    if (!connection || connection->stream->closed()) continue;
+    const auto& hashes = connection->session.token_hashes;
+    if (std::find(hashes.begin(), hashes.end(), withdrawal.token_hash) == hashes.end()) continue;
+    service_.Disconnected(connection->session);
+    CloseFor(*connection, "credential-withdrawn", withdrawal.reason);
+  }
+}
+
+std::vector<std::string> Server::OpenCredentials() const {
+  std::set<std::string> hashes;
+  for (const auto& [id, weak] : connections_) {
+    auto connection = weak.lock();
+    if (!connection || connection->stream->closed()) continue;
+    hashes.insert(connection->session.token_hashes.begin(),
+                  connection->session.token_hashes.end());
+  }
+  return {hashes.begin(), hashes.end()};
 }
 
 void Server::CloseFor(Connection& connection, std::string_view limit, const Error& reason) {

@@ -15,7 +15,8 @@
 // idleness and for replies left unread. A connection that breaks a limit, or sends a frame that
 // breaks the frame limits or does not parse, is closed with a reason: a Response with id 0
 // (api/protocol/close_reason.h) and one warning in the log naming the peer and the limit.
-// Nothing else is affected.
+// Nothing else is affected. Audit lines of refused connections (plaintext on a TLS port, a
+// failed TLS handshake) are rate-limited per peer (audit_limiter.h).
 //
 // Threads: runs on the engine's single-threaded executor.
 #pragma once
@@ -30,10 +31,12 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "reckon/api/protocol/frame_stream.h"
 #include "reckon/api/protocol/memory_budget.h"
 #include "reckon/api/server/connection_slots.h"
+#include "reckon/api/server/audit_limiter.h"
 #include "reckon/api/server/service.h"
 
 namespace reckon::api {
@@ -108,6 +111,15 @@ class Server {
   // Stops accepting and closes every connection.
   void Stop();
 
+  // Ends every connection on which a request presented the withdrawn credential: its worker
+  // leaves the task queues at once (its polls end without a task; it no longer counts as
+  // connected for its workflow types), then the connection is closed with `withdrawal.reason`
+  // as the close reason, so nothing more is read from it or delivered on it.
+  void Withdraw(const Withdrawal& withdrawal);
+  // The valid credentials (token hashes) requests on the open connections presented, each
+  // once.
+  std::vector<std::string> OpenCredentials() const;
+
   // For tests and operators: bytes charged to the budget now, and connections open.
   std::size_t buffered_bytes() const { return buffers_.used(); }
   // Slots held: connections open and sockets still in their handshake, less those closed for
@@ -147,6 +159,7 @@ class Server {
   std::map<SessionId, std::weak_ptr<Connection>> connections_;
   std::shared_ptr<Shared> shared_;
   bool stopped_ = false;
+  AuditLimiter audit_;  // refused connections' audit lines, per peer (audit_limiter.h)
 };
 
 }  // namespace reckon::api

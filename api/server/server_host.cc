@@ -281,6 +281,7 @@ ServerHost::ServerHost(const ServerConfig& config, std::unique_ptr<storage::Jour
                                        *authorizer_, config_.server.limits.max_message_bytes,
                                        cluster_.get());
   server_ = std::make_unique<Server>(io_.get_executor(), *service_, buffers_, config_.server);
+  credential_watch_ = std::make_unique<CredentialWatch>(io_.get_executor(), *authorizer_, *server_);
   engine_->AddSink(trace_log_);
   engine_->AddSink(*trace_file_);
   if (metrics_sink_) engine_->AddSink(*metrics_sink_);
@@ -303,6 +304,7 @@ ServerHost::~ServerHost() {
   }
   http_.reset();
   http_api_.reset();
+  credential_watch_.reset();
   server_.reset();
   service_.reset();
   cluster_.reset();
@@ -346,6 +348,7 @@ void ServerHost::StopServing(int exit_code) {
   if (retention_) retention_->Stop();
   if (cluster_) cluster_->Stop();
   signals_.cancel();
+  credential_watch_->Stop();
   server_->Stop();
   if (http_) http_->Stop();
   io_.stop();
@@ -420,6 +423,7 @@ asio::awaitable<void> ServerHost::Start() {
     asio::co_spawn(io_, http_->Serve(), asio::detached);
   }
   if (config_.on_listening) config_.on_listening(server_->port());
+  credential_watch_->Start();
   co_await server_->Serve();
 }
 

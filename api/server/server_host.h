@@ -1,8 +1,8 @@
 // ServerHost: the composition root of server mode (`reckon server`). It builds the object
 // graph in one explicit order and owns it: the journal (the commit thread's connection) and a
 // reader connection, the contracts workers declared earlier, the trace sinks, the io_context
-// and the commit thread, the task queues, the engine, the service, the server. It destroys
-// them in reverse.
+// and the commit thread, the task queues, the engine, the service, the server and its
+// credential watch. It destroys them in reverse.
 //
 // The one cycle (the task queues are the engine's WorkflowHost and ToolDispatcher, and hand
 // late tool reports back to the engine) is closed by construction order: the queues get a
@@ -31,6 +31,7 @@
 #include "reckon/api/server/http/console_sessions.h"
 #include "reckon/api/server/authorizer.h"
 #include "reckon/api/server/cluster_member.h"
+#include "reckon/api/server/credential_watch.h"
 #include "reckon/api/server/run_server.h"
 #include "reckon/api/server/server.h"
 #include "reckon/api/server/service.h"
@@ -125,6 +126,8 @@ class ServerHost {
   std::unique_ptr<ClusterMember> cluster_;
   std::unique_ptr<Service> service_;
   std::unique_ptr<Server> server_;
+  // Ends the connections of a revoked or expired credential (api/server/credential_watch.h).
+  std::unique_ptr<CredentialWatch> credential_watch_;
   // --http: the console and the HTTP API, on the same loop (docs/HTTP_API.md).
   ConsoleSessions console_sessions_;
   std::unique_ptr<HttpApi> http_api_;

@@ -4,15 +4,18 @@
 // port and one that speaks TLS to a plaintext port each get a message that says what is wrong,
 // and neither side hangs (every CLI run here exits on its own); with --client-ca, a client
 // with a certificate from another CA is refused and audited, a worker without one cannot
-// register, and a worker with a good one runs workflows.
+// register, a worker whose certificate is refused (another CA, expired) says so once and backs
+// off, and a worker with a good one runs workflows.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <boost/json.hpp>
 
+#include <cstdio>
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "tests/support/reckon_server.h"
 #include "tests/support/subprocess.h"
@@ -67,6 +70,16 @@ std::string ReadFile(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+// Lines of `text` that contain `needle`.
+int CountLines(const std::string& text, const std::string& needle) {
+  std::istringstream lines(text);
+  int count = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find(needle) != std::string::npos) ++count;
+  }
+  return count;
 }
 
 class ServerTlsTest : public ::testing::Test {
@@ -184,6 +197,70 @@ TEST_F(ServerTlsTest, WithClientCaACertificateMustVerifyAndWorkersMustPresentOne
     return ReadFile(server->dir().File("server.log")).find("audit: refused registerWorker") !=
            std::string::npos;
   }));
+}
+
+// Issue 30, item 8: such a worker logged "connection lost; reconnecting" 1,769 times in 8 s,
+// with as many audit lines on the server. Now: one warning that says what is wrong, waits
+// that double (worker/retry_backoff.h), and it keeps trying slowly (a certificate can be fixed
+// on either side without restarting it) until it is stopped.
+TEST_F(ServerTlsTest, AWorkerWhoseCertificateIsRefusedSaysSoOnceAndBacksOff) {
+  auto server = Start({.mtls = true});
+  ASSERT_TRUE(server);
+  const TestCertificates& certs = *server->certificates();
+  struct Case {
+    std::string name, cert, key, alert;
+  };
+  for (const Case& c : {Case{"other-ca", certs.other_client_cert, certs.other_client_key,
+                             "unknown ca"},
+                        Case{"expired", certs.expired_client_cert, certs.expired_client_key,
+                             "certificate expired"}}) {
+    SCOPED_TRACE(c.name);
+    const std::string server_log = server->dir().File("server.log");
+    const int audited_before = CountLines(ReadFile(server_log), "audit: refused a connection");
+    SubprocessOptions options;
+    options.args = {"--server", server->address(), "--id", c.name};
+    options.env = {{"RECKON_CA", certs.ca},
+                   {"RECKON_CERT", c.cert},
+                   {"RECKON_KEY", c.key},
+                   {"RECKON_TOKEN_FILE", server->TokenFile("worker")}};
+    options.stderr_path = server->dir().File(c.name + "-worker.log");
+    auto worker = Subprocess::Start(RECKON_TEST_WORKER, std::move(options));
+    ASSERT_TRUE(worker) << worker.error().ToString();
+    std::this_thread::sleep_for(3s);
+    EXPECT_FALSE(worker.value().WaitFor(10ms)) << "it keeps trying, slowly";
+    // A SIGTERM ends it at once, in the middle of a wait.
+    auto stopped = worker.value().Terminate(5s);
+    ASSERT_TRUE(stopped);
+    EXPECT_TRUE(stopped.value().Succeeded()) << stopped.value().ToString();
+
+    // Its log lines go to stdout, its last words to stderr.
+    auto out = worker.value().ReadAll(5s);
+    const std::string log = (out ? out.value() : std::string()) +
+                            ReadFile(server->dir().File(c.name + "-worker.log"));
+    EXPECT_EQ(CountLines(log, "refused this client's TLS certificate"), 1) << log;
+    EXPECT_EQ(CountLines(log, "trying again"), 1) << log;
+    EXPECT_NE(log.find(c.alert), std::string::npos) << log;
+    EXPECT_NE(log.find("check that --cert " + c.cert + " is signed by a CA in the server's "
+                       "--client-ca"),
+              std::string::npos)
+        << log;
+    // Bound: at most 8 attempts in those 3 s (waits from 100 ms doubling, each at least half
+    // of its full length). The server writes one audit line per refused handshake, at most 10
+    // a minute per peer and reason (api/server/audit_limiter.h), so more than 8 lines would
+    // mean a flood.
+    int attempts = 0;
+    EXPECT_TRUE(Eventually([&] {
+      attempts = CountLines(ReadFile(server_log), "audit: refused a connection") - audited_before;
+      return attempts >= 1;
+    }));
+    EXPECT_LE(attempts, 8) << ReadFile(server_log);
+    const auto warning = log.find("refused this client's TLS certificate");
+    std::printf("certificate %s: %d connection attempts in 3 s, %d warning line(s): ...%s\n",
+                c.name.c_str(), attempts, CountLines(log, "trying again"),
+                warning == std::string::npos
+                    ? ""
+                    : log.substr(warning, log.find('\n', warning) - warning).c_str());
+  }
 }
 
 TEST_F(ServerTlsTest, AWorkerWithAClientCertificateRunsWorkflows) {

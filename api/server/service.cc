@@ -20,17 +20,24 @@ Service::Service(storage::Journal& journal, ContractRegistry& contracts, Engine&
       worker_(journal, contracts, tasks, max_reply_bytes),
       auth_(authorizer) {}
 
-Result<auth::Principal> Service::Admit(const SessionState& session,
-                                       wire::Request::Reader request) {
+Result<auth::Principal> Service::Admit(SessionState& session, wire::Request::Reader request) {
   const auto which = request.getMethod().which();
   const std::string_view method = MethodName(which);
   auto refuse = [&](const Error& error) {
-    spdlog::warn("audit: refused {} from {} (session {}): {}", method, session.peer, session.id,
-                 error.ToString());
+    const std::string reason = error.ToString();
+    const std::string key =
+        std::string(AuditLimiter::HostOf(session.peer)) + " " + std::string(method) + " " + reason;
+    if (auto held = audit_.Admit(key, AuditLimiter::Clock::now())) {
+      spdlog::warn("audit: refused {} from {} (session {}): {}{}", method, session.peer,
+                   session.id, reason, AuditLimiter::Suppressed(*held, session.peer));
+    }
     return error;
   };
-  auto principal = authorizer_.Authenticate(Str(request.getCredential()));
-  if (!principal) return refuse(principal.error());
+  auto authenticated = authorizer_.Authenticate(Str(request.getCredential()));
+  if (!authenticated) return refuse(authenticated.error());
+  // The connection ends when this credential is withdrawn (revoked, expired).
+  session.Authenticated(authenticated.value().token_hash);
+  Result<auth::Principal> principal = std::move(authenticated.value().principal);
   const auto permission = PermissionOf(which);
   if (!permission) {
     if (which == wire::Request::Method::WHO_AM_I) return principal;

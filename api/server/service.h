@@ -2,7 +2,8 @@
 // which reads a Request, calls Handle, and sends the Response it filled; Service knows nothing
 // of sockets. Deny by default: it first authenticates the request's credential and checks the
 // method's one permission (authorizer.h, method_permission.h), refusing with an audit log line
-// that names the method, the peer and the reason (never the token). Then it dispatches the
+// that names the method, the peer and the reason (never the token; identical lines from one
+// peer are rate-limited, audit_limiter.h). Then it dispatches the
 // method (api/protocol/reckon.capnp) to the client API (client_api.h: start, signal, cancel,
 // queries, approvals, resolutions, watch), the worker API (worker_api.h: registration, polls,
 // reports, heartbeats) or the principal API (auth_api.h: tokens, whoAmI), with the caller's
@@ -22,6 +23,7 @@
 #include <string>
 
 #include "reckon/api/protocol/reckon.capnp.h"
+#include "reckon/api/server/audit_limiter.h"
 #include "reckon/api/server/auth_api.h"
 #include "reckon/api/server/authorizer.h"
 #include "reckon/api/server/client_api.h"
@@ -50,8 +52,9 @@ class Service {
                                       std::chrono::milliseconds timeout,
                                       wire::Response::Builder response);
 
-  // The connection of `session` closed.
-  void Disconnected(const SessionState& session) { worker_.Disconnected(session); }
+  // The connection of `session` closed, or is being closed: its worker, if registered, leaves
+  // the task queues now (its polls end; it no longer counts as connected). Idempotent.
+  void Disconnected(SessionState& session) { worker_.Disconnected(session); }
 
   // The engine made a batch of `workflow_id` durable: wakes its watchWorkflow long polls.
   void RunChanged(const std::string& workflow_id) { client_.RunChanged(workflow_id); }
@@ -62,8 +65,9 @@ class Service {
                                                 std::chrono::milliseconds timeout,
                                                 wire::Response::Builder response);
 
-  // The caller of `request`, if it may call the method; else the refusal (logged).
-  Result<auth::Principal> Admit(const SessionState& session, wire::Request::Reader request);
+  // The caller of `request`, if it may call the method; else the refusal (logged). A valid
+  // credential is noted in `session` either way.
+  Result<auth::Principal> Admit(SessionState& session, wire::Request::Reader request);
 
   // Cluster mode: the redirect for a request about a workflow another server owns, written
   // into `response`; false when this server serves it.
@@ -74,6 +78,7 @@ class Service {
   ClientApi client_;
   WorkerApi worker_;
   AuthApi auth_;
+  AuditLimiter audit_;  // refusals' audit lines, per peer (audit_limiter.h)
 };
 
 }  // namespace reckon::api

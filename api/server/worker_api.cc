@@ -133,10 +133,11 @@ asio::awaitable<Result<void>> WorkerApi::Handle(SessionState& session,
   }
 }
 
-void WorkerApi::Disconnected(const SessionState& session) {
+void WorkerApi::Disconnected(SessionState& session) {
   if (session.registered) {
     spdlog::info("worker {} disconnected", session.worker_id);
     tasks_.RemoveSession(session.id);
+    session.registered = false;
   }
 }
 

@@ -27,11 +27,13 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "reckon/api/protocol/reckon.capnp.h"
 #include "reckon/api/server/task_queues.h"
@@ -52,6 +54,16 @@ struct SessionState {
   std::string client_certificate;
   bool registered = false;
   std::string worker_id;
+  // The valid credentials (token hashes) requests on this connection presented: when one is
+  // withdrawn (authorizer.h), the connection ends. Few: a connection speaks for one
+  // principal, or a handful.
+  std::vector<std::string> token_hashes;
+  void Authenticated(const std::string& token_hash) {
+    if (token_hash.empty()) return;
+    if (std::find(token_hashes.begin(), token_hashes.end(), token_hash) == token_hashes.end()) {
+      token_hashes.push_back(token_hash);
+    }
+  }
 };
 
 // Loads the journaled contracts into `registry` (at server start, before Engine::Recover).
@@ -75,8 +87,9 @@ class WorkerApi {
                                               std::chrono::milliseconds timeout,
                                               wire::Response::Builder out);
 
-  // The connection of `session` closed: a registered session leaves the task queues.
-  void Disconnected(const SessionState& session);
+  // The connection of `session` closed (or is being closed): a registered session leaves the
+  // task queues and is no longer registered.
+  void Disconnected(SessionState& session);
 
  private:
   Result<void> Register(SessionState& session, const auth::Principal& caller,

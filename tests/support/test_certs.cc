@@ -124,6 +124,8 @@ Result<TestCertificates> WriteTestCertificates(const std::filesystem::path& dir)
                                     Validity{kDay, 30 * kDay}));
   RECKON_TRY(Identity expiring, Issue("reckon-server", &ca, false, server_names, 9,
                                       Validity{-3600, 2 * kDay + 3600}));
+  RECKON_TRY(Identity expired_client, Issue("worker-expired", &ca, false, nullptr, 10,
+                                            Validity{-2L * 24 * 3600, -24L * 3600}));
   TestCertificates files;
   auto file = [&dir](const char* name) { return (dir / name).string(); };
   files.ca = file("ca.pem");
@@ -142,6 +144,8 @@ Result<TestCertificates> WriteTestCertificates(const std::filesystem::path& dir)
   files.future_server_key = file("future.key");
   files.expiring_server_cert = file("expiring.pem");
   files.expiring_server_key = file("expiring.key");
+  files.expired_client_cert = file("expired-client.pem");
+  files.expired_client_key = file("expired-client.key");
   RECKON_TRY(WriteCert(files.ca, ca.cert.get()));
   RECKON_TRY(WriteCert(files.server_cert, server.cert.get()));
   RECKON_TRY(WriteKey(files.server_key, server.key.get()));
@@ -158,6 +162,8 @@ Result<TestCertificates> WriteTestCertificates(const std::filesystem::path& dir)
   RECKON_TRY(WriteKey(files.future_server_key, future.key.get()));
   RECKON_TRY(WriteCert(files.expiring_server_cert, expiring.cert.get()));
   RECKON_TRY(WriteKey(files.expiring_server_key, expiring.key.get()));
+  RECKON_TRY(WriteCert(files.expired_client_cert, expired_client.cert.get()));
+  RECKON_TRY(WriteKey(files.expired_client_key, expired_client.key.get()));
   return files;
 }
 

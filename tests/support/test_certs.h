@@ -1,8 +1,9 @@
 // Test certificates for TLS tests, made fresh in a directory at run time (nothing is read from
 // outside the repository, and nothing expires between runs): a CA, a server certificate it
 // signs for 127.0.0.1 and localhost, a client certificate it signs (for mTLS), a second,
-// unrelated CA with a client certificate of its own (what an untrusted party presents), and
-// server certificates of the first CA that expired, are not valid yet, or expire soon.
+// unrelated CA with a client certificate of its own (what an untrusted party presents),
+// server certificates of the first CA that expired, are not valid yet, or expire soon, and
+// a client certificate of the first CA that expired yesterday.
 // Keys are P-256. Every file is PEM, mode 0600 for keys.
 #pragma once
 
@@ -25,6 +26,7 @@ struct TestCertificates {
   std::string expired_server_cert, expired_server_key;
   std::string future_server_cert, future_server_key;
   std::string expiring_server_cert, expiring_server_key;
+  std::string expired_client_cert, expired_client_key;  // CN=worker-expired, by `ca`; expired
 };
 
 // Writes the files into `dir` (which must exist). Errc::kInternal naming the OpenSSL step if

@@ -13,7 +13,8 @@
 //
 //   reckon-test-worker --server HOST:PORT [--id NAME] [--build-id ID [--compatible-with ID]...]
 //
-// Runs until SIGTERM/SIGINT (exit 0); exit 1 if the server refuses the registration.
+// Runs until SIGTERM/SIGINT (exit 0); exit 1 if the server refuses the registration or the
+// worker's token (revoked, expired).
 #include <CLI/CLI.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
