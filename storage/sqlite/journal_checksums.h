@@ -5,14 +5,13 @@
 // A journal created by this release carries them (SqliteJournal::Open calls
 // ReserveChecksumsIfNew before anything is written). An older journal keeps its format: it
 // opens, migrates and replays as before, unverified, and its owner warns at start
-// (Journal::integrity_warning) until an operator runs `reckon admin enable-checksums`
-// (EnablePageChecksums), which rewrites it once (ARCHITECTURE.md, decision 56, says why not at
-// migration).
+// (Journal::integrity_warning) until an operator runs `reckon admin vacuum`
+// (storage/sqlite/journal_rewrite.h), which rewrites it once (ARCHITECTURE.md, decision 56,
+// says why not at migration).
 //
 // Stateless functions; each works on the connection or the file it is given.
 #pragma once
 
-#include <cstdint>
 #include <string>
 
 #include "reckon/base/error.h"
@@ -28,24 +27,18 @@ Result<bool> ReserveChecksumsIfNew(SqliteDb& db);
 // Whether the pages of the database `db` has open carry checksums (read from its header).
 Result<bool> HasPageChecksums(SqliteDb& db);
 
+// The reserved bytes per page of the database `db` has open, as SQLite last read them from its
+// header (-1 before it has read one).
+int ReservedBytes(SqliteDb& db);
+
+// Asks SQLite to lay out every page it writes from now on with 8 reserved bytes (it can: for a
+// database with no page yet, or for the pages a VACUUM or a backup writes), and the checksum
+// VFS to seal every page `db` writes (SealFromNow; with `verify` false, reads are not verified
+// until `db` closes: for a VACUUM that still reads the old pages).
+Result<void> ReserveChecksumBytes(SqliteDb& db, bool verify);
+
 // The warning an owner logs for a journal whose pages carry no checksum, naming the file and
 // the command that adds them.
 std::string NoChecksumsWarning(const std::string& path);
-
-struct EnableChecksumsReport {
-  bool already = false;         // the journal had them: nothing was changed
-  std::int64_t pages = 0;       // pages of the journal after the rewrite
-  std::int64_t bytes_before = 0;
-  std::int64_t bytes_after = 0;
-};
-
-// Gives the journal at `path` page checksums: takes its ownership lock, refuses a damaged file
-// (PRAGMA quick_check), reserves the 8 bytes, rewrites every page with VACUUM (in one
-// transaction: a crash leaves the old file or the new one), checkpoints, and then reads every
-// page back through the checksum VFS. Needs free space for a copy of the file, and time to
-// write it. Errors: kNotFound (no such file), kFailedPrecondition (a process owns the
-// journal: stop it first; or the file's pages reserve bytes for something else), kCorruption
-// (a damaged file, or a page that fails its checksum after the rewrite), kUnavailable (I/O).
-Result<EnableChecksumsReport> EnablePageChecksums(const std::string& path);
 
 }  // namespace reckon::storage

@@ -2,7 +2,9 @@
 // a byte changed inside a row, in the main file or in the -wal, by a disk or by a writer that
 // bypasses Reckon, stops the reads that meet it and is named by `reckon admin check`'s
 // CheckJournal; SQLite's own recovery still accepts the -wal the shim wrote; journals written
-// without checksums keep working, unverified, until EnablePageChecksums rewrites them.
+// without checksums keep working, unverified, until VacuumJournal rewrites them; BackupJournal
+// copies a journal beside its owner with every page sealed, where SQLite's own backup leaves the
+// header page unsealed.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -10,6 +12,7 @@
 
 #include "reckon/storage/sqlite/journal_check.h"
 #include "reckon/storage/sqlite/journal_checksums.h"
+#include "reckon/storage/sqlite/journal_rewrite.h"
 #include "reckon/storage/sqlite/sqlite.h"
 #include "reckon/storage/sqlite/sqlite_journal.h"
 #include "reckon/storage/testing/journal_requests.h"
@@ -103,7 +106,7 @@ TEST(JournalChecksumsTest, WithoutThemAChangedByteInARowGoesUnnoticed) {
   ASSERT_TRUE(report) << report.error().ToString();
   EXPECT_TRUE(report.value().ok()) << Joined(report.value().problems);
   EXPECT_EQ(report.value().page_checksums, "off");
-  EXPECT_TRUE(Mentions(report.value().warnings, "reckon admin enable-checksums " + path));
+  EXPECT_TRUE(Mentions(report.value().warnings, "reckon admin vacuum " + path));
 
   auto journal = OpenSqliteJournal(path, Options(false));  // quick_check passes
   ASSERT_TRUE(journal) << journal.error().ToString();
@@ -271,7 +274,7 @@ TEST(JournalChecksumsTest, AnOldJournalOpensWithAWarningAndKeepsItsFormat) {
   {
     auto journal = OpenSqliteJournal(path, Options(true));
     ASSERT_TRUE(journal) << journal.error().ToString();
-    EXPECT_NE(journal.value()->integrity_warning().find("reckon admin enable-checksums " + path),
+    EXPECT_NE(journal.value()->integrity_warning().find("reckon admin vacuum " + path),
               std::string::npos)
         << journal.value()->integrity_warning();
     ASSERT_TRUE(journal.value()->Append(MarkerStep("wf-late", 1)));
@@ -283,7 +286,7 @@ TEST(JournalChecksumsTest, AnOldJournalOpensWithAWarningAndKeepsItsFormat) {
   EXPECT_EQ(report.value().runs, 32);
 }
 
-TEST(JournalChecksumsTest, EnableChecksumsRewritesAnOldJournalWhole) {
+TEST(JournalChecksumsTest, VacuumGivesAnOldJournalChecksumsAndKeepsEverything) {
   testing::TempDir dir;
   const std::string path = dir.File("j.db");
   WriteJournal(path, false);
@@ -295,9 +298,9 @@ TEST(JournalChecksumsTest, EnableChecksumsRewritesAnOldJournalWhole) {
     ASSERT_TRUE(events) << events.error().ToString();
     before = events.value();
   }
-  auto enabled = EnablePageChecksums(path);
+  auto enabled = VacuumJournal(path);
   ASSERT_TRUE(enabled) << enabled.error().ToString();
-  EXPECT_FALSE(enabled.value().already);
+  EXPECT_FALSE(enabled.value().page_checksums_before);
   EXPECT_GT(enabled.value().pages, 0);
   EXPECT_EQ(ReservedBytesInHeader(path), 8);
   EXPECT_FALSE(fs::exists(path + "-wal") && fs::file_size(path + "-wal") > 0);
@@ -321,9 +324,9 @@ TEST(JournalChecksumsTest, EnableChecksumsRewritesAnOldJournalWhole) {
     }
     ASSERT_TRUE(journal.value()->Append(MarkerStep("wf-after", 1)));
   }
-  auto again = EnablePageChecksums(path);
+  auto again = VacuumJournal(path);  // a journal with checksums: VACUUM, verified
   ASSERT_TRUE(again) << again.error().ToString();
-  EXPECT_TRUE(again.value().already);
+  EXPECT_TRUE(again.value().page_checksums_before);
 
   ASSERT_TRUE(testing::FlipByteInside(path, kApprovalHash));
   auto damaged = OpenSqliteJournal(path, Options(true));
@@ -331,16 +334,70 @@ TEST(JournalChecksumsTest, EnableChecksumsRewritesAnOldJournalWhole) {
   EXPECT_EQ(damaged.error().code(), Errc::kCorruption) << damaged.error().ToString();
 }
 
-TEST(JournalChecksumsTest, EnableChecksumsWaitsForTheOwnerToStop) {
+TEST(JournalChecksumsTest, VacuumWaitsForTheOwnerToStop) {
   testing::TempDir dir;
   const std::string path = dir.File("j.db");
   WriteJournal(path, false);
   auto owner = OpenSqliteJournal(path, Options(false));
   ASSERT_TRUE(owner) << owner.error().ToString();
-  auto enabled = EnablePageChecksums(path);
+  auto enabled = VacuumJournal(path);
   ASSERT_FALSE(enabled);
   EXPECT_EQ(enabled.error().code(), Errc::kFailedPrecondition) << enabled.error().ToString();
   EXPECT_EQ(ReservedBytesInHeader(path), 0);
+}
+
+TEST(JournalChecksumsTest, AVacuumRefusesADamagedJournal) {
+  testing::TempDir dir;
+  const std::string path = dir.File("j.db");
+  WriteJournal(path, true);
+  ASSERT_TRUE(testing::FlipByteInside(path, kEventValue));
+  auto vacuumed = VacuumJournal(path);
+  ASSERT_FALSE(vacuumed) << "a VACUUM would have sealed the damage into a fresh page";
+  EXPECT_EQ(vacuumed.error().code(), Errc::kCorruption) << vacuumed.error().ToString();
+}
+
+// The backup an operator takes beside the running owner: what SQLite's own backup (the
+// `sqlite3` shell's .backup) writes fails the check, Reckon's passes and holds everything.
+TEST(JournalChecksumsTest, ABackupBesideTheOwnerIsSealedWhereSqlitesIsNot) {
+  testing::TempDir dir;
+  const std::string path = dir.File("j.db");
+  SqliteJournalOptions options = Options(true);
+  options.wal_autocheckpoint_pages = 100000;  // the last commits are in the -wal only
+  auto owner = OpenSqliteJournal(path, options);
+  ASSERT_TRUE(owner) << owner.error().ToString();
+  ASSERT_TRUE(FillRuns(*owner.value(), 30));
+  ASSERT_TRUE(owner.value()->Append(TargetRun()));
+
+  const std::string ours = dir.File("ours.db");
+  auto backup = BackupJournal(path, ours);
+  ASSERT_TRUE(backup) << backup.error().ToString();
+  EXPECT_TRUE(backup.value().page_checksums_before);
+  auto report = CheckJournal(ours);
+  ASSERT_TRUE(report) << report.error().ToString();
+  EXPECT_TRUE(report.value().ok()) << Joined(report.value().problems);
+  EXPECT_EQ(report.value().page_checksums, "on");
+  EXPECT_EQ(report.value().runs, 31);
+  EXPECT_EQ(report.value().pages_verified, backup.value().pages);
+  auto again = BackupJournal(path, ours);
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().code(), Errc::kAlreadyExists);
+
+  const std::string theirs = dir.File("theirs.db");
+  sqlite3* from = nullptr;
+  sqlite3* to = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &from, SQLITE_OPEN_READONLY, "unix"), SQLITE_OK);
+  ASSERT_EQ(sqlite3_open_v2(theirs.c_str(), &to, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                            "unix"),
+            SQLITE_OK);
+  sqlite3_backup* copy = sqlite3_backup_init(to, "main", from, "main");
+  ASSERT_NE(copy, nullptr);
+  EXPECT_EQ(sqlite3_backup_step(copy, -1), SQLITE_DONE);
+  EXPECT_EQ(sqlite3_backup_finish(copy), SQLITE_OK);
+  sqlite3_close(to);
+  sqlite3_close(from);
+  auto their_report = CheckJournal(theirs);
+  ASSERT_TRUE(their_report) << their_report.error().ToString();
+  EXPECT_FALSE(their_report.value().ok()) << "SQLite's backup rewrites the header page unsealed";
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // ScanPages: verifies the checksum of every page of a journal file and of every frame of its
 // -wal that SQLite's recovery would keep, reading the files directly (not through SQLite's
-// page cache), for `reckon admin check` (storage/sqlite/journal_check.h) and for
-// EnablePageChecksums.
+// page cache), for `reckon admin check` (storage/sqlite/journal_check.h) and for the rewrites
+// of storage/sqlite/journal_rewrite.h.
 //
 // Beside a running owner: the scan holds a read transaction on `db` while it reads, so no
 // checkpoint can write a page of the main file that the -wal does not also hold; a page of

@@ -166,7 +166,7 @@ CREATE TABLE outbox_attempts (
 // table changes. A release before them would write pages without updating their checksums,
 // which this release would then read as damage: the version bump makes it refuse the file.
 // Whether a file's pages carry checksums is in its header (8 reserved bytes per page), not in
-// this version: an older journal migrated to 6 has none until `reckon admin enable-checksums`.
+// this version: an older journal migrated to 6 has none until `reckon admin vacuum`.
 constexpr std::string_view kV6 = "-- no statement: the version is the change";
 
 constexpr Migration kMigrations[] = {
