@@ -61,10 +61,11 @@ Result<void> ScanMain(const std::string& path, std::int64_t page_size, PageScanR
   // SQLite never writes the page that holds the lock bytes at 1 GiB.
   const std::int64_t lock_page = (std::int64_t{1} << 30) / page_size + 1;
   std::vector<std::byte> page(page_size);
+  int rereads = 60;  // for at most 20 failing pages: a file damaged all over is not waited on
   for (std::int64_t n = 1; ReadAt(file, (n - 1) * page_size, page); ++n) {
     if (n == lock_page) continue;
     bool sealed = PageIsSealed(page);
-    for (int retry = 0; !sealed && retry < 3; ++retry) {
+    for (int retry = 0; !sealed && retry < 3 && rereads-- > 0; ++retry) {
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
       sealed = ReadAt(file, (n - 1) * page_size, page) && PageIsSealed(page);
     }
