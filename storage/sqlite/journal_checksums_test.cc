@@ -298,12 +298,24 @@ TEST(JournalChecksumsTest, VacuumGivesAnOldJournalChecksumsAndKeepsEverything) {
     ASSERT_TRUE(events) << events.error().ToString();
     before = events.value();
   }
+  {
+    auto db = SqliteDb::Open(path);  // as an older release left it: schema version 5
+    ASSERT_TRUE(db) << db.error().ToString();
+    ASSERT_TRUE(db.value().Exec("PRAGMA user_version = 5"));
+  }
   auto enabled = VacuumJournal(path);
   ASSERT_TRUE(enabled) << enabled.error().ToString();
   EXPECT_FALSE(enabled.value().page_checksums_before);
   EXPECT_GT(enabled.value().pages, 0);
   EXPECT_EQ(ReservedBytesInHeader(path), 8);
   EXPECT_FALSE(fs::exists(path + "-wal") && fs::file_size(path + "-wal") > 0);
+  {
+    auto db = SqliteDb::Open(path, /*read_only=*/true);
+    ASSERT_TRUE(db) << db.error().ToString();
+    auto version = db.value().QueryInt("PRAGMA user_version");
+    ASSERT_TRUE(version);
+    EXPECT_EQ(version.value(), 6) << "a release without checksums must refuse the file";
+  }
 
   auto report = CheckJournal(path);
   ASSERT_TRUE(report) << report.error().ToString();

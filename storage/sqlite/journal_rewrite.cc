@@ -9,6 +9,7 @@
 #include "reckon/storage/sqlite/journal_checksums.h"
 #include "reckon/storage/sqlite/journal_lock.h"
 #include "reckon/storage/sqlite/page_scan.h"
+#include "reckon/storage/sqlite/schema.h"
 #include "reckon/storage/sqlite/sqlite.h"
 
 namespace reckon::storage {
@@ -66,6 +67,10 @@ Result<RewriteReport> VacuumJournal(const std::string& path) {
     RECKON_TRY(SqliteDb db, SqliteDb::Open(path));
     db.SetBusyWait(std::chrono::seconds(5));
     RECKON_TRY(QuickCheckAtOpen(db));
+    // To the newest schema first, as its next owner would: a release before page checksums
+    // must refuse the file from now on (schema version 6).
+    RECKON_TRY(int migrated_from, MigrateForward(db, JournalMigrations()));
+    (void)migrated_from;
     RECKON_TRY(report.page_checksums_before, HasPageChecksums(db));
     if (!report.page_checksums_before) {
       if (const int reserved = ReservedBytes(db); reserved != 0) {

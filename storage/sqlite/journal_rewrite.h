@@ -24,7 +24,8 @@ struct RewriteReport {
 // Rewrites the journal at `path` compactly with VACUUM, in one transaction (a crash leaves the
 // old file or the new one), and gives a journal written before page checksums a checksum on
 // every page. Takes the ownership lock, refuses a damaged file (PRAGMA quick_check, and every
-// page read is verified), then reads every page of the result back. Needs free space for a copy
+// page read is verified), migrates it to this release's schema (so that a release without page
+// checksums refuses it), then reads every page of the result back. Needs free space for a copy
 // of the file and time to write it. Errors: kNotFound (no such file), kFailedPrecondition (a
 // process owns the journal: stop it first; or the file's pages reserve bytes for something
 // else), kCorruption (a damaged file, or a page of the result that fails its checksum),
