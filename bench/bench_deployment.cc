@@ -11,6 +11,7 @@
 #include "reckon/api/protocol/credentials.h"
 #include "reckon/storage/postgres/shard_leases.h"
 #include "reckon/storage/shard.h"
+#include "reckon/storage/sqlite/sqlite_journal.h"
 #include "tests/support/role_tokens.h"
 #include "tests/support/test_certs.h"
 
@@ -47,6 +48,11 @@ Deployment StartDeployment(const DeploymentOptions& o) {
     auto url = o.postgres->CreateDatabase(o.database);
     if (!url) Fail("PostgreSQL: " + url.error().ToString());
     d.journal = url.value();
+  } else if (o.without_page_checksums) {
+    storage::SqliteJournalOptions journal;
+    journal.page_checksums = false;
+    auto created = storage::OpenSqliteJournal(d.journal, journal);
+    if (!created) Fail("creating the journal: " + created.error().ToString());
   }
   std::vector<std::string> args = {"server",      "--journal",   d.journal, "--listen",
                                    "127.0.0.1:0", "--trace",     "/dev/null",

@@ -38,6 +38,9 @@ struct DeploymentOptions {
   std::string database;                         // with postgres: the database to create
   int cluster_servers = 0;  // 0: one server, not in cluster mode; N >= 1: N servers --cluster
   int shard_lease_ms = 0;   // cluster: --shard-lease-ms; 0: the server's default
+  // SQLite: the journal is created before the server starts, without page checksums, as a
+  // release before them would have (the server keeps a file's format): to measure their cost.
+  bool without_page_checksums = false;
 };
 
 struct Deployment {

@@ -8,7 +8,10 @@
 //       length 100 vs 10,000
 //
 // Journal: synchronous=FULL, group commit inline on the engine's one event loop.
+// With --checksums compare, only W3, in rounds that alternate between a journal whose pages
+// carry checksums (the default) and one without (docs/PERFORMANCE.md, "Journal checksums").
 // Usage: engine_bench [--dir DIR] [--w1 N] [--w3-seconds S] [--only w1|w3|w5]
+//                     [--checksums compare [--rounds R]]
 #include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
@@ -26,10 +29,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <span>
+#include <vector>
 
 #include "bench/fsync_floor.h"
 #include "bench/machine.h"
 #include "reckon/engine/engine.h"
+#include "reckon/storage/sqlite/page_checksum.h"
 #include "reckon/storage/sqlite/sqlite_journal.h"
 #include "bench/ten_calls.h"
 #include "reckon/worker/embedded_host.h"
@@ -62,12 +68,16 @@ Task<WorkflowOutcome> Stepper(WorkflowContext& ctx, json::value input) {
   }
 }
 
+// --checksums compare: whether a new journal's pages carry checksums.
+bool g_page_checksums = true;
+
 std::unique_ptr<storage::Journal> OpenJournal(
     const std::string& path, storage::SqliteJournalOptions::Sync sync,
     storage::SqliteJournalOptions::Mode mode = storage::SqliteJournalOptions::Mode::kOwner) {
   storage::SqliteJournalOptions options;
   options.sync = sync;
   options.mode = mode;
+  options.page_checksums = g_page_checksums;
   auto journal = storage::OpenSqliteJournal(path, options);
   if (!journal) {
     std::fprintf(stderr, "engine_bench: %s\n", journal.error().ToString().c_str());
@@ -207,8 +217,13 @@ void W1(const std::string& dir, int count, const bench::FsyncFloor& floor, Sync 
   Remove(path);
 }
 
-void W3(const std::string& dir, double seconds, int concurrency, const bench::FsyncFloor& floor,
-        Sync sync) {
+struct W3Figures {
+  double per_s = 0;
+  double cpu_ms = 0;  // CPU per workflow
+};
+
+W3Figures W3(const std::string& dir, double seconds, int concurrency,
+             const bench::FsyncFloor& floor, Sync sync) {
   const std::string path = dir + "/w3.db";
   Remove(path);
   Harness h(path, sync);
@@ -252,6 +267,57 @@ void W3(const std::string& dir, double seconds, int concurrency, const bench::Fs
               concurrency, elapsed, per_s, per_s * 10, cpu * 1000 / completed,
               per_s * floor.mean_us / 1e6);
   Remove(path);
+  return {per_s, cpu * 1000 / completed};
+}
+
+// The page checksum alone: the fastest of 5 passes over 4,096 distinct 4 KiB pages.
+void PageChecksumCost() {
+  std::vector<std::byte> pages(4096 * 4096);
+  for (std::size_t i = 0; i < pages.size(); ++i) pages[i] = static_cast<std::byte>(i * 131 + 7);
+  double best_ns = 1e18;
+  std::uint64_t sink = 0;
+  for (int pass = 0; pass < 5; ++pass) {
+    const auto start = SteadyClock::now();
+    for (std::size_t p = 0; p < 4096; ++p) {
+      sink ^= storage::PageChecksum(std::span(pages).subspan(p * 4096, 4096 - 8));
+    }
+    best_ns = std::min(best_ns, std::chrono::duration<double, std::nano>(SteadyClock::now() -
+                                                                         start).count() / 4096);
+  }
+  std::printf("PageChecksum of a 4 KiB page: %.0f ns (%.1f GB/s; fastest of 5 passes over 16 MiB)"
+              " [%llx]\n",
+              best_ns, 4088 / best_ns, static_cast<unsigned long long>(sink & 0xf));
+}
+
+// --checksums compare: W3 alternately without page checksums and with them.
+void CompareChecksums(const std::string& dir, double seconds, int rounds,
+                      const bench::FsyncFloor& floor, Sync sync) {
+  PageChecksumCost();
+  std::vector<W3Figures> figures[2];  // [with checksums]
+  for (int round = 0; round < 2 * rounds; ++round) {
+    // off, on, then on, off: a drift of the machine's load hits both sides alike.
+    const bool on = (round % 2 == 1) != (round / 2 % 2 == 1);
+    g_page_checksums = on;
+    std::printf("W3  round %d, page checksums %s\n", round / 2 + 1, on ? "on" : "off");
+    figures[on].push_back(W3(dir, seconds, 32, floor, sync));
+  }
+  g_page_checksums = true;
+  double rate[2] = {0, 0}, cpu[2] = {0, 0}, lo = 1e9, hi = 0, cpu_lo = 1e9, cpu_hi = 0;
+  for (int i = 0; i < rounds; ++i) {
+    for (int on : {0, 1}) {
+      rate[on] += figures[on][i].per_s / rounds;
+      cpu[on] += figures[on][i].cpu_ms / rounds;
+    }
+    lo = std::min(lo, figures[1][i].per_s / figures[0][i].per_s);
+    hi = std::max(hi, figures[1][i].per_s / figures[0][i].per_s);
+    cpu_lo = std::min(cpu_lo, figures[1][i].cpu_ms / figures[0][i].cpu_ms);
+    cpu_hi = std::max(cpu_hi, figures[1][i].cpu_ms / figures[0][i].cpu_ms);
+  }
+  std::printf("W3  page checksums on / off (%d rounds each, alternating; floor mean %.1f us): "
+              "throughput %.3f x (per round %.3f-%.3f; off %.0f, on %.0f workflows/s), CPU per "
+              "workflow %.3f x (per round %.3f-%.3f; off %.2f ms, on %.2f ms)\n",
+              rounds, floor.mean_us, rate[1] / rate[0], lo, hi, rate[0], rate[1],
+              cpu[1] / cpu[0], cpu_lo, cpu_hi, cpu[0], cpu[1]);
 }
 
 // Builds a stepper run with `calls` calls (3 events each) using synchronous=OFF.
@@ -376,6 +442,12 @@ int main(int argc, char** argv) {
   app.add_option("--w5-repeat", w5_repeat, "W5: rounds of the replay breakdown (the fastest counts)");
   app.add_flag("--commit-thread", g_commit_thread,
                "commit on a second thread, reads through a second connection");
+  std::string checksums;
+  app.add_option("--checksums", checksums,
+                 "compare: only W3, alternately with page checksums and without")
+      ->check(CLI::IsMember({"compare"}));
+  int rounds = 3;
+  app.add_option("--rounds", rounds, "--checksums compare: rounds of each");
   CLI11_PARSE(app, argc, argv);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   const Sync sync = no_sync ? Sync::kOff : Sync::kFull;
@@ -386,6 +458,10 @@ int main(int argc, char** argv) {
   auto floor = bench::MeasureFsyncFloor(dir, 2000);
   std::printf("floor: 4 KiB write + fdatasync: mean %.1f us, p50 %.1f us, p99 %.1f us\n",
               floor.mean_us, floor.p50_us, floor.p99_us);
+  if (!checksums.empty()) {
+    CompareChecksums(dir, w3_seconds, rounds, floor, sync);
+    return 0;
+  }
   if (only.empty() || only == "w1") W1(dir, w1, floor, sync);
   if (only.empty() || only == "w3") W3(dir, w3_seconds, 32, floor, sync);
   if (only.empty() || only == "w5") W5(dir, floor, w5_repeat);

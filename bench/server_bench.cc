@@ -24,6 +24,11 @@
 // on / off ratios of throughput and server CPU per workflow with their spread, and what the
 // broker received.
 //
+// With --checksums compare (W3, SQLite, one transport), rounds alternate between a journal whose
+// pages carry checksums (the default for a new journal) and one created without them (as by a
+// release before them; docs/PERFORMANCE.md, "Journal checksums"), and it prints the ratios as
+// --effects does.
+//
 // With --journal-backend postgres or both, W1 and W3 run with the server's journal on SQLite
 // and/or on a private PostgreSQL 15 that this program starts (tests/support/postgres_server.h,
 // data directory under $TMPDIR, fsync and synchronous_commit on), a fresh database per run.
@@ -46,6 +51,7 @@
 //
 //   server_bench --dir DIR [--workers N] [--w1 COUNT] [--w3-seconds S] [--transport T]
 //                [--reckon PATH] [--otlp] [--effects compare [--rounds R]]
+//                [--checksums compare [--rounds R]]
 //                [--journal-backend sqlite|postgres|both [--pg-statements]
 //                 [--cluster-servers 1,2,3 [--shard-lease-ms MS]]]
 //                [--failover [--failover-servers N] [--failover-lease-ms 3000,1500]
@@ -98,6 +104,7 @@ using bench::ProcessCpuSeconds;
 
 bool g_inline_commit = false;  // --inline-commit: passed on to the server
 bool g_no_metrics = false;     // the server runs with --no-metrics (--metrics off / compare)
+bool g_without_page_checksums = false;  // --checksums compare: the "off" rounds
 double g_last_server_cpu_ms = 0;  // server CPU ms per workflow of the last W3
 std::string g_reckon = RECKON_CLI_PATH;  // --reckon: the server binary (another build to compare)
 std::string g_otlp_endpoint;  // non-empty: passed to the server as --otlp-endpoint
@@ -167,6 +174,7 @@ Deployment Deploy(const std::string& dir, int workers, bool tls) {
   }
   o.cluster_servers = g_cluster_servers;
   o.shard_lease_ms = g_shard_lease_ms;
+  o.without_page_checksums = g_without_page_checksums;
   Deployment d = bench::StartDeployment(o);
   if (g_cluster_servers > 0 && !bench::WaitBalanced(d.journal, g_cluster_servers,
                                                      g_shard_lease_ms > 0 ? g_shard_lease_ms : 3000,
@@ -403,6 +411,41 @@ void CompareEffects(const std::string& dir, int workers, double seconds, bool tl
               mean(cpu[0]), mean(cpu[1]), requests, static_cast<double>(bytes) / 1e6);
 }
 
+// --checksums compare: W3 alternately on a journal with page checksums and on one without.
+void CompareChecksums(const std::string& dir, int workers, double seconds, bool tls, int rounds,
+                      const bench::FsyncFloor& floor) {
+  std::vector<double> rate[2], cpu[2], workers_cpu[2];  // [with checksums]
+  for (int round = 0; round < 2 * rounds; ++round) {
+    // off, on, then on, off: a drift of the machine's load hits both sides alike.
+    const bool on = (round % 2 == 1) != (round / 2 % 2 == 1);
+    g_without_page_checksums = !on;
+    std::printf("W3  round %d, page checksums %s\n", round / 2 + 1, on ? "on" : "off");
+    rate[on].push_back(W3(dir, workers, seconds, 32, tls, floor));
+    cpu[on].push_back(g_last_server_cpu_ms);
+    workers_cpu[on].push_back(g_last_worker_cpu_ms);
+  }
+  g_without_page_checksums = false;
+  auto mean = [](const std::vector<double>& v) {
+    double sum = 0;
+    for (double x : v) sum += x;
+    return sum / static_cast<double>(v.size());
+  };
+  double lo = 1e9, hi = 0, cpu_lo = 1e9, cpu_hi = 0;
+  for (int i = 0; i < rounds; ++i) {  // round i on against round i off, which ran beside it
+    lo = std::min(lo, rate[1][i] / rate[0][i]);
+    hi = std::max(hi, rate[1][i] / rate[0][i]);
+    cpu_lo = std::min(cpu_lo, cpu[1][i] / cpu[0][i]);
+    cpu_hi = std::max(cpu_hi, cpu[1][i] / cpu[0][i]);
+  }
+  std::printf("W3  page checksums on / off (%d rounds each, alternating; floor mean %.1f us): "
+              "throughput %.3f x (per round %.3f-%.3f; off %.0f, on %.0f workflows/s), server "
+              "CPU per workflow %.3f x (per round %.3f-%.3f; off %.2f ms, on %.2f ms); the "
+              "workers' CPU per workflow, which the journal does not touch, %.3f x\n",
+              rounds, floor.mean_us, mean(rate[1]) / mean(rate[0]), lo, hi, mean(rate[0]),
+              mean(rate[1]), mean(cpu[1]) / mean(cpu[0]), cpu_lo, cpu_hi, mean(cpu[0]),
+              mean(cpu[1]), mean(workers_cpu[1]) / mean(workers_cpu[0]));
+}
+
 struct Figures {
   double w1_p50 = 0, w1_p99 = 0, w3_rate = 0, server_cpu = 0, worker_cpu = 0, pg_cpu = 0,
          pg_xacts = 0, load = 0;
@@ -527,7 +570,11 @@ int main(int argc, char** argv) {
                  "workflow, to a nats-server this program starts) all off and all on")
       ->check(CLI::IsMember({"compare"}));
   int rounds = 2;
-  app.add_option("--rounds", rounds, "--effects compare: rounds of each");
+  app.add_option("--rounds", rounds, "--effects or --checksums compare: rounds of each");
+  std::string checksums;
+  app.add_option("--checksums", checksums,
+                 "compare: W3 alternately on a SQLite journal with page checksums and without")
+      ->check(CLI::IsMember({"compare"}));
   std::string effects_on = "metrics,otlp,outbox";
   app.add_option("--effects-on", effects_on,
                  "--effects compare: what the on rounds turn on (default metrics,otlp,outbox)");
@@ -593,6 +640,10 @@ int main(int argc, char** argv) {
   if (!journal_backend.empty()) {
     return CompareJournals(dir, workers, w1, w3_seconds, transport == "tls", only,
                            journal_backend, cluster_sizes, floor);
+  }
+  if (!checksums.empty()) {
+    CompareChecksums(dir, workers, w3_seconds, transport == "tls", rounds, floor);
+    return 0;
   }
   if (!effects.empty()) {
     CompareEffects(dir, workers, w3_seconds, transport == "tls", rounds, effects_on, floor);

@@ -75,6 +75,7 @@ class CorruptionGuard final : public Journal {
   }
   int schema_version() const override { return inner_.schema_version(); }
   const std::string& path() const override { return inner_.path(); }
+  std::string integrity_warning() const override { return inner_.integrity_warning(); }
 
  private:
   template <class R>

@@ -135,6 +135,10 @@ class Journal {
   // Where the journal lives, for messages (SQLite: the file's path; PostgreSQL:
   // postgresql://user@host:port/db, never a password).
   virtual const std::string& path() const = 0;
+  // Empty when the backend detects damage in every page it reads; otherwise what is not
+  // verified and what to do about it, for the owner to log at start (SQLite: a journal written
+  // before page checksums; PostgreSQL: a cluster without data checksums).
+  virtual std::string integrity_warning() const { return {}; }
 };
 
 }  // namespace reckon::storage

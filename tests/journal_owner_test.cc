@@ -2,8 +2,9 @@
 // file and ownership"): a second refund-agent or `reckon server` on a journal that another
 // process owns is refused at once, naming the holder, whether it names the file by the same
 // path, a symbolic link or a hard link; the lock of a SIGKILLed owner never blocks its restart;
-// a journal damaged in the middle is refused at open and `reckon admin check` says so; a sound
-// journal passes `reckon admin check`, also while its owner runs.
+// a journal damaged in the middle is refused at open and `reckon admin check` says so; so is one
+// whose only damage is a byte inside an approval row (the page checksums find it; the page
+// structure is intact); a sound journal passes `reckon admin check`, also while its owner runs.
 //
 // The first agent must still hold the journal when the second starts: its provider takes 1 s
 // per refund (below send_refund's 2 s attempt timeout), so the first agent runs for seconds
@@ -19,8 +20,9 @@
 #include <string>
 #include <thread>
 
-#include "reckon/storage/sqlite/sqlite_journal.h"
 #include "reckon/storage/sqlite/journal_lock.h"
+#include "reckon/storage/sqlite/sqlite.h"
+#include "reckon/storage/sqlite/sqlite_journal.h"
 #include "tests/refund_crash_audit.h"
 #include "tests/support/crash_support.h"
 #include "tests/support/file_damage.h"
@@ -295,6 +297,59 @@ TEST_F(JournalOwnerTest, ADamagedJournalIsRefusedAndAdminCheckSaysSo) {
   auto [missing, missing_report] = Reckon({"admin", "check", dir_.File("absent.db")});
   EXPECT_TRUE(missing.exited && missing.code == 2) << missing.ToString();
   EXPECT_FALSE(fs::exists(dir_.File("absent.db")));
+}
+
+// The issue's case (security issue 30, item 7): one byte of an approval row changes on disk and
+// nothing else. The agent must refuse the journal rather than act on the row, and
+// `reckon admin check` must name the page and its table. (Before page checksums: admin check
+// said "integrity: ok" and the agent ran and exited 0.)
+TEST_F(JournalOwnerTest, AByteChangedInsideAnApprovalRowIsRefusedAndAdminCheckNamesTheTable) {
+  const std::string journal = dir_.File("journal.db");
+  auto agent = StartAgent(journal, "agent.log");
+  ASSERT_TRUE(agent) << agent.error().ToString();
+  auto done = agent.value().WaitFor(60s);
+  ASSERT_TRUE(done && done.value().Succeeded()) << Tail(dir_.File("agent.log"));
+
+  // Where the approval row lies: its table's page, and its decided_by there (a column no index
+  // holds, so that the full integrity_check, which compares indexes with tables, passed it too).
+  std::int64_t page = 0;
+  std::string decided_by;
+  {
+    auto db = storage::SqliteDb::Open(journal, /*read_only=*/true);
+    ASSERT_TRUE(db) << db.error().ToString();
+    auto found = db.value().Prepare(
+        "SELECT (SELECT pageno FROM dbstat WHERE name = 'approvals' AND pagetype = 'leaf' "
+        "LIMIT 1), (SELECT decided_by FROM approvals LIMIT 1)");
+    ASSERT_TRUE(found) << found.error().ToString();
+    auto row = found.value().Step();
+    ASSERT_TRUE(row && row.value()) << "the agent journaled no approval";
+    page = found.value().ColumnInt(0);
+    decided_by = std::string(found.value().ColumnText(1));
+  }
+  ASSERT_GT(page, 0);
+  ASSERT_FALSE(decided_by.empty());
+  auto flipped = FlipByteInside(journal, decided_by, (page - 1) * 4096, page * 4096);
+  ASSERT_TRUE(flipped) << flipped.error().ToString();
+
+  auto again = StartAgent(journal, "again.log");
+  ASSERT_TRUE(again) << again.error().ToString();
+  auto refused = again.value().WaitFor(30s);
+  ASSERT_TRUE(refused) << refused.error().ToString();
+  const std::string message = ReadFile(dir_.File("again.log"));
+  EXPECT_TRUE(refused.value().exited && refused.value().code == 1)
+      << refused.value().ToString() << "\n" << message;
+  EXPECT_NE(message.find("journal '" + journal + "' is damaged"), std::string::npos) << message;
+  EXPECT_NE(message.find("page " + std::to_string(page) + " (in '" + journal +
+                         "') fails its checksum"),
+            std::string::npos)
+      << message;
+
+  auto [bad, bad_report] = Reckon({"admin", "check", journal});
+  EXPECT_TRUE(bad.exited && bad.code == 1) << bad.ToString() << "\n" << bad_report;
+  EXPECT_NE(bad_report.find("integrity:      DAMAGED"), std::string::npos) << bad_report;
+  EXPECT_NE(bad_report.find("table or index 'approvals': page " + std::to_string(page)),
+            std::string::npos)
+      << bad_report;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "reckon/worker/embedded_host.h"
 
 #include <boost/asio/use_awaitable.hpp>
+#include <spdlog/spdlog.h>
 
 #include "reckon/storage/crypto/aes_gcm_codec.h"
 #include "reckon/storage/backend/open_backend.h"
@@ -27,6 +28,9 @@ Result<std::unique_ptr<EmbeddedHost>> EmbeddedHost::Open(const std::string& jour
     RECKON_TRY(otlp, OtlpTraceSink::Start(std::move(otlp_options)));
   }
   RECKON_TRY(auto journal, storage::OpenJournal(journal_path, journal_options));
+  if (const std::string warning = journal->integrity_warning(); !warning.empty()) {
+    spdlog::warn("{}", warning);
+  }
   const std::string nats_url = options.nats_url;
   Clock* clock = options.clock;
   auto host = std::make_unique<EmbeddedHost>(std::move(journal), std::move(options));

@@ -4,9 +4,12 @@
 
 #include <memory>
 #include <ostream>
+#include <string>
+#include <utility>
 
 #include "reckon/api/cli/archive_command.h"
-#include "reckon/storage/sqlite/journal_check.h"
+#include "reckon/storage/backend/open_backend.h"
+#include "reckon/storage/sqlite/journal_rewrite.h"
 
 namespace reckon::cli {
 namespace {
@@ -25,6 +28,12 @@ void PrintText(std::ostream& out, const storage::JournalCheckReport& r) {
       << "events:         " << r.events << "\n"
       << "operations:     " << r.operations << "\n"
       << "owner:          " << (r.owner.empty() ? "none" : r.owner) << "\n"
+      << "page checksums: " << (r.page_checksums.empty() ? "unknown" : r.page_checksums);
+  if (r.pages_verified > 0 || r.wal_frames_verified > 0) {
+    out << " (verified " << r.pages_verified << " pages and " << r.wal_frames_verified
+        << " -wal frames)";
+  }
+  out << "\n"
       << "integrity:      " << (r.ok() ? "ok" : "DAMAGED") << "\n";
   for (const std::string& problem : r.problems) out << "  " << problem << "\n";
 }
@@ -32,27 +41,73 @@ void PrintText(std::ostream& out, const storage::JournalCheckReport& r) {
 void PrintJson(std::ostream& out, const storage::JournalCheckReport& r) {
   json::array problems;
   for (const std::string& problem : r.problems) problems.emplace_back(problem);
-  json::object object{{"journal", r.path},         {"schema_version", r.schema_version},
-                      {"runs", r.runs},            {"events", r.events},
-                      {"operations", r.operations}, {"owner", r.owner},
-                      {"ok", r.ok()},              {"problems", std::move(problems)}};
+  json::array warnings;
+  for (const std::string& warning : r.warnings) warnings.emplace_back(warning);
+  json::object object{{"journal", r.path},
+                      {"schema_version", r.schema_version},
+                      {"runs", r.runs},
+                      {"events", r.events},
+                      {"operations", r.operations},
+                      {"owner", r.owner},
+                      {"page_checksums", r.page_checksums},
+                      {"pages_verified", r.pages_verified},
+                      {"wal_frames_verified", r.wal_frames_verified},
+                      {"ok", r.ok()},
+                      {"problems", std::move(problems)},
+                      {"warnings", std::move(warnings)}};
   out << json::serialize(object) << "\n";
 }
 
 Result<void> RunCheck(CommandEnv& env, const CheckArgs& args) {
-  RECKON_TRY(storage::JournalCheckReport report, storage::CheckJournal(args.journal));
+  RECKON_TRY(storage::JournalCheckReport report, storage::CheckJournalAt(args.journal));
   if (args.json) {
     PrintJson(env.out, report);
   } else {
     PrintText(env.out, report);
   }
   env.out.flush();
+  for (const std::string& warning : report.warnings) {
+    env.err << "reckon admin check: warning: " << warning << "\n";
+  }
   if (!report.ok()) {
     env.err << "reckon admin check: journal '" << report.path << "' is damaged ("
             << report.problems.front() << (report.problems.size() > 1 ? ", ..." : "")
             << "); restore it from a backup\n";
     env.exit_code = kExitFailure;
   }
+  return Ok();
+}
+
+// Rewrites are for SQLite files; PostgreSQL keeps its own pages.
+Result<void> RequireSqlite(const std::string& journal, const std::string& what) {
+  if (storage::BackendOf(journal) != storage::BackendKind::kPostgres) return Ok();
+  return Err(Errc::kInvalidArgument,
+             "'" + journal + "' is a PostgreSQL journal: " + what + " works on SQLite files; "
+             "use PostgreSQL's own tools (VACUUM, pg_basebackup; data checksums: pg_checksums)");
+}
+
+void PrintRewrite(CommandEnv& env, const std::string& what,
+                  const storage::RewriteReport& report) {
+  env.out << what << ": " << report.pages << " pages, each verified; " << report.bytes_before
+          << " bytes before, " << report.bytes_after << " after";
+  if (!report.page_checksums_before) {
+    env.out << (what.starts_with("vacuum") ? "; every page carries a checksum now"
+                                           : "; the source has no page checksums, nor the copy");
+  }
+  env.out << "\n";
+}
+
+Result<void> RunVacuum(CommandEnv& env, const std::string& journal) {
+  RECKON_TRY(RequireSqlite(journal, "vacuum"));
+  RECKON_TRY(storage::RewriteReport report, storage::VacuumJournal(journal));
+  PrintRewrite(env, "vacuum of '" + journal + "'", report);
+  return Ok();
+}
+
+Result<void> RunBackup(CommandEnv& env, const std::string& journal, const std::string& dest) {
+  RECKON_TRY(RequireSqlite(journal, "backup"));
+  RECKON_TRY(storage::RewriteReport report, storage::BackupJournal(journal, dest));
+  PrintRewrite(env, "backup of '" + journal + "' into '" + dest + "'", report);
   return Ok();
 }
 
@@ -69,6 +124,26 @@ void AddAdminCommands(CLI::App& app, CommandEnv& env) {
   check->callback([&env, args] {
     if (auto result = RunCheck(env, *args); !result) {
       ReportError(env, "admin check", result.error());
+    }
+  });
+  auto vacuum_journal = std::make_shared<std::string>();
+  CLI::App* vacuum = admin->add_subcommand(
+      "vacuum",
+      "Rewrite a journal compactly, with a checksum on every page (stop its owner first)");
+  vacuum->add_option("journal", *vacuum_journal, "the journal file")->required();
+  vacuum->callback([&env, vacuum_journal] {
+    if (auto result = RunVacuum(env, *vacuum_journal); !result) {
+      ReportError(env, "admin vacuum", result.error());
+    }
+  });
+  auto backup_files = std::make_shared<std::pair<std::string, std::string>>();
+  CLI::App* backup = admin->add_subcommand(
+      "backup", "Copy a journal into a new file, consistently, while its owner runs");
+  backup->add_option("journal", backup_files->first, "the journal file")->required();
+  backup->add_option("dest", backup_files->second, "the new file")->required();
+  backup->callback([&env, backup_files] {
+    if (auto result = RunBackup(env, backup_files->first, backup_files->second); !result) {
+      ReportError(env, "admin backup", result.error());
     }
   });
   AddArchiveCommand(*admin, env);

@@ -133,6 +133,9 @@ Result<std::unique_ptr<ServerHost>> ServerHost::Create(const ServerConfig& given
   // shard leases), and refuses a single server's.
   RECKON_TRY(auto journal, OpenJournal(config, fence ? Mode::kClusterMember : Mode::kOwner,
                                        fence.get()));
+  if (const std::string warning = journal->integrity_warning(); !warning.empty()) {
+    spdlog::warn("{}", warning);
+  }
   if (fence) {
     auto opened = storage::ShardLeases::Open(config.journal_path, config.cluster.lease);
     if (!opened) return opened.error().WithContext("cannot read the shard leases");

@@ -1,8 +1,10 @@
 #include "reckon/storage/backend/open_backend.h"
 
+#include "reckon/storage/postgres/postgres_check.h"
 #include "reckon/storage/postgres/postgres_journal.h"
 #include "reckon/storage/postgres/postgres_outbox_store.h"
 #include "reckon/storage/postgres/postgres_principal_store.h"
+#include "reckon/storage/sqlite/journal_check.h"
 #include "reckon/storage/sqlite/sqlite_outbox_store.h"
 #include "reckon/storage/sqlite/sqlite_principal_store.h"
 
@@ -10,6 +12,11 @@ namespace reckon::storage {
 
 BackendKind BackendOf(const std::string& journal) {
   return IsPostgresConninfo(journal) ? BackendKind::kPostgres : BackendKind::kSqlite;
+}
+
+Result<JournalCheckReport> CheckJournalAt(const std::string& journal) {
+  if (BackendOf(journal) == BackendKind::kPostgres) return CheckPostgresJournal(journal);
+  return CheckJournal(journal);
 }
 
 Result<std::unique_ptr<Journal>> OpenJournal(const std::string& journal,

@@ -13,6 +13,7 @@
 
 #include "reckon/base/error.h"
 #include "reckon/storage/journal.h"
+#include "reckon/storage/journal_check_report.h"
 #include "reckon/storage/outbox_store.h"
 #include "reckon/storage/payload_codec.h"
 #include "reckon/storage/principal_store.h"
@@ -48,6 +49,12 @@ struct OpenJournalOptions {
 // storage/postgres/postgres_journal.h); they name the file or the server.
 Result<std::unique_ptr<Journal>> OpenJournal(const std::string& journal,
                                              OpenJournalOptions options = {});
+
+// The health report of the journal `journal` names, for `reckon admin check`: CheckJournal
+// (storage/sqlite/journal_check.h) for a file, CheckPostgresJournal
+// (storage/postgres/postgres_check.h) for a PostgreSQL database. Read-only; works beside a
+// running owner. Errors as theirs (kNotFound: no such file; kUnavailable: cannot connect).
+Result<JournalCheckReport> CheckJournalAt(const std::string& journal);
 
 // The journal's outbox and principal stores, on connections of their own. Open them after the
 // journal, whose owner applies the migrations.

@@ -9,6 +9,7 @@
 
 #include "reckon/storage/outbox_store.h"
 #include "reckon/storage/postgres/journal_statements.h"
+#include "reckon/storage/postgres/postgres_check.h"
 #include "reckon/storage/postgres/schema.h"
 #include "reckon/storage/postgres/shard_leases.h"
 #include "reckon/storage/shard.h"
@@ -143,10 +144,13 @@ Result<std::unique_ptr<PostgresJournal>> PostgresJournal::Open(const std::string
     RECKON_TRY(RequireCurrentSchema(conn));
   }
   RECKON_TRY(const int version, PgSchemaVersion(conn));
+  RECKON_TRY(const bool checksums, DataChecksumsOn(conn));
   RECKON_TRY(pg::PrepareJournalStatements(conn));
   const ShardFence* fence = options.mode == Mode::kClusterMember ? options.fence : nullptr;
-  return std::unique_ptr<PostgresJournal>(
+  auto journal = std::unique_ptr<PostgresJournal>(
       new PostgresJournal(std::move(conn), version, options.payload_codec, fence));
+  if (!checksums) journal->integrity_warning_ = NoDataChecksumsWarning(journal->path());
+  return journal;
 }
 
 PostgresJournal::PostgresJournal(PgConnection conn, int schema_version,

@@ -120,6 +120,8 @@ class PostgresJournal final : public Journal {
   int schema_version() const override { return schema_version_; }
   // The server and database, "postgresql://user@host:port/db" (never a password).
   const std::string& path() const override { return conn_.display(); }
+  // Non-empty when the cluster has data checksums off (storage/postgres/postgres_check.h).
+  std::string integrity_warning() const override { return integrity_warning_; }
 
  private:
   PostgresJournal(PgConnection conn, int schema_version, const PayloadCodec* payload_codec,
@@ -145,6 +147,7 @@ class PostgresJournal final : public Journal {
   const PayloadCodec* payload_codec_;  // not owned; may be null
   const ShardFence* fence_;            // not owned; null unless a cluster member
   EventDecoder decoder_;
+  std::string integrity_warning_;
 };
 
 }  // namespace reckon::storage

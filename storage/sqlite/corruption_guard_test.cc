@@ -1,5 +1,6 @@
-// CorruptionGuard over a real SQLite journal with one page flipped: the reads that hit the
-// damage come back as kCorruption naming the file, unchanged, and the owner hears of it once.
+// CorruptionGuard over a real SQLite journal with one page flipped, or one byte inside a row
+// changed: the reads that hit the damage come back as kCorruption naming the file (and, for the
+// byte, the page whose checksum fails), unchanged, and the owner hears of it once.
 #include "reckon/storage/corruption_guard.h"
 
 #include <gtest/gtest.h>
@@ -44,6 +45,37 @@ TEST(CorruptionGuardTest, ADamagedReadIsReportedOnceAndPassedOnUnchanged) {
   ASSERT_GT(corrupt_reads, 0) << "the flipped page was never read; the test proves nothing";
   ASSERT_EQ(reported.size(), 1u) << "reported once, however many reads fail";
   EXPECT_EQ(reported[0].code(), Errc::kCorruption);
+}
+
+TEST(CorruptionGuardTest, AByteChangedInsideARowStopsTheOwnerAtTheFirstRead) {
+  testing::TempDir dir;
+  const std::string path = dir.File("j.db");
+  SqliteJournalOptions options;
+  options.sync = SqliteJournalOptions::Sync::kOff;
+  const std::string value = "\"the-value-a-disk-fault-changes-on-disk\"";
+  {
+    auto journal = OpenSqliteJournal(path, options);
+    ASSERT_TRUE(journal) << journal.error().ToString();
+    ASSERT_TRUE(FillRuns(*journal.value(), 20));
+    AppendRequest request = MarkerStep("wf-target", 1);
+    request.events = {MarkerRecorded{"m1", "note", value}};
+    ASSERT_TRUE(journal.value()->Append(request));
+  }
+  auto offset = testing::FlipByteInside(path, value);
+  ASSERT_TRUE(offset) << offset.error().ToString();
+  options.check_at_open = false;  // as a file damaged after the open would be
+  auto journal = OpenSqliteJournal(path, options);
+  ASSERT_TRUE(journal) << journal.error().ToString();
+  std::vector<Error> reported;
+  CorruptionGuard guarded(*journal.value(), [&reported](const Error& e) { reported.push_back(e); });
+  auto events = guarded.ReadEvents({"wf-target", "r1"}, 1);
+  ASSERT_FALSE(events) << "the changed event was read as if sound";
+  ASSERT_EQ(reported.size(), 1u);
+  EXPECT_EQ(reported[0].code(), Errc::kCorruption);
+  EXPECT_NE(reported[0].message().find("page " + std::to_string(offset.value() / 4096 + 1) +
+                                       " (in '" + path + "') fails its checksum"),
+            std::string::npos)
+      << reported[0].message();
 }
 
 TEST(CorruptionGuardTest, ASoundJournalIsNeverReported) {

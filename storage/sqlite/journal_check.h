@@ -3,9 +3,12 @@
 // It opens the file with a read-only SQLite connection and takes no lock, so it works beside a
 // running owner (a WAL reader sees the owner's last commit) and never changes the file. It
 // runs the full PRAGMA integrity_check (every page, and every index entry against its table:
-// slower than the quick_check an owner runs at open), then counts runs, events and operations.
-// A damaged file is a report with problems, not an error: even a file that SQLite cannot read
-// at all ("file is not a database") yields a report.
+// slower than the quick_check an owner runs at open), counts runs, events and operations, and
+// verifies the checksum of every page of the file and of every frame of its -wal
+// (storage/sqlite/page_scan.h), naming the table or index of each damaged page it can. A
+// damaged file is a report with problems, not an error: even a file that SQLite cannot read
+// at all ("file is not a database") yields a report. A journal written before page checksums
+// is not damaged: its report says "off" and carries a warning.
 //
 // Thread-safe in the sense that it shares nothing: each call opens and closes its own
 // connection.
@@ -16,21 +19,10 @@
 #include <vector>
 
 #include "reckon/base/error.h"
+#include "reckon/storage/journal_check_report.h"
 #include "reckon/storage/sqlite/sqlite.h"
 
 namespace reckon::storage {
-
-struct JournalCheckReport {
-  std::string path;
-  std::int64_t schema_version = -1;  // -1 when unreadable
-  std::int64_t runs = -1;            // -1 when a count failed (see problems)
-  std::int64_t events = -1;
-  std::int64_t operations = -1;
-  std::string owner;                  // the lock holder ("pid=... host=..."), empty if none
-  std::vector<std::string> problems;  // empty: the file is sound
-
-  bool ok() const { return problems.empty(); }
-};
 
 // Checks the journal at `path`. At most `max_problems` integrity problems are listed.
 // Errors: kNotFound when the file does not exist; kUnavailable when it cannot be opened

@@ -162,12 +162,20 @@ CREATE TABLE outbox_attempts (
 ) WITHOUT ROWID;
 )sql";
 
+// Page checksums (docs/JOURNAL_FORMAT.md, "Page checksums"; storage/sqlite/checksum_vfs.h): no
+// table changes. A release before them would write pages without updating their checksums,
+// which this release would then read as damage: the version bump makes it refuse the file.
+// Whether a file's pages carry checksums is in its header (8 reserved bytes per page), not in
+// this version: an older journal migrated to 6 has none until `reckon admin vacuum`.
+constexpr std::string_view kV6 = "-- no statement: the version is the change";
+
 constexpr Migration kMigrations[] = {
     {1, "event log, run index, operations, timers, tasks, approvals, outbox", kV1},
     {2, "contracts declared by workers (server mode)", kV2},
     {3, "principals and the audit log of changes to them (server mode)", kV3},
     {4, "indexes for filtering runs by type and by tool", kV4},
     {5, "outbox delivery records: attempts, acks, errors", kV5},
+    {6, "page checksums (older releases must not write the file)", kV6},
 };
 
 }  // namespace

@@ -1,15 +1,20 @@
 #include "reckon/storage/sqlite/sqlite.h"
 
+#include <optional>
 #include <string>
 #include <thread>
+
+#include "reckon/storage/sqlite/checksum_vfs.h"
 
 namespace reckon::storage {
 namespace {
 
 // Busy and locked mean another connection holds the lock: worth retrying. I/O and full-disk
 // errors are environmental: retry after fixing the machine. Corruption is a bug or a disk
-// fault. Constraint violations are the caller's request.
+// fault, and so is a page that fails its checksum (SQLITE_IOERR_DATA, from the checksum VFS).
+// Constraint violations are the caller's request.
 Errc ErrcForSqlite(int rc) {
+  if (rc == SQLITE_IOERR_DATA) return Errc::kCorruption;
   switch (rc & 0xff) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
@@ -37,6 +42,10 @@ Error SqliteError(sqlite3* db, int rc, std::string_view what) {
   message += "': ";
   message += sqlite3_errmsg(db);
   message += " (sqlite code " + std::to_string(rc) + ")";
+  if (rc == SQLITE_IOERR_DATA) {
+    const std::optional<ChecksumState> state = ChecksumStateOf(db);
+    if (state && state->last_fault) message += "; " + state->last_fault->Describe();
+  }
   return Err(ErrcForSqlite(rc), std::move(message));
 }
 
@@ -47,7 +56,8 @@ Result<SqliteDb> SqliteDb::Open(const std::string& path, bool read_only,
   sqlite3* raw = nullptr;
   int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   flags |= SQLITE_OPEN_NOMUTEX;  // one owner at a time; see the class comment
-  int rc = sqlite3_open_v2(path.c_str(), &raw, flags, vfs.empty() ? nullptr : vfs.c_str());
+  RECKON_TRY(std::string checksum_vfs, ChecksumVfsOver(vfs));
+  int rc = sqlite3_open_v2(path.c_str(), &raw, flags, checksum_vfs.c_str());
   std::unique_ptr<sqlite3, Closer> db(raw);
   if (rc != SQLITE_OK) {
     std::string message = "cannot open journal '" + path + "': ";

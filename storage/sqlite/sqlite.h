@@ -1,6 +1,8 @@
 // Thin RAII wrappers over the SQLite C API: a connection (SqliteDb) and a prepared statement
 // (Statement). They turn SQLite result codes into Result<T> with the SQL and the database path
 // in the message, and own their handles: moving transfers ownership, destruction closes.
+// Every connection goes through the checksum VFS (storage/sqlite/checksum_vfs.h): a page that
+// fails its checksum is Errc::kCorruption, and the message names the file and the page.
 //
 // Not thread-safe: one connection belongs to one thread (or strand) at a time. Column text and
 // blob views returned by Statement stay valid until the next Step(), Reset() or destruction.
@@ -23,9 +25,10 @@ class Statement;
 
 class SqliteDb {
  public:
-  // Opens (creating if absent) the database file at `path`. `vfs`: the registered name of the
-  // SQLite VFS to open it with; empty for the default (tests put a fault-injecting VFS here,
-  // storage/testing/power_loss_vfs.h).
+  // Opens (creating if absent) the database file at `path`, through the checksum VFS over the
+  // SQLite VFS named `vfs` (empty: SQLite's default; tests put a fault-injecting VFS here,
+  // storage/testing/power_loss_vfs.h). A new file gets no page checksums from this alone:
+  // see storage/sqlite/journal_checksums.h.
   static Result<SqliteDb> Open(const std::string& path, bool read_only = false,
                                const std::string& vfs = {});
 

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "reckon/storage/sqlite/journal_check.h"
+#include "reckon/storage/sqlite/journal_checksums.h"
 #include "reckon/storage/sqlite/journal_statements.h"
 #include "reckon/storage/sqlite/schema.h"
 #include "reckon/storage/outbox_store.h"
@@ -125,6 +126,10 @@ Result<std::unique_ptr<SqliteJournal>> SqliteJournal::Open(const std::string& pa
   }
   RECKON_TRY(SqliteDb db, SqliteDb::Open(path, read_only, options.vfs));
   db.SetBusyWait(options.busy_timeout);
+  if (options.mode == Mode::kOwner && options.page_checksums) {
+    RECKON_TRY(bool created, ReserveChecksumsIfNew(db));  // before anything is written
+    (void)created;
+  }
   if (options.mode == Mode::kOwner && options.check_at_open) {
     RECKON_TRY(QuickCheckAtOpen(db));
   }
@@ -143,10 +148,12 @@ Result<std::unique_ptr<SqliteJournal>> SqliteJournal::Open(const std::string& pa
     RECKON_TRY(MigrateForward(db, JournalMigrations()));
   }
   RECKON_TRY(std::int64_t version, db.QueryInt("PRAGMA user_version"));
+  RECKON_TRY(bool checksums, HasPageChecksums(db));
   RECKON_TRY(auto stmts, Statements::Prepare(db));
   std::unique_ptr<SqliteJournal> journal(new SqliteJournal(
       std::move(db), static_cast<int>(version), std::move(stmts), options.payload_codec));
   journal->lock_ = std::move(lock);
+  if (!checksums) journal->integrity_warning_ = NoChecksumsWarning(path);
   return journal;
 }
 

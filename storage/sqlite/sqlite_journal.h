@@ -40,6 +40,11 @@ struct SqliteJournalOptions {
   // (kCorruption naming the file and the first problems). It reads every page once
   // (docs/PERFORMANCE.md, "Integrity check at open"). Turn off only for benchmarks.
   bool check_at_open = true;
+  // kOwner, a new file only: every page carries a checksum, verified on every read
+  // (storage/sqlite/journal_checksums.h; docs/PERFORMANCE.md, "Journal checksums"). An
+  // existing file keeps the format it has. Turn off only for benchmarks and for tests of
+  // journals written before checksums.
+  bool page_checksums = true;
   enum class Sync {
     kFull,    // fsync the WAL on every commit: an acknowledged append survives power loss
     kNormal,  // survives a process crash; the last commits may be lost on power loss
@@ -106,6 +111,8 @@ class SqliteJournal final : public Journal {
   Result<std::vector<ContractRow>> ListContracts() override;
   int schema_version() const override { return schema_version_; }
   const std::string& path() const override { return db_.path(); }
+  // Non-empty for a journal whose pages carry no checksum (NoChecksumsWarning).
+  std::string integrity_warning() const override { return integrity_warning_; }
 
  private:
   struct Statements;  // journal_statements.h
@@ -121,6 +128,7 @@ class SqliteJournal final : public Journal {
   const PayloadCodec* payload_codec_;  // not owned; may be null
   EventDecoder decoder_;
   std::string encode_buffer_;
+  std::string integrity_warning_;
 
   std::unique_ptr<Statements> stmts_;
 };

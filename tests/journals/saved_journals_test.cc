@@ -3,7 +3,8 @@
 // opened by this release's code, migrated, decoded event by event, folded into run states, and
 // recovered by a real engine running the same workflow and tool code. Waiting runs still wait,
 // the attempt a crash left in flight is reconciled, finished runs are not touched, and nothing
-// is executed twice. Each journal is copied into a temporary directory first: the saved files
+// is executed twice. A journal saved before page checksums also takes them (`reckon admin
+// vacuum`) and reads the same afterwards. Each journal is copied into a temporary directory first: the saved files
 // are never opened in place.
 #include <gtest/gtest.h>
 
@@ -26,6 +27,8 @@
 #include "reckon/plan/plan.h"
 #include "reckon/engine/run_state.h"
 #include "reckon/storage/journal.h"
+#include "reckon/storage/sqlite/journal_check.h"
+#include "reckon/storage/sqlite/journal_rewrite.h"
 #include "reckon/storage/sqlite/schema.h"
 #include "reckon/storage/sqlite/sqlite.h"
 #include "tests/journals/saved_workload.h"
@@ -161,6 +164,36 @@ TEST(SavedJournalsTest, EveryJournalMigratesDecodesAndFolds) {
       } else {
         ExpectFoldsTo(runs, {{kCheckout, {"completed", {OperationState::kCommitted,
                                                         OperationState::kCommitted}}}});
+      }
+    }
+  }
+}
+
+// Page checksums added to a saved journal (or found there, for a release that wrote them)
+// change nothing it holds.
+TEST(SavedJournalsTest, EveryJournalTakesPageChecksumsAndReadsTheSame) {
+  for (const fs::path& release : Releases()) {
+    for (const char* name : {kEmbeddedJournal, kServerJournal}) {
+      SCOPED_TRACE(release.filename().string() + "/" + name);
+      Copy before(release, name);
+      Copy after(release, name);
+      auto enabled = storage::VacuumJournal(after.path());
+      ASSERT_TRUE(enabled) << enabled.error().ToString();
+      auto report = storage::CheckJournal(after.path());
+      ASSERT_TRUE(report) << report.error().ToString();
+      EXPECT_TRUE(report.value().ok()) << report.value().problems.front();
+      EXPECT_EQ(report.value().page_checksums, "on");
+      auto old_journal = Open(before.path());
+      auto new_journal = Open(after.path());
+      ASSERT_NE(old_journal, nullptr);
+      ASSERT_NE(new_journal, nullptr);
+      EXPECT_EQ(new_journal->integrity_warning(), "");
+      const auto old_runs = ReadAll(*old_journal);
+      const auto new_runs = ReadAll(*new_journal);
+      ASSERT_EQ(new_runs.size(), old_runs.size());
+      for (const auto& [id, run] : old_runs) {
+        ASSERT_TRUE(new_runs.count(id)) << id;
+        EXPECT_EQ(EventNames(new_runs.at(id).events), EventNames(run.events)) << id;
       }
     }
   }

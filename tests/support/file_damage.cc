@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <vector>
 
 namespace reckon::testing {
@@ -24,6 +25,27 @@ Result<std::uint64_t> FlipMiddle(const std::string& path, std::uint64_t length) 
   file.write(bytes.data(), static_cast<std::streamsize>(length));
   file.flush();
   if (!file) return Err(Errc::kUnavailable, "cannot rewrite the middle of '" + path + "'");
+  return offset;
+}
+
+Result<std::uint64_t> FlipByteInside(const std::string& path, std::string_view needle,
+                                     std::uint64_t from, std::uint64_t to) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Err(Errc::kUnavailable, "cannot read '" + path + "'");
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t at = bytes.find(needle, from);
+  if (at == std::string::npos || at + needle.size() > to) {
+    return Err(Errc::kNotFound, "'" + path + "' does not hold '" + std::string(needle) +
+                                    "' between offsets " + std::to_string(from) + " and " +
+                                    std::to_string(to));
+  }
+  const std::uint64_t offset = at + needle.size() / 2;
+  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  file.seekp(static_cast<std::streamoff>(offset));
+  const char flipped = static_cast<char>(bytes[offset] ^ 0x01);
+  file.write(&flipped, 1);
+  file.flush();
+  if (!file) return Err(Errc::kUnavailable, "cannot rewrite a byte of '" + path + "'");
   return offset;
 }
 

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "reckon/base/error.h"
 
@@ -13,5 +14,13 @@ namespace reckon::testing {
 // the offset it flipped at. kFailedPrecondition if the file is smaller than 3 * `length`;
 // kUnavailable on I/O errors.
 Result<std::uint64_t> FlipMiddle(const std::string& path, std::uint64_t length = 4096);
+
+// Changes one byte inside a row: finds the first occurrence of `needle` (a value the test wrote)
+// that lies wholly in [from, to) of the file at `path` and flips the low bit of its middle
+// byte, so that the page's structure (cell pointers, headers, lengths) stays as it was.
+// Returns the offset it changed. kNotFound when there is none; kUnavailable on I/O errors.
+Result<std::uint64_t> FlipByteInside(const std::string& path, std::string_view needle,
+                                     std::uint64_t from = 0,
+                                     std::uint64_t to = UINT64_MAX);
 
 }  // namespace reckon::testing

@@ -154,6 +154,7 @@ Result<std::unique_ptr<PostgresServer>> PostgresServer::Start(PostgresServerOpti
   std::vector<std::string> initdb = {server->bin_dir_ + "/initdb", "-D", dir + "/data", "-U",
                                      server->user_, "--auth=trust", "--encoding=UTF8",
                                      "--locale=C", "--no-sync", "--no-instructions"};
+  if (options.data_checksums) initdb.push_back("--data-checksums");
   if (server->drop_privileges_) {
     initdb.insert(initdb.begin(), {"-u", server->user_, "--"});
     RECKON_TRY(RunToCompletion("/usr/sbin/runuser", initdb, dir + "/initdb.log"));

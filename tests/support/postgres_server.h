@@ -6,8 +6,9 @@
 // as a dedicated unprivileged system user (PostgresServerOptions::user, created with
 // `useradd --system` if missing; initdb through `runuser -u USER --`, postgres started by a
 // child that drops to that user); as anyone else, as the caller. initdb uses trust
-// authentication (loopback and the private socket only), locale C and UTF-8; the server runs
-// with fsync on. When PostgreSQL is not installed, Start() fails with kFailedPrecondition
+// authentication (loopback and the private socket only), locale C and UTF-8, and data
+// checksums on (as Reckon asks of production clusters, docs/ARCHITECTURE.md decision 56);
+// the server runs with fsync on. When PostgreSQL is not installed, Start() fails with kFailedPrecondition
 // naming `./dev`, so a test fails with that message instead of being skipped.
 //
 // Ownership: owns the directory and the server process. The destructor stops the server with
@@ -35,6 +36,9 @@ struct PostgresServerOptions {
   // and networks (CIDR) trusted besides loopback, e.g. a test's network namespace.
   std::string listen_addresses = "127.0.0.1";
   std::vector<std::string> trusted_networks;
+  // initdb --data-checksums: PostgreSQL verifies every page it reads. Off only for the tests
+  // of what Reckon says about a cluster without them.
+  bool data_checksums = true;
 };
 
 class PostgresServer {
