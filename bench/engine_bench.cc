@@ -32,7 +32,7 @@
 #include "reckon/engine/engine.h"
 #include "reckon/storage/sqlite/sqlite_journal.h"
 #include "bench/ten_calls.h"
-#include "reckon/worker/embedded_host.h"
+#include "reckon/host/embedded_host.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
 #include "reckon/api/server/listen.h"
 
-#include "reckon/api/protocol/client.h"
+#include "reckon/protocol/client.h"
 
 namespace reckon::api {
 namespace asio = boost::asio;

@@ -17,10 +17,10 @@
 #include "reckon/storage/sqlite/sqlite.h"
 #include "tests/journals/saved_workload.h"
 #include "reckon/worker/plan_workflow.h"
-#include "reckon/worker/testing/engine_harness.h"
-#include "reckon/worker/testing/fast_contracts.h"
-#include "reckon/worker/testing/journal_view.h"
-#include "reckon/worker/testing/test_workflows.h"
+#include "reckon/host/testing/engine_harness.h"
+#include "reckon/host/testing/fast_contracts.h"
+#include "reckon/host/testing/journal_view.h"
+#include "reckon/host/testing/test_workflows.h"
 
 namespace reckon::testing::saved {
 namespace {

@@ -6,7 +6,7 @@
 #include <chrono>
 
 #include "reckon/worker/plan_workflow.h"
-#include "reckon/worker/testing/fast_contracts.h"
+#include "reckon/host/testing/fast_contracts.h"
 
 namespace reckon::testing::saved {
 

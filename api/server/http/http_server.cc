@@ -14,8 +14,8 @@
 #include <chrono>
 #include <cstdio>
 
-#include "reckon/api/protocol/byte_stream.h"
-#include "reckon/api/protocol/client.h"
+#include "reckon/protocol/byte_stream.h"
+#include "reckon/protocol/client.h"
 #include "reckon/api/server/listen.h"
 
 namespace reckon::api {
