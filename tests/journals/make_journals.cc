@@ -166,13 +166,13 @@ int main(int argc, char** argv) {
   try {
     std::filesystem::create_directories(out);
     {
-      testkit::FakeProvider provider(/*dedup=*/false);
+      reckon::testkit::FakeProvider provider(/*dedup=*/false);
       EngineHarness h;
       saved::WriteEmbedded(provider, h);
       saved::Compact(h, out / saved::kEmbeddedJournal);
     }
     {
-      testkit::FakeProvider provider(/*dedup=*/false);
+      reckon::testkit::FakeProvider provider(/*dedup=*/false);
       EngineHarness h;
       saved::WriteServer(provider, h);
       saved::Compact(h, out / saved::kServerJournal);
