@@ -77,7 +77,7 @@ class Error {
   Error WithContext(std::string_view context) const;
 
   // kNotOwner: where the request should go instead (HOST:PORT of the owning server; empty
-  // when unknown). Carried over the wire (api/protocol/reckon.capnp, Error.redirect).
+  // when unknown). Carried over the wire (protocol/reckon.capnp, Error.redirect).
   const std::string& redirect() const { return redirect_; }
   Error WithRedirect(std::string address) const {
     Error out = *this;

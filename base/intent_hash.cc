@@ -1,9 +1,5 @@
 #include "reckon/base/intent_hash.h"
 
-#include <openssl/evp.h>
-
-#include <stdexcept>
-
 #include "reckon/base/jcs.h"
 
 namespace reckon {
@@ -27,22 +23,6 @@ void RemovePath(boost::json::value& root, std::string_view path) {
 }
 
 }  // namespace
-
-Sha256Digest Sha256(std::string_view bytes) {
-  // OpenSSL 3 looks the algorithm up in its provider tables on every EVP_Digest with
-  // EVP_sha256() (an implicit fetch, which cost more than hashing ids); fetched once here, the
-  // handle is immutable and shared by every thread (freed with the process).
-  static EVP_MD* const kSha256 = EVP_MD_fetch(nullptr, "SHA256", nullptr);
-  Sha256Digest digest{};
-  unsigned int length = 0;
-  if (kSha256 == nullptr ||
-      EVP_Digest(bytes.data(), bytes.size(), digest.data(), &length, kSha256, nullptr) != 1 ||
-      length != digest.size()) {
-    // Only possible if OpenSSL itself is broken (no SHA-256, out of memory): a bug, not input.
-    throw std::runtime_error("EVP_Digest(SHA-256) failed");
-  }
-  return digest;
-}
 
 std::string ToHex(const Sha256Digest& digest) {
   constexpr char kHex[] = "0123456789abcdef";

@@ -8,19 +8,15 @@
 
 #include <boost/json/value.hpp>
 
-#include <array>
-#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
 
 #include "reckon/base/error.h"
+#include "reckon/base/sha256.h"
 
 namespace reckon {
 
-using Sha256Digest = std::array<std::uint8_t, 32>;
-
-Sha256Digest Sha256(std::string_view bytes);
 std::string ToHex(const Sha256Digest& digest);  // 64 lowercase hex characters
 
 // Returns a copy of `input` with every secret field removed.

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "reckon/api/protocol/client.h"
+#include "reckon/protocol/client.h"
 #include "reckon/base/error.h"
 
 namespace reckon::bench {

@@ -8,7 +8,7 @@
 #include <map>
 #include <thread>
 
-#include "reckon/api/protocol/credentials.h"
+#include "reckon/protocol/credentials.h"
 #include "reckon/storage/postgres/shard_leases.h"
 #include "reckon/storage/shard.h"
 #include "reckon/storage/sqlite/sqlite_journal.h"

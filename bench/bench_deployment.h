@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "reckon/api/protocol/tls.h"
+#include "reckon/protocol/tls.h"
 #include "tests/support/postgres_server.h"
 #include "tests/support/subprocess.h"
 

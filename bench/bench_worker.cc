@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "bench/ten_calls.h"
-#include "reckon/api/protocol/tls_flags.h"
+#include "reckon/protocol/tls_flags.h"
 #include "reckon/worker/remote_worker.h"
 
 namespace {

@@ -15,7 +15,7 @@
 
 #include "reckon/engine/engine.h"
 #include "reckon/storage/sqlite/sqlite_journal.h"
-#include "reckon/worker/embedded_host.h"
+#include "reckon/host/embedded_host.h"
 
 namespace reckon::bench {
 

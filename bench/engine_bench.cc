@@ -38,7 +38,7 @@
 #include "reckon/storage/sqlite/page_checksum.h"
 #include "reckon/storage/sqlite/sqlite_journal.h"
 #include "bench/ten_calls.h"
-#include "reckon/worker/embedded_host.h"
+#include "reckon/host/embedded_host.h"
 
 namespace {
 

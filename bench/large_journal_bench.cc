@@ -50,7 +50,7 @@
 #include "bench/server_timing_client.h"
 #include "bench/ten_calls.h"
 #include "reckon/storage/sqlite/sqlite_journal.h"
-#include "reckon/worker/embedded_host.h"
+#include "reckon/host/embedded_host.h"
 #include "tests/support/subprocess.h"
 
 namespace {

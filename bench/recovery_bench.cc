@@ -3,7 +3,7 @@
 //
 // For each N of --runs:
 //   1. Seeds the journal: a child process (this program, --seed-child) runs a real embedded
-//      engine (worker/embedded_host.h, the same engine and Decider as the server's) on a new
+//      engine (host/embedded_host.h, the same engine and Decider as the server's) on a new
 //      SQLite journal with synchronous=OFF, starts N "ten_calls" runs (bench/ten_calls.h) whose
 //      first --committed-steps calls of "noop" succeed and whose next call never returns, waits
 //      until every one of the N attempts has started (a tool runs only once its AttemptStarted is
@@ -55,7 +55,7 @@
 #include "reckon/storage/sqlite/sqlite.h"
 #include "reckon/storage/sqlite/sqlite_journal.h"
 #include "reckon/testkit/manual_clock.h"
-#include "reckon/worker/embedded_host.h"
+#include "reckon/host/embedded_host.h"
 #include "tests/support/subprocess.h"
 
 namespace {

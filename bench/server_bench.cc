@@ -74,8 +74,8 @@
 #include <set>
 #include <thread>
 
-#include "reckon/api/protocol/client.h"
-#include "reckon/api/protocol/credentials.h"
+#include "reckon/protocol/client.h"
+#include "reckon/protocol/credentials.h"
 #include "bench/bench_client.h"
 #include "bench/bench_deployment.h"
 #include "bench/failover.h"

@@ -54,9 +54,9 @@
 #include <thread>
 
 #include "bench/machine.h"
-#include "reckon/api/protocol/client.h"
+#include "reckon/protocol/client.h"
 #include "reckon/contract/contract_json.h"
-#include "reckon/contract/test_contracts.h"
+#include "reckon/contract/testing/test_contracts.h"
 #include "tests/support/http_probe.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/test_certs.h"

@@ -6,7 +6,7 @@
 #   P/lib/cmake/Reckon/                  ReckonConfig.cmake, its version file, the exported targets
 #   P/bin/reckon                         the command (when built)
 # so that a project outside this tree writes find_package(Reckon 0.1 CONFIG REQUIRED) and links
-# reckon::worker (tests/out_of_tree is such a project; ctest builds it against a fresh prefix).
+# reckon::host (tests/out_of_tree is such a project; ctest builds it against a fresh prefix).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -20,14 +20,14 @@ if(TARGET reckon)
 endif()
 
 # Headers of the product folders; what only tests use stays behind.
-foreach(folder base auth storage outbox contract plan engine telemetry worker testkit tools api/protocol api/server)
+foreach(folder base auth storage outbox contract plan engine telemetry protocol worker host testkit tools api/server)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${folder}/
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/reckon/${folder}
     FILES_MATCHING PATTERN "*.h"
     PATTERN "testing" EXCLUDE
     PATTERN "testdata" EXCLUDE
     PATTERN "sqlite" EXCLUDE
-    PATTERN "tls_flags.h" EXCLUDE)  # reckon::tls_flags is INTERNAL (api/CMakeLists.txt)
+    PATTERN "tls_flags.h" EXCLUDE)  # reckon::tls_flags is INTERNAL (protocol/CMakeLists.txt)
 endforeach()
 # storage/sqlite is a product folder of its own (excluded above so that storage/ does not
 # install it twice).

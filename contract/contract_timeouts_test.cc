@@ -7,7 +7,7 @@
 #include "reckon/contract/contract_card.h"
 #include "reckon/contract/contract_json.h"
 #include "reckon/contract/failure_policy.h"
-#include "reckon/contract/test_contracts.h"
+#include "reckon/contract/testing/test_contracts.h"
 
 namespace reckon {
 namespace {

@@ -10,7 +10,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
-#include "reckon/contract/test_contracts.h"
+#include "reckon/contract/testing/test_contracts.h"
 
 namespace reckon {
 namespace {

@@ -1,5 +1,5 @@
 // ToolDispatcher: how the engine runs one attempt of a tool call, or one reconciliation lookup,
-// without running user code itself. Embedded mode runs them in-process (worker/local_worker.h);
+// without running user code itself. Embedded mode runs them in-process (host/local_worker.h);
 // server mode hands them to remote workers.
 //
 // Deadlines: the engine binds a cancellation slot to every awaitable it gets from here and

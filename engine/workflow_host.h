@@ -1,6 +1,6 @@
 // WorkflowHost: where workflow code runs, as the engine sees it. The engine never runs user
 // code itself: it hands a run's new events to the host and gets back the commands the code
-// issued. In embedded mode the host is the in-process worker (worker/local_worker.h); in server
+// issued. In embedded mode the host is the in-process worker (host/local_worker.h); in server
 // mode it is a task queue that remote workers poll.
 #pragma once
 

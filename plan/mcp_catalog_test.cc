@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "reckon/contract/test_contracts.h"
+#include "reckon/contract/testing/test_contracts.h"
 
 namespace reckon {
 namespace {

@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <random>
 
-#include "reckon/contract/test_contracts.h"
+#include "reckon/contract/testing/test_contracts.h"
 
 namespace reckon {
 namespace {
@@ -17,7 +17,7 @@ namespace {
 namespace json = boost::json;
 
 // get_payee (read_only, input {payee}) returns {payment_id, amount_cents, status} here;
-// send_payout takes {payee, amount_cents, memo?, card_token?}: see contract/test_contracts.h.
+// send_payout takes {payee, amount_cents, memo?, card_token?}: see contract/testing/test_contracts.h.
 ContractRegistry Contracts() {
   ContractRegistry registry;
   ToolContract lookup = testing_contracts::Lookup();

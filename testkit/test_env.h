@@ -55,7 +55,7 @@
 #include "reckon/testkit/manual_clock.h"
 #include "reckon/testkit/replay.h"
 #include "reckon/testkit/temp_journal.h"
-#include "reckon/worker/embedded_host.h"
+#include "reckon/host/embedded_host.h"
 #include "reckon/worker/tool.h"
 #include "reckon/worker/workflow_registry.h"
 

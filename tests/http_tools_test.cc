@@ -16,7 +16,7 @@
 
 #include "reckon/tools/http/http_tool.h"
 #include "reckon/tools/http/http_tools_file.h"
-#include "reckon/worker/local_worker.h"
+#include "reckon/host/local_worker.h"
 #include "tests/refund_crash_audit.h"
 #include "tests/support/crash_support.h"
 #include "tests/support/temp_dir.h"

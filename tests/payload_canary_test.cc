@@ -22,8 +22,8 @@
 #include "reckon/storage/sqlite/sqlite_journal.h"
 #include "reckon/telemetry/jsonl_trace_sink.h"
 #include "reckon/telemetry/log_trace_sink.h"
-#include "reckon/worker/embedded_host.h"
-#include "reckon/worker/testing/fast_contracts.h"
+#include "reckon/host/embedded_host.h"
+#include "reckon/host/testing/fast_contracts.h"
 #include "tests/support/reckon_server.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
@@ -395,7 +395,7 @@ TEST_F(PayloadCanaryTest, WithoutTheKeyRecoveryNamesItAndAfterRotationOldAndNewP
 
 // --- server mode ------------------------------------------------------------------------------
 
-// A signal_then_call run of reckon-test-worker's echo tool (worker/testing/test_worker_main.cc).
+// A signal_then_call run of reckon-test-worker's echo tool (tests/workers/test_worker_main.cc).
 std::string ServerFlowInput() {
   json::value tool_input = FastInput("acct-1", 1);
   tool_input.as_object()["memo"] = kToolInput;

@@ -1,6 +1,6 @@
 // Agent plans end to end, in both modes, with real processes on 127.0.0.1: a payments provider
 // that drops replies; embedded (`refund-agent plan FILE`: the sample hosts the engine and its
-// tools through worker/plan_runner.h; and `reckon plan run --tools samples/refund/tools.json`,
+// tools through host/plan_runner.h; and `reckon plan run --tools samples/refund/tools.json`,
 // no sample code) and `reckon plan run` on a server with two refund-workers or two
 // `reckon worker --tools` (approvals sent with `reckon approve`). Each run must
 // complete, and the ledger must hold exactly one refund per refund step, under its operation id.
@@ -22,7 +22,7 @@
 #include "reckon/storage/sqlite/sqlite_journal.h"
 #include "reckon/storage/sqlite/sqlite_outbox_store.h"
 #include "reckon/storage/journal.h"
-#include "reckon/worker/testing/journal_view.h"
+#include "reckon/host/testing/journal_view.h"
 #include "tests/refund_crash_audit.h"
 #include "tests/support/crash_support.h"
 #include "tests/support/role_tokens.h"

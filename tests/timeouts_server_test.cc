@@ -1,5 +1,5 @@
 // Per-tool timeouts and tool heartbeats through the real binaries: `reckon server` on
-// 127.0.0.1, reckon-timeouts-worker processes (worker/testing/timeouts_worker_main.cc, whose
+// 127.0.0.1, reckon-timeouts-worker processes (tests/workers/timeouts_worker_main.cc, whose
 // providers are files the test reads as ground truth) and the CLI.
 //
 //   - a tool that commits, then hangs without heartbeating: its heartbeat timeout makes the

@@ -11,8 +11,8 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
-#include "reckon/api/protocol/credentials.h"
-#include "reckon/api/protocol/wire_convert.h"
+#include "reckon/protocol/credentials.h"
+#include "reckon/protocol/wire_convert.h"
 #include "reckon/contract/contract_json.h"
 
 namespace reckon {

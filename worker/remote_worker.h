@@ -55,7 +55,7 @@
 #include <string>
 #include <vector>
 
-#include "reckon/api/protocol/client.h"
+#include "reckon/protocol/client.h"
 #include "reckon/storage/event_codec.h"
 #include "reckon/worker/retry_backoff.h"
 #include "reckon/worker/tool.h"
@@ -83,7 +83,7 @@ struct RemoteWorkerOptions {
   std::vector<std::string> compatible_builds;  // builds whose runs this code can replay
 };
 
-// Puts the worker's API token (role worker; api/protocol/credentials.h says where it is
+// Puts the worker's API token (role worker; protocol/credentials.h says where it is
 // found: `token_file_flag`, else $RECKON_TOKEN_FILE, else ~/.config/reckon/token) into
 // options.connection.token. Errors name the file and what is wrong with it.
 Result<void> LoadWorkerToken(RemoteWorkerOptions& options, std::string_view token_file_flag);

@@ -1,7 +1,7 @@
 // InspectRun: answers a QueryRequest (engine/workflow_host.h) by building the run's workflow
 // afresh from the history it carries, replaying it (the commands the replay issues are
 // dropped), and asking the query handler or update validator of that state. Shared by the
-// embedded worker (worker/local_worker.h) and the remote worker (worker/remote_worker.h), so
+// embedded worker (host/local_worker.h) and the remote worker (worker/remote_worker.h), so
 // both answer from the same state the same way.
 //
 // Cost: one replay of the history per question (TODO(perf): answer from a cached instance

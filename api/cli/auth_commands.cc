@@ -6,8 +6,8 @@
 #include <memory>
 
 #include "reckon/api/cli/remote.h"
-#include "reckon/api/protocol/credentials.h"
-#include "reckon/api/protocol/wire_convert.h"
+#include "reckon/protocol/credentials.h"
+#include "reckon/protocol/wire_convert.h"
 #include "reckon/base/private_file.h"
 
 namespace reckon::cli {

@@ -1,5 +1,5 @@
 // The CLI's workflow commands against a real `reckon server` with a real worker
-// (reckon-test-worker, worker/testing/test_worker_main.cc): cancel, deny, resolve, signal,
+// (reckon-test-worker, tests/workers/test_worker_main.cc): cancel, deny, resolve, signal,
 // trace and the filters of list, each checked by its exit code and output and by the durable
 // effect it had, as `reckon show` / `history` report it afterwards.
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // `reckon query` and `reckon update` against a real server and a real worker over TCP
-// (reckon-test-worker hosts the "ledger" workflow, worker/testing/test_workflows.h): a query
+// (reckon-test-worker hosts the "ledger" workflow, host/testing/test_workflows.h): a query
 // journals nothing, a rejected update journals nothing, an accepted one answers and a repeated
 // id answers the same without running twice, and an update whose handler was cut off by a
 // SIGKILL of the server finishes after the restart with one answer and one effect.

@@ -7,7 +7,7 @@
 
 #include "reckon/api/cli/bind_command.h"
 #include "reckon/api/cli/remote.h"
-#include "reckon/api/protocol/failure_kind_wire.h"
+#include "reckon/protocol/failure_kind_wire.h"
 #include "reckon/base/identifier.h"
 
 namespace reckon::cli {

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "reckon/api/protocol/wire_convert.h"
+#include "reckon/protocol/wire_convert.h"
 #include "reckon/base/jcs.h"
 #include "reckon/contract/contract_json.h"
 

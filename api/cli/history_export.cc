@@ -4,7 +4,7 @@
 
 #include <ostream>
 
-#include "reckon/api/protocol/wire_convert.h"
+#include "reckon/protocol/wire_convert.h"
 #include "reckon/storage/backend/open_backend.h"
 #include "reckon/storage/crypto/aes_gcm_codec.h"
 #include "reckon/storage/sqlite/sqlite_journal.h"

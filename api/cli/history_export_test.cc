@@ -16,7 +16,7 @@
 #include "reckon/storage/history_file.h"
 #include "reckon/storage/sqlite/sqlite_journal.h"
 #include "reckon/worker/replayer.h"
-#include "reckon/worker/testing/test_workflows.h"
+#include "reckon/host/testing/test_workflows.h"
 #include "tests/support/reckon_server.h"
 
 namespace reckon::testing {

@@ -8,16 +8,16 @@
 #include <sstream>
 
 #include "reckon/api/cli/contract_source.h"
-#include "reckon/worker/plan_progress.h"
+#include "reckon/host/plan_progress.h"
 #include "reckon/api/cli/remote.h"
-#include "reckon/api/protocol/wire_convert.h"
+#include "reckon/protocol/wire_convert.h"
 #include "reckon/contract/contract_json.h"
 #include "reckon/plan/plan.h"
 #include "reckon/storage/event_codec.h"
 #include "reckon/api/cli/tool_sources.h"
 #include "reckon/tools/http/http_tools_file.h"
-#include "reckon/worker/embedded_host.h"
-#include "reckon/worker/plan_runner.h"
+#include "reckon/host/embedded_host.h"
+#include "reckon/host/plan_runner.h"
 #include "reckon/worker/plan_workflow.h"
 
 namespace reckon::cli {

@@ -1,12 +1,9 @@
 #include "reckon/api/cli/remote.h"
 
-#include "reckon/api/protocol/credentials.h"
-#include "reckon/api/protocol/tls_flags.h"
+#include "reckon/protocol/call_once.h"
+#include "reckon/protocol/credentials.h"
+#include "reckon/protocol/tls_flags.h"
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
 #include <cstdlib>
@@ -16,7 +13,6 @@
 #include <thread>
 
 namespace reckon::cli {
-namespace asio = boost::asio;
 
 void AddRemoteFlags(CLI::App* command, RemoteFlags& flags, bool with_json) {
   const char* env = std::getenv("RECKON_SERVER");
@@ -39,29 +35,6 @@ std::unique_ptr<capnp::MallocMessageBuilder> NewRequest() {
 }
 
 namespace {
-
-// One request to `server` over a fresh connection.
-Result<api::Reply> CallOnce(const std::string& server, const api::ClientOptions& options,
-                            std::unique_ptr<capnp::MallocMessageBuilder> request,
-                            std::chrono::milliseconds timeout) {
-  asio::io_context io(1);
-  std::optional<Result<api::Reply>> outcome;
-  auto call = [&]() -> asio::awaitable<void> {
-    auto connect = api::Client::Connect(io.get_executor(), server, options);
-    auto client = co_await std::move(connect);
-    if (!client) {
-      outcome.emplace(client.error());
-      co_return;
-    }
-    auto sent = client.value()->Call(std::move(request), timeout);
-    outcome.emplace(co_await std::move(sent));
-    client.value()->Close();
-  };
-  asio::co_spawn(io, call(), asio::detached);
-  io.run();
-  if (!outcome) return Err(Errc::kInternal, "the request did not complete");
-  return std::move(*outcome);
-}
 
 std::unique_ptr<capnp::MallocMessageBuilder> CopyOf(capnp::MallocMessageBuilder& request) {
   auto copy = std::make_unique<capnp::MallocMessageBuilder>();
@@ -87,7 +60,7 @@ Result<api::Reply> CallServer(const RemoteFlags& flags,
   std::string server = flags.server;
   int redirects = 0;  // followed in a row; retries after a failover do not count
   for (;;) {
-    Result<api::Reply> reply = CallOnce(server, options, CopyOf(*request), timeout);
+    Result<api::Reply> reply = api::CallOnce(server, options, CopyOf(*request), timeout);
     const bool redirected_here = server != flags.server;
     bool again = false;
     server = flags.server;

@@ -1,10 +1,10 @@
 // What the `reckon` subcommands that talk to a server share: the --server, --token-file, TLS
-// (api/protocol/tls_flags.h) and --json flags, and one synchronous request/reply over a fresh
+// (protocol/tls_flags.h) and --json flags, and one synchronous request/reply over a fresh
 // connection.
 //
 // The server address comes from --server, else $RECKON_SERVER, else 127.0.0.1:7233. The API
 // token from --token-file, else $RECKON_TOKEN_FILE, else ~/.config/reckon/token
-// (api/protocol/credentials.h); never from the command line. Errors say what to do: an
+// (protocol/credentials.h); never from the command line. Errors say what to do: an
 // unreachable server names the address and suggests `reckon server`.
 #pragma once
 
@@ -15,8 +15,8 @@
 #include <memory>
 #include <string>
 
-#include "reckon/api/protocol/client.h"
-#include "reckon/api/protocol/reckon.capnp.h"
+#include "reckon/protocol/client.h"
+#include "reckon/protocol/reckon.capnp.h"
 #include "reckon/base/error.h"
 
 namespace reckon::cli {

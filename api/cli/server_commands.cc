@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "reckon/api/cli/remote.h"
-#include "reckon/api/protocol/wire_convert.h"
+#include "reckon/protocol/wire_convert.h"
 #include "reckon/api/cli/contract_source.h"
 #include "reckon/api/cli/mcp_catalog_command.h"
 #include "reckon/api/server/run_server.h"

@@ -8,7 +8,7 @@
 
 #include "reckon/api/cli/bind_command.h"
 #include "reckon/api/cli/remote.h"
-#include "reckon/api/protocol/wire_convert.h"
+#include "reckon/protocol/wire_convert.h"
 #include "reckon/base/identifier.h"
 
 namespace reckon::cli {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "reckon/api/cli/tool_sources.h"
-#include "reckon/api/protocol/tls_flags.h"
+#include "reckon/protocol/tls_flags.h"
 #include "reckon/tools/http/http_tools_file.h"
 #include "reckon/worker/plan_workflow.h"
 #include "reckon/worker/remote_worker_fleet.h"

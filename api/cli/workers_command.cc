@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "reckon/api/cli/remote.h"
-#include "reckon/api/protocol/wire_convert.h"
+#include "reckon/protocol/wire_convert.h"
 
 namespace reckon::cli {
 namespace {

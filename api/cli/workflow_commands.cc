@@ -10,8 +10,8 @@
 #include "reckon/api/cli/age_flag.h"
 #include "reckon/api/cli/history_export.h"
 #include "reckon/api/cli/remote.h"
-#include "reckon/api/protocol/wire_convert.h"
-#include "reckon/api/protocol/wire_json.h"
+#include "reckon/protocol/wire_convert.h"
+#include "reckon/protocol/wire_json.h"
 #include "reckon/base/identifier.h"
 
 namespace reckon::cli {

@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "reckon/api/protocol/wire_convert.h"
+#include "reckon/protocol/wire_convert.h"
 #include "reckon/api/server/request_fields.h"
 
 namespace reckon::api {

@@ -1,4 +1,4 @@
-// AuthApi: the protocol methods about principals (api/protocol/reckon.capnp): createToken,
+// AuthApi: the protocol methods about principals (protocol/reckon.capnp): createToken,
 // listTokens and revokeToken (admin), and whoAmI (any valid credential). The Service (service.h)
 // has authenticated and authorized the caller before it hands a request over.
 //
@@ -8,7 +8,7 @@
 // Ownership: references the Authorizer, which outlives it. Threads: the server's executor.
 #pragma once
 
-#include "reckon/api/protocol/reckon.capnp.h"
+#include "reckon/protocol/reckon.capnp.h"
 #include "reckon/api/server/authorizer.h"
 #include "reckon/auth/principal.h"
 #include "reckon/base/error.h"

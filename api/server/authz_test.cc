@@ -19,9 +19,9 @@
 #include <sstream>
 #include <thread>
 
-#include "reckon/api/protocol/client.h"
-#include "reckon/api/protocol/testing/call_once.h"
-#include "reckon/api/protocol/credentials.h"
+#include "reckon/protocol/client.h"
+#include "reckon/protocol/testing/call_once.h"
+#include "reckon/protocol/credentials.h"
 #include "reckon/api/server/method_permission.h"
 #include "reckon/auth/role.h"
 #include "reckon/storage/sqlite/sqlite_journal.h"

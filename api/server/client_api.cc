@@ -1,11 +1,11 @@
-#include "reckon/api/protocol/failure_kind_wire.h"
+#include "reckon/protocol/failure_kind_wire.h"
 #include "reckon/api/server/client_api.h"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "reckon/api/protocol/wire_convert.h"
+#include "reckon/protocol/wire_convert.h"
 #include "reckon/api/server/request_fields.h"
 #include "reckon/api/server/workers_query.h"
 #include "reckon/plan/plan.h"

@@ -1,4 +1,4 @@
-// ClientApi: the methods of the client API (api/protocol/reckon.capnp; docs/PROTOCOL.md):
+// ClientApi: the methods of the client API (protocol/reckon.capnp; docs/PROTOCOL.md):
 // startWorkflow, signalWorkflow, cancelWorkflow, describeWorkflow, listWorkflows, getHistory,
 // getTrace, decideApproval, resolveOperation, listContracts, listWorkers and watchWorkflow. The
 // Service (service.h) hands it every request that is not a worker's.
@@ -24,7 +24,7 @@
 #include <memory>
 #include <string>
 
-#include "reckon/api/protocol/reckon.capnp.h"
+#include "reckon/protocol/reckon.capnp.h"
 #include "reckon/api/server/queries.h"
 #include "reckon/api/server/task_queues.h"
 #include "reckon/auth/principal.h"

@@ -3,7 +3,7 @@
 // journaled with UpdateAccepted is the calling principal.
 #include <boost/asio/use_awaitable.hpp>
 
-#include "reckon/api/protocol/wire_convert.h"
+#include "reckon/protocol/wire_convert.h"
 #include "reckon/api/server/client_api.h"
 #include "reckon/api/server/request_fields.h"
 

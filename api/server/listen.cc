@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "reckon/api/protocol/client.h"
+#include "reckon/protocol/client.h"
 
 namespace reckon::api {
 namespace asio = boost::asio;

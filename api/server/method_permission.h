@@ -8,7 +8,7 @@
 #include <optional>
 #include <string_view>
 
-#include "reckon/api/protocol/reckon.capnp.h"
+#include "reckon/protocol/reckon.capnp.h"
 #include "reckon/auth/role.h"
 
 namespace reckon::api {

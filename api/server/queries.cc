@@ -4,7 +4,7 @@
 
 #include <charconv>
 
-#include "reckon/api/protocol/wire_convert.h"
+#include "reckon/protocol/wire_convert.h"
 #include "reckon/contract/contract_card.h"
 #include "reckon/contract/contract_json.h"
 #include "reckon/telemetry/trace_lines.h"

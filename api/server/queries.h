@@ -7,7 +7,7 @@
 // id; journal read errors as the journal reports them. Runs on the engine's executor.
 #pragma once
 
-#include "reckon/api/protocol/reckon.capnp.h"
+#include "reckon/protocol/reckon.capnp.h"
 #include "reckon/base/error.h"
 #include "reckon/contract/contract_registry.h"
 #include "reckon/engine/engine.h"

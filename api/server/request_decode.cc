@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "reckon/api/protocol/close_reason.h"
+#include "reckon/protocol/close_reason.h"
 
 namespace reckon::api {
 

@@ -4,7 +4,7 @@
 // handler. Request id 0 is refused too: it is the server's close reason (close_reason.h).
 //
 // The framing itself (segment table, sizes, limits) is checked before, by FrameStream or
-// ParseFrame (api/protocol/frame.h). The fields are checked after, by ValidateRequestFields
+// ParseFrame (protocol/frame.h). The fields are checked after, by ValidateRequestFields
 // (request_fields.h), which each handler calls first.
 //
 // Pure; thread-safe as long as each thread has its own reader.
@@ -12,7 +12,7 @@
 
 #include <capnp/serialize.h>
 
-#include "reckon/api/protocol/reckon.capnp.h"
+#include "reckon/protocol/reckon.capnp.h"
 #include "reckon/base/error.h"
 
 namespace reckon::api {

@@ -5,8 +5,8 @@
 #include <string>
 #include <string_view>
 
-#include "reckon/api/protocol/reckon.capnp.h"
-#include "reckon/api/protocol/wire_convert.h"
+#include "reckon/protocol/reckon.capnp.h"
+#include "reckon/protocol/wire_convert.h"
 #include "reckon/base/error.h"
 
 namespace reckon::api {

@@ -8,7 +8,7 @@
 #include <functional>
 #include <string>
 
-#include "reckon/api/protocol/tls.h"
+#include "reckon/protocol/tls.h"
 #include "reckon/api/server/http/http_server_options.h"
 #include "reckon/api/server/server.h"
 #include "reckon/api/server/task_queues.h"
@@ -33,7 +33,7 @@ struct ServerConfig {
   // (engine/operation_id.h, docs/VERSIONING.md); one per journal that shares providers.
   std::string id_namespace = "default";
   std::string payload_key_file;  // --payload-key: seal payloads at rest (docs/SECURITY.md)
-  // --nats-url: deliver the transactional outbox to NATS JetStream (worker/outbox_dispatch.h);
+  // --nats-url: deliver the transactional outbox to NATS JetStream (host/outbox_dispatch.h);
   // empty: published messages wait in the outbox.
   std::string nats_url;
   TaskQueueOptions tasks;

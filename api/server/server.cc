@@ -15,10 +15,10 @@
 #include <array>
 #include <set>
 
-#include "reckon/api/protocol/client.h"
-#include "reckon/api/protocol/close_reason.h"
-#include "reckon/api/protocol/socket_deadline.h"
-#include "reckon/api/protocol/tls.h"
+#include "reckon/protocol/client.h"
+#include "reckon/protocol/close_reason.h"
+#include "reckon/protocol/socket_deadline.h"
+#include "reckon/protocol/tls.h"
 #include "reckon/api/server/connection_deadlines.h"
 #include "reckon/api/server/listen.h"
 #include "reckon/api/server/request_decode.h"

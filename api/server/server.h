@@ -1,7 +1,7 @@
 // Server: the network face of `reckon server`. It accepts TCP connections (TLS when
-// ServerOptions::tls is set: api/protocol/tls.h; a peer that speaks the other is told so and
+// ServerOptions::tls is set: protocol/tls.h; a peer that speaks the other is told so and
 // closed, see docs/PROTOCOL.md), reads framed
-// Requests (api/protocol/frame_stream.h), hands each to the Service in its own coroutine (many
+// Requests (protocol/frame_stream.h), hands each to the Service in its own coroutine (many
 // in flight per connection) and sends each Response when it is ready.
 //
 // Limits against abuse (docs/SECURITY.md, "Limits against abuse"; every one a field of
@@ -14,7 +14,7 @@
 // replies before it stops being read (backpressure), and deadlines for the first request, for
 // idleness and for replies left unread. A connection that breaks a limit, or sends a frame that
 // breaks the frame limits or does not parse, is closed with a reason: a Response with id 0
-// (api/protocol/close_reason.h) and one warning in the log naming the peer and the limit.
+// (protocol/close_reason.h) and one warning in the log naming the peer and the limit.
 // Nothing else is affected. Audit lines of refused connections (plaintext on a TLS port, a
 // failed TLS handshake) are rate-limited per peer (audit_limiter.h).
 //
@@ -33,8 +33,8 @@
 #include <string>
 #include <vector>
 
-#include "reckon/api/protocol/frame_stream.h"
-#include "reckon/api/protocol/memory_budget.h"
+#include "reckon/protocol/frame_stream.h"
+#include "reckon/protocol/memory_budget.h"
 #include "reckon/api/server/connection_slots.h"
 #include "reckon/api/server/audit_limiter.h"
 #include "reckon/api/server/service.h"

@@ -8,9 +8,9 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include "reckon/api/protocol/client.h"
-#include "reckon/api/protocol/credentials.h"
-#include "reckon/api/protocol/tls.h"
+#include "reckon/protocol/client.h"
+#include "reckon/protocol/credentials.h"
+#include "reckon/protocol/tls.h"
 #include "reckon/api/server/http/http_api.h"
 #include "reckon/api/server/http/http_server.h"
 #include "reckon/api/server/listen.h"

@@ -13,10 +13,10 @@
 #include <functional>
 #include <sstream>
 
-#include "reckon/api/protocol/client.h"
-#include "reckon/api/protocol/testing/call_once.h"
-#include "reckon/api/protocol/credentials.h"
-#include "reckon/api/protocol/wire_convert.h"
+#include "reckon/protocol/client.h"
+#include "reckon/protocol/testing/call_once.h"
+#include "reckon/protocol/credentials.h"
+#include "reckon/protocol/wire_convert.h"
 #include "reckon/base/identifier.h"
 #include "reckon/storage/sqlite/sqlite_journal.h"
 #include "tests/support/reckon_server.h"

@@ -1,6 +1,6 @@
 // Limits against abuse (docs/SECURITY.md, "Limits against abuse"): the check of the limits in
 // ServerOptions (api/server/server.h), and the reasons the server gives, in its close-reason
-// frame (api/protocol/close_reason.h) and its log, when it closes a connection for one. Every
+// frame (protocol/close_reason.h) and its log, when it closes a connection for one. Every
 // reason names the limit's flag and says what to do.
 #pragma once
 

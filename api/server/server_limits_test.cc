@@ -27,12 +27,12 @@
 #include <future>
 #include <thread>
 
-#include "reckon/api/protocol/client.h"
-#include "reckon/api/protocol/close_reason.h"
-#include "reckon/api/protocol/read_buffer.h"
+#include "reckon/protocol/client.h"
+#include "reckon/protocol/close_reason.h"
+#include "reckon/protocol/read_buffer.h"
 #include "reckon/api/server/server_host.h"
 #include "reckon/contract/contract_json.h"
-#include "reckon/contract/test_contracts.h"
+#include "reckon/contract/testing/test_contracts.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 

@@ -1,5 +1,5 @@
 // History pages (docs/PROTOCOL.md, "History pages") through the real `reckon server` with a
-// page budget of 256 bytes, so that a ledger run (worker/testing/test_workflows.h) of a few
+// page budget of 256 bytes, so that a ledger run (host/testing/test_workflows.h) of a few
 // updates spans many pages:
 //   - real workers (reckon-test-worker): a query answered from a paged full history, then the
 //     worker SIGKILLed and a new one started, which replays the paged full history and
@@ -19,8 +19,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "reckon/api/protocol/client.h"
-#include "reckon/api/protocol/credentials.h"
+#include "reckon/protocol/client.h"
+#include "reckon/protocol/credentials.h"
 #include "tests/support/reckon_server.h"
 
 namespace reckon::api {

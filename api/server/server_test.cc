@@ -20,15 +20,15 @@
 #include <map>
 #include <thread>
 
-#include "reckon/api/protocol/client.h"
+#include "reckon/protocol/client.h"
 #include "reckon/contract/contract_json.h"
-#include "reckon/contract/test_contracts.h"
+#include "reckon/contract/testing/test_contracts.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 #include "reckon/worker/remote_worker.h"
-#include "reckon/worker/testing/fake_provider.h"
-#include "reckon/worker/testing/fast_contracts.h"
-#include "reckon/worker/testing/test_workflows.h"
+#include "reckon/testkit/fake_provider.h"
+#include "reckon/host/testing/fast_contracts.h"
+#include "reckon/host/testing/test_workflows.h"
 
 namespace reckon::api {
 namespace {
@@ -308,7 +308,7 @@ class WorkerThread {
     ToolContract charge = testing::FastContract("approved_charge", SideEffect::kNonRepeatableWrite);
     charge.approval.kind = ApprovalKind::kAlways;
     charge.approval.grant_ttl = std::chrono::hours(1);
-    EXPECT_TRUE(tools_.Register(testing::ProviderTool(std::move(charge), provider_)));
+    EXPECT_TRUE(tools_.Register(testkit::ProviderTool(std::move(charge), provider_)));
     EXPECT_TRUE(workflows_.Register("await_approved", AwaitApproved));
     EXPECT_TRUE(workflows_.Register(testing::kCallOnce, testing::CallOnce));
     RemoteWorkerOptions options;
@@ -329,7 +329,7 @@ class WorkerThread {
   }
 
  private:
-  testing::FakeProvider provider_;
+  testkit::FakeProvider provider_;
   ToolRegistry tools_;
   WorkflowRegistry workflows_;
   asio::io_context io_;

@@ -10,9 +10,9 @@
 
 #include <fstream>
 
-#include "reckon/api/protocol/client.h"
-#include "reckon/api/protocol/testing/call_once.h"
-#include "reckon/api/protocol/credentials.h"
+#include "reckon/protocol/client.h"
+#include "reckon/protocol/testing/call_once.h"
+#include "reckon/protocol/credentials.h"
 #include "reckon/plan/plan.h"
 #include "reckon/storage/sqlite/sqlite_journal.h"
 #include "tests/support/reckon_server.h"
@@ -50,7 +50,7 @@ class ServerWorkflowTest : public ::testing::Test {
     auto worker = server_->StartWorker(RECKON_TEST_WORKER, "worker");
     ASSERT_TRUE(worker) << worker.error().ToString();
     // Plans are validated against the contracts the worker declares when it registers: its
-    // five tools (worker/testing/test_worker_main.cc).
+    // five tools (tests/workers/test_worker_main.cc).
     ASSERT_TRUE(Eventually([&] {
       auto message = Request();
       message->getRoot<wire::Request>().initMethod().setListContracts();

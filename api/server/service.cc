@@ -3,8 +3,8 @@
 #include <kj/exception.h>
 #include <spdlog/spdlog.h>
 
-#include "reckon/api/protocol/client.h"
-#include "reckon/api/protocol/wire_convert.h"
+#include "reckon/protocol/client.h"
+#include "reckon/protocol/wire_convert.h"
 #include "reckon/api/server/method_permission.h"
 
 namespace reckon::api {

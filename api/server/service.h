@@ -4,7 +4,7 @@
 // method's one permission (authorizer.h, method_permission.h), refusing with an audit log line
 // that names the method, the peer and the reason (never the token; identical lines from one
 // peer are rate-limited, audit_limiter.h). Then it dispatches the
-// method (api/protocol/reckon.capnp) to the client API (client_api.h: start, signal, cancel,
+// method (protocol/reckon.capnp) to the client API (client_api.h: start, signal, cancel,
 // queries, approvals, resolutions, watch), the worker API (worker_api.h: registration, polls,
 // reports, heartbeats) or the principal API (auth_api.h: tokens, whoAmI), with the caller's
 // principal, and turns a refusal or a malformed message into an error reply. In cluster mode
@@ -22,7 +22,7 @@
 #include <cstddef>
 #include <string>
 
-#include "reckon/api/protocol/reckon.capnp.h"
+#include "reckon/protocol/reckon.capnp.h"
 #include "reckon/api/server/audit_limiter.h"
 #include "reckon/api/server/auth_api.h"
 #include "reckon/api/server/authorizer.h"

@@ -8,8 +8,8 @@
 #include <set>
 #include <vector>
 
-#include "reckon/api/protocol/client.h"
-#include "reckon/api/protocol/wire_convert.h"
+#include "reckon/protocol/client.h"
+#include "reckon/protocol/wire_convert.h"
 #include "reckon/api/server/history_pages.h"
 #include "reckon/api/server/request_fields.h"
 #include "reckon/contract/contract_json.h"

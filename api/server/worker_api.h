@@ -1,4 +1,4 @@
-// WorkerApi: the methods of the worker API (api/protocol/reckon.capnp; docs/PROTOCOL.md):
+// WorkerApi: the methods of the worker API (protocol/reckon.capnp; docs/PROTOCOL.md):
 // registerWorker, pollWorkflowTask, getWorkflowTaskPage, completeWorkflowTask, pollToolTask,
 // completeToolTask and heartbeat. The Service (service.h) hands it every request that is a worker's; everything but
 // registerWorker needs a connection that registered first.
@@ -35,7 +35,7 @@
 #include <string>
 #include <vector>
 
-#include "reckon/api/protocol/reckon.capnp.h"
+#include "reckon/protocol/reckon.capnp.h"
 #include "reckon/api/server/task_queues.h"
 #include "reckon/auth/principal.h"
 #include "reckon/base/error.h"

@@ -1,6 +1,6 @@
 #include "reckon/api/server/workers_query.h"
 
-#include "reckon/api/protocol/wire_convert.h"
+#include "reckon/protocol/wire_convert.h"
 
 namespace reckon::api {
 

@@ -4,7 +4,7 @@
 // the journal. Called on the event loop that owns the task queues.
 #pragma once
 
-#include "reckon/api/protocol/reckon.capnp.h"
+#include "reckon/protocol/reckon.capnp.h"
 #include "reckon/api/server/task_queues.h"
 #include "reckon/base/error.h"
 

@@ -34,7 +34,7 @@
 #include "samples/refund/refund_tools.h"
 #include "reckon/telemetry/jsonl_trace_sink.h"
 #include "reckon/telemetry/log_trace_sink.h"
-#include "reckon/worker/embedded_host.h"
+#include "reckon/host/embedded_host.h"
 
 namespace {
 

@@ -8,9 +8,9 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 
-#include "reckon/worker/testing/engine_harness.h"
-#include "reckon/worker/testing/expect_ok.h"
-#include "reckon/worker/testing/journal_view.h"
+#include "reckon/host/testing/engine_harness.h"
+#include "reckon/testkit/gtest.h"
+#include "reckon/host/testing/journal_view.h"
 #include "samples/agent/agent_loop.h"
 #include "samples/agent/propose_tool.h"
 

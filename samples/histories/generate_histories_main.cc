@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "reckon/storage/history_file.h"
-#include "reckon/worker/embedded_host.h"
+#include "reckon/host/embedded_host.h"
 #include "samples/agent/agent_loop.h"
 #include "samples/agent/default_script.h"
 #include "samples/agent/propose_tool.h"

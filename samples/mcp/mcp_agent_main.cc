@@ -20,8 +20,8 @@
 
 #include "reckon/plan/plan.h"
 #include "reckon/tools/mcp/mcp_tool_source.h"
-#include "reckon/worker/embedded_host.h"
-#include "reckon/worker/plan_runner.h"
+#include "reckon/host/embedded_host.h"
+#include "reckon/host/plan_runner.h"
 #include "reckon/worker/plan_workflow.h"
 
 namespace {

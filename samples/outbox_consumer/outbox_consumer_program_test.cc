@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "reckon/outbox/nats_publisher.h"
-#include "reckon/worker/testing/expect_ok.h"
+#include "reckon/testkit/gtest.h"
 #include "tests/support/nats_server.h"
 #include "tests/support/reckon_server.h"
 #include "tests/support/subprocess.h"

@@ -8,7 +8,7 @@
 //   refund-agent plan FILE --journal PATH --provider URL [--seed S] [--approve-all]
 //
 // `plan FILE` runs an agent plan (docs/PLANS.md) over the refund tools on the embedded engine
-// (worker/plan_runner.h): one progress line per step event, a summary table at the end.
+// (host/plan_runner.h): one progress line per step event, a summary table at the end.
 //
 // Exit codes: 0 all workflows terminal (a plan: completed); 3 the rest wait for a person (an
 // approval or a needs_human operation; see the printed list); 1 the engine stopped (restart
@@ -35,8 +35,8 @@
 #include "samples/refund/refund_workflow.h"
 #include "reckon/telemetry/jsonl_trace_sink.h"
 #include "reckon/telemetry/log_trace_sink.h"
-#include "reckon/worker/embedded_host.h"
-#include "reckon/worker/plan_runner.h"
+#include "reckon/host/embedded_host.h"
+#include "reckon/host/plan_runner.h"
 #include "reckon/worker/plan_workflow.h"
 
 namespace {

@@ -28,7 +28,7 @@
 #include "samples/common/http_url.h"
 #include "samples/refund/refund_tools.h"
 #include "samples/refund/refund_workflow.h"
-#include "reckon/api/protocol/tls_flags.h"
+#include "reckon/protocol/tls_flags.h"
 #include "reckon/worker/plan_workflow.h"
 #include "reckon/worker/remote_worker_fleet.h"
 

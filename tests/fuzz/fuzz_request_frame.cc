@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <span>
 
-#include "reckon/api/protocol/frame.h"
+#include "reckon/protocol/frame.h"
 #include "reckon/api/server/request_decode.h"
 #include "reckon/api/server/request_fields.h"
 

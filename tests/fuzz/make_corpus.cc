@@ -1,7 +1,7 @@
 // Writes the seed corpus files that only Reckon's own encoders can make: request frames as a
 // client sends them (corpus/request_frame/) and event blobs as a journal stores them
 // (corpus/event/). Usage: fuzz_make_corpus <tests/fuzz/corpus>. Run by hand after a change to
-// api/protocol/reckon.capnp or storage/events.capnp; its output is committed, so the replays
+// protocol/reckon.capnp or storage/events.capnp; its output is committed, so the replays
 // read nothing generated at test time.
 #include <capnp/message.h>
 
@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "reckon/api/protocol/frame.h"
-#include "reckon/api/protocol/reckon.capnp.h"
+#include "reckon/protocol/frame.h"
+#include "reckon/protocol/reckon.capnp.h"
 #include "reckon/storage/event_codec.h"
 
 namespace {

@@ -17,10 +17,10 @@
 #include "reckon/storage/sqlite/sqlite.h"
 #include "tests/journals/saved_workload.h"
 #include "reckon/worker/plan_workflow.h"
-#include "reckon/worker/testing/engine_harness.h"
-#include "reckon/worker/testing/fast_contracts.h"
-#include "reckon/worker/testing/journal_view.h"
-#include "reckon/worker/testing/test_workflows.h"
+#include "reckon/host/testing/engine_harness.h"
+#include "reckon/host/testing/fast_contracts.h"
+#include "reckon/host/testing/journal_view.h"
+#include "reckon/host/testing/test_workflows.h"
 
 namespace reckon::testing::saved {
 namespace {
@@ -84,9 +84,9 @@ void PlanRun(EngineHarness& h) {
 }
 
 // Life 1 ends with mid-flight's charge attempt outstanding, as a killed process leaves it.
-void CrashMidFlight(EngineHarness& h, FakeProvider& provider) {
-  provider.Script("charge", {Step{Behaviour::kHang}});
-  provider.OnCall([&h](const CallRecord& call) {
+void CrashMidFlight(EngineHarness& h, testkit::FakeProvider& provider) {
+  provider.Script("charge", {testkit::Step{testkit::Behaviour::kHang}});
+  provider.OnCall([&h](const testkit::CallRecord& call) {
     if (call.tool == "charge") h.Crash();
   });
   StartCallOnce(h, kMidFlight, "charge", 700);
@@ -109,15 +109,15 @@ void CheckEmbedded(EngineHarness& h) {
         "mid-flight's charge is not in flight: " + EventNames(mid));
 }
 
-void WriteEmbedded(FakeProvider& provider, EngineHarness& h) {
+void WriteEmbedded(testkit::FakeProvider& provider, EngineHarness& h) {
   Checked(RegisterTools(h.tools(), provider), "register tools");
   Checked(RegisterWorkflows(h.workflows()), "register workflows");
   h.Boot();
-  provider.Script("charge", {Step{Behaviour::kCommitLoseReply}});
+  provider.Script("charge", {testkit::Step{testkit::Behaviour::kCommitLoseReply}});
   Checked(h.Start(kCheckout, kCheckoutType, json::object{}), "start checkout-1");
   Settle(h, kCheckout, "completed");
   ApprovalRuns(h);
-  provider.Script("transfer", {Step{Behaviour::kCommitLoseReply}});
+  provider.Script("transfer", {testkit::Step{testkit::Behaviour::kCommitLoseReply}});
   StartCallOnce(h, kTransferParked, "transfer", 900);
   Check(h.RunUntilState(kTransferParked, "transfer", OperationState::kNeedsHuman),
         "transfer-parked does not need a person");
@@ -128,7 +128,7 @@ void WriteEmbedded(FakeProvider& provider, EngineHarness& h) {
 }
 
 // Server mode journals the contracts its workers declare (api/server/service.h).
-void WriteServer(FakeProvider& provider, EngineHarness& h) {
+void WriteServer(testkit::FakeProvider& provider, EngineHarness& h) {
   Checked(RegisterTools(h.tools(), provider), "register tools");
   Checked(RegisterWorkflows(h.workflows()), "register workflows");
   for (const ToolContract& contract : Contracts()) {
@@ -166,13 +166,13 @@ int main(int argc, char** argv) {
   try {
     std::filesystem::create_directories(out);
     {
-      FakeProvider provider(/*dedup=*/false);
+      reckon::testkit::FakeProvider provider(/*dedup=*/false);
       EngineHarness h;
       saved::WriteEmbedded(provider, h);
       saved::Compact(h, out / saved::kEmbeddedJournal);
     }
     {
-      FakeProvider provider(/*dedup=*/false);
+      reckon::testkit::FakeProvider provider(/*dedup=*/false);
       EngineHarness h;
       saved::WriteServer(provider, h);
       saved::Compact(h, out / saved::kServerJournal);

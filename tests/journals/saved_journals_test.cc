@@ -33,11 +33,11 @@
 #include "reckon/storage/sqlite/sqlite.h"
 #include "tests/journals/saved_workload.h"
 #include "tests/support/temp_dir.h"
-#include "reckon/worker/embedded_host.h"
-#include "reckon/worker/testing/expect_ok.h"
-#include "reckon/worker/testing/fake_provider.h"
-#include "reckon/worker/testing/journal_view.h"
-#include "reckon/worker/testing/test_workflows.h"
+#include "reckon/host/embedded_host.h"
+#include "reckon/testkit/gtest.h"
+#include "reckon/testkit/fake_provider.h"
+#include "reckon/host/testing/journal_view.h"
+#include "reckon/host/testing/test_workflows.h"
 
 namespace reckon::testing::saved {
 namespace {
@@ -255,7 +255,7 @@ class Life {
   }
 
   Engine& engine() { return host_->engine(); }
-  FakeProvider& provider() { return provider_; }
+  testkit::FakeProvider& provider() { return provider_; }
   // The host's journal while it lives (reads between batches), else the reopened one.
   storage::Journal& journal() { return host_ ? host_->journal() : *journal_; }
 
@@ -289,7 +289,7 @@ class Life {
   }
 
   std::string path_;
-  FakeProvider provider_{/*dedup=*/false};  // outlives the host whose coroutines use it
+  testkit::FakeProvider provider_{/*dedup=*/false};  // outlives the host whose coroutines use it
   ToolRegistry tools_;
   WorkflowRegistry workflows_;
   std::unique_ptr<EmbeddedHost> host_;          // the process life
@@ -338,7 +338,7 @@ TEST_P(SavedJournalRecoveryTest, WaitingRunsWaitAndTheAttemptInFlightIsReconcile
   EXPECT_EQ(life.engine().Describe(kNapLong)->wait.kind, WaitKind::kTimer);
   EXPECT_EQ(life.engine().Describe(kPayoutWaiting)->wait.kind, WaitKind::kApproval);
   EXPECT_EQ(life.engine().Describe(kTransferParked)->wait.kind, WaitKind::kPerson);
-  const FakeProvider& provider = life.provider();
+  const testkit::FakeProvider& provider = life.provider();
   const std::string charge = OperationIdOfStep(before.at(kMidFlight).events, "charge");
   ASSERT_EQ(provider.calls().size(), 1u);  // only mid-flight's charge, once
   EXPECT_EQ(provider.calls().front().key, charge);

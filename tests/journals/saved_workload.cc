@@ -6,7 +6,7 @@
 #include <chrono>
 
 #include "reckon/worker/plan_workflow.h"
-#include "reckon/worker/testing/fast_contracts.h"
+#include "reckon/host/testing/fast_contracts.h"
 
 namespace reckon::testing::saved {
 
@@ -49,9 +49,9 @@ std::vector<ToolContract> Contracts() {
           std::move(transfer)};
 }
 
-Result<void> RegisterTools(ToolRegistry& tools, FakeProvider& provider) {
+Result<void> RegisterTools(ToolRegistry& tools, testkit::FakeProvider& provider) {
   for (ToolContract& contract : Contracts()) {
-    RECKON_TRY(tools.Register(ProviderTool(std::move(contract), provider)));
+    RECKON_TRY(tools.Register(testkit::ProviderTool(std::move(contract), provider)));
   }
   return Ok();
 }

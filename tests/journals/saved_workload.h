@@ -19,7 +19,7 @@
 #include "reckon/base/error.h"
 #include "reckon/contract/contract.h"
 #include "reckon/engine/operation_state.h"
-#include "reckon/worker/testing/fake_provider.h"
+#include "reckon/testkit/fake_provider.h"
 #include "reckon/worker/tool.h"
 #include "reckon/worker/workflow_registry.h"
 
@@ -40,15 +40,15 @@ inline constexpr char kNapSignal[] = "nap-signal";    // slept, waits for its si
 inline constexpr char kPlan[] = "plan-1";             // a plan run, completed
 inline constexpr char kMidFlight[] = "mid-flight";    // its charge was in flight at a crash
 
-// Workflow types besides call_once (worker/testing/test_workflows.h) and plan.
+// Workflow types besides call_once (host/testing/test_workflows.h) and plan.
 inline constexpr char kCheckoutType[] = "checkout";  // reserve then charge
 inline constexpr char kNapType[] = "nap";            // input {"sleep_ms"}: sleep, then wait for "go"
 
 // Tools: reserve (idempotent), charge (non-repeatable, reconciled by lookup), payout
 // (non-repeatable, approval over 10000 cents), transfer (non-repeatable, a person reconciles).
 std::vector<ToolContract> Contracts();
-// Registers a ProviderTool over `provider` for each of Contracts().
-Result<void> RegisterTools(ToolRegistry& tools, FakeProvider& provider);
+// Registers a testkit::ProviderTool over `provider` for each of Contracts().
+Result<void> RegisterTools(ToolRegistry& tools, testkit::FakeProvider& provider);
 // Registers checkout, nap and the plan workflow (call_once is the harness's).
 Result<void> RegisterWorkflows(WorkflowRegistry& workflows);
 

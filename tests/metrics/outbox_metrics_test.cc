@@ -1,4 +1,4 @@
-// The outbox metrics (worker/outbox_metrics.h) of an embedded host, scraped from its metrics
+// The outbox metrics (host/outbox_metrics.h) of an embedded host, scraped from its metrics
 // listener on 127.0.0.1 and read by the reference parser: workflows publish while the broker
 // is unreachable (messages pending, their age growing, failed attempts counted), then a real
 // nats-server with JetStream starts on that address and the dispatcher delivers them (nothing
@@ -13,7 +13,7 @@
 #include <chrono>
 #include <functional>
 
-#include "reckon/worker/embedded_host.h"
+#include "reckon/host/embedded_host.h"
 #include "tests/metrics/reference_parser.h"
 #include "tests/support/nats_server.h"
 #include "tests/support/temp_dir.h"

@@ -12,7 +12,7 @@
 #include <map>
 #include <string>
 
-#include "reckon/worker/embedded_host.h"
+#include "reckon/host/embedded_host.h"
 
 namespace asio = boost::asio;
 namespace json = boost::json;

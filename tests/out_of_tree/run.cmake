@@ -33,8 +33,8 @@ foreach(header IN LISTS headers)
     message(FATAL_ERROR "a test-only header was installed: ${header}")
   endif()
 endforeach()
-foreach(expected reckon/worker/embedded_host.h reckon/storage/events.capnp.h
-                 reckon/api/protocol/reckon.capnp.h reckon/worker/remote_worker.h
+foreach(expected reckon/host/embedded_host.h reckon/storage/events.capnp.h
+                 reckon/protocol/reckon.capnp.h reckon/worker/remote_worker.h
                  reckon/testkit/test_env.h reckon/testkit/gtest.h)
   if(NOT EXISTS "${prefix}/include/${expected}")
     message(FATAL_ERROR "not installed: include/${expected}")

@@ -7,7 +7,7 @@
 #include <optional>
 #include <stdexcept>
 
-#include "reckon/worker/testing/fast_contracts.h"
+#include "reckon/host/testing/fast_contracts.h"
 #include "reckon/worker/workflow_context.h"
 
 namespace reckon::sim {

@@ -12,7 +12,7 @@
 //
 // A group may first sleep, or wait up to a few hundred ms for signal "go" (people send it, at
 // any time, and a client retries a send its server's crash cut off, so one may arrive twice).
-// Timings are the engine tests' fast ones (worker/testing/fast_contracts.h): 100 ms attempt
+// Timings are the engine tests' fast ones (host/testing/fast_contracts.h): 100 ms attempt
 // deadline, 30 ms lookup grace. The tools' code is never run by the engine's process: the
 // SimFleet's workers carry attempts out (tests/sim/sim_fleet.h); the registry holds the
 // contracts the engine decides by. Plain functions.

@@ -15,7 +15,7 @@
 #include "reckon/storage/sqlite/sqlite_journal.h"
 #include "reckon/storage/testing/faulty_journal.h"
 #include "reckon/testkit/manual_clock.h"
-#include "reckon/worker/local_worker.h"
+#include "reckon/host/local_worker.h"
 #include "tests/sim/sim_checker.h"
 #include "tests/sim/sim_fleet.h"
 #include "tests/sim/sim_network.h"

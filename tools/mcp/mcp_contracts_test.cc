@@ -5,7 +5,7 @@
 #include <boost/json/parse.hpp>
 
 #include "reckon/contract/contract_json.h"
-#include "reckon/contract/test_contracts.h"
+#include "reckon/contract/testing/test_contracts.h"
 #include "reckon/tools/mcp/mcp_tool_source.h"
 
 namespace reckon::tools {

@@ -5,7 +5,7 @@
 
 #include <boost/json/parse.hpp>
 
-#include "reckon/contract/test_contracts.h"
+#include "reckon/contract/testing/test_contracts.h"
 
 namespace reckon::tools {
 namespace {

@@ -1,4 +1,4 @@
-#include "reckon/api/protocol/failure_kind_wire.h"
+#include "reckon/protocol/failure_kind_wire.h"
 #include "reckon/api/server/http/http_api.h"
 
 #include <boost/json.hpp>
@@ -7,9 +7,9 @@
 #include <charconv>
 #include <map>
 
-#include "reckon/api/protocol/client.h"
-#include "reckon/api/protocol/wire_convert.h"
-#include "reckon/api/protocol/wire_json.h"
+#include "reckon/protocol/client.h"
+#include "reckon/protocol/wire_convert.h"
+#include "reckon/protocol/wire_json.h"
 #include "reckon/api/server/http/console_assets.h"
 #include "reckon/auth/role.h"
 #include "reckon/base/identifier.h"

@@ -19,9 +19,9 @@
 #include <map>
 #include <optional>
 
-#include "reckon/api/protocol/byte_stream.h"
-#include "reckon/api/protocol/client.h"
-#include "reckon/api/protocol/tls.h"
+#include "reckon/protocol/byte_stream.h"
+#include "reckon/protocol/client.h"
+#include "reckon/protocol/tls.h"
 #include "reckon/api/server/listen.h"
 
 namespace reckon::api {
