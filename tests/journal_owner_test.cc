@@ -1,7 +1,7 @@
-// One owner per journal, with real processes on real files (docs/JOURNAL_FORMAT.md, "Lock
-// file"): a second refund-agent or `reckon server` on a journal that another process owns is
-// refused at once, naming the holder; the lock of a SIGKILLed owner never blocks its restart;
-// a journal damaged in the middle is refused at open and `reckon admin check` says so; a sound
+// One owner per journal, with real processes on real files (docs/JOURNAL_FORMAT.md, "Lock file and
+// ownership"): a second refund-agent or `reckon server` on a journal that another process owns is
+// refused at once, naming the holder; the lock of a SIGKILLed owner never blocks its restart; a
+// journal damaged in the middle is refused at open and `reckon admin check` says so; a sound
 // journal passes `reckon admin check`, also while its owner runs.
 //
 // The first agent must still hold the journal when the second starts: its provider takes 1 s

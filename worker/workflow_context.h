@@ -45,7 +45,7 @@
 // is such an aggregate, and so is `CallOptions{.step_id = "pay"}` when it holds a std::string.
 // So Call is two overloads (no default argument), CallOptions is trivially copyable (its step
 // id is held inline, worker/step_id.h), and Engine::Start has no default argument either; the
-// natural forms are then safe, and tested under ASan (worker/natural_forms_test.cc):
+// natural forms are then safe, and tested under ASan (tests/engine/natural_forms_test.cc):
 //
 //     CallResult r = co_await ctx.Call("reserve", std::move(input));
 //     CallResult s = co_await ctx.Call("charge", Input(), CallOptions{.step_id = "pay"});
