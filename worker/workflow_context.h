@@ -208,7 +208,7 @@ class WorkflowContext {
   // run must not forget an effect that may be happening): the result is then a CallFailure
   // "continue_as_new_refused" whose message names each such step; returning it fails the run.
   WorkflowOutcome ContinueAsNew(boost::json::value input);
-  // --- queries and updates (README, "Asking and instructing a running workflow") ---------
+  // --- queries and updates (docs/GUIDE.md, "Asking and instructing a running workflow") ---
   //
   // A query handler answers `reckon query` / Engine::Query from the run's state, which it
   // reads through references it captured; nothing is journaled. It must only read: a handler
