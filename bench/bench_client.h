@@ -1,7 +1,7 @@
 // BenchClient: the benchmarks' client of a reckon server, or of every server of a cluster
-// (docs/DEPLOYMENT.md, "Several nodes"). It keeps one connection per server. RunOne sends a
-// start to the servers in turn (round robin), follows a not_owner redirect to the owner (one
-// more round trip), then watches the run at the owner until it ends. A server it has not met
+// (docs/DEPLOYMENT.md, "Several nodes on PostgreSQL"). It keeps one connection per server. RunOne
+// sends a start to the servers in turn (round robin), follows a not_owner redirect to the owner
+// (one more round trip), then watches the run at the owner until it ends. A server it has not met
 // (named by a redirect) is connected on first use.
 //
 // Patient mode (failover benchmarks): a lost connection or an unavailable reply (a shard with

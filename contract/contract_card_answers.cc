@@ -82,12 +82,15 @@ Lines SideEffectAnswer(const ToolContract& c) {
 }
 
 Lines OperationId(const ToolContract& c) {
-  Lines out{"Derived from the workflow id and the step id, so replaying the workflow makes the "
-            "same id; never from the model's output or the clock.",
+  Lines out{"Derived from the run (its namespace, workflow id and run id) and the step id, so "
+            "replaying the workflow makes the same id (runs journaled before release 0.3: from "
+            "the workflow id and the step id); never from the model's output or the clock.",
             "Journaled in OperationPrepared (with the contract hash and the input's intent "
             "hash) before the first attempt is started."};
-  std::string sent = "Sent to the tool on every attempt as its idempotency key (the "
-                     "Idempotency-Key header), together with the attempt number and the " +
+  std::string sent = "Given to the tool on every attempt as its idempotency key (a C++ tool "
+                     "reads ctx.operation_id, an HTTP tool sends it in the header its tools "
+                     "file names, an MCP tool gets it in _meta and in the argument its "
+                     "binding names, if any), together with the attempt number and the " +
                      FormatDuration(c.attempt_timeout) + " deadline";
   switch (c.side_effect) {
     case SideEffect::kReadOnly: sent += "; a read has nothing to deduplicate, the id is for "

@@ -132,8 +132,10 @@ TEST(ContractCardTest, ApprovalAnswerNamesTheRuleAndTheIntentFields) {
 
 TEST(ContractCardTest, OperationIdAndDuplicatesDependOnTheClass) {
   EXPECT_THAT(Answer(Payout(), "operation_id"),
-              AllOf(HasSubstr("workflow id and the step id"), HasSubstr("OperationPrepared"),
-                    HasSubstr("Idempotency-Key"), HasSubstr("the reconcile lookup searches")));
+              AllOf(HasSubstr("namespace, workflow id and run id) and the step id"),
+                    HasSubstr("OperationPrepared"), HasSubstr("ctx.operation_id"),
+                    HasSubstr("the header its tools file names"), HasSubstr("_meta"),
+                    HasSubstr("the reconcile lookup searches")));
   EXPECT_THAT(Answer(Lookup(), "operation_id"), HasSubstr("nothing to deduplicate"));
   EXPECT_THAT(Answer(Payout(), "duplicates"),
               AllOf(HasSubstr("fences it"), HasSubstr("evidence that the operation committed")));

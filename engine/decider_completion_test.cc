@@ -2,7 +2,8 @@
 // and of signal request ids: an attempt answered "accepted", the operation waits durably for
 // its completion, a redelivered completion or signal is applied once, and a completion that
 // never comes is an unknown outcome that goes to reconciliation or to a person, never to a
-// blind retry. End to end through a real engine and journal: worker/engine_completion_test.cc.
+// blind retry. End to end through a real engine and journal:
+// tests/engine/engine_completion_test.cc.
 #include <gtest/gtest.h>
 
 #include <boost/json/parse.hpp>

@@ -3,7 +3,7 @@
 // restart does), feeds one input at a chosen time, and checks the events and actions of that
 // one batch. The class-by-failure table (contract/failure_policy.h) is walked for every
 // side-effect class; end-to-end versions of the same table, through a real engine and journal,
-// are worker/engine_failure_test.cc and worker/engine_reconcile_test.cc.
+// are tests/engine/engine_failure_test.cc and tests/engine/engine_reconcile_test.cc.
 #include "reckon/engine/decider.h"
 
 #include <gtest/gtest.h>

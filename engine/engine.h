@@ -30,8 +30,9 @@
 // argument such as `Options options = {}` is one. No awaitable-returning method here takes a
 // default argument or such an aggregate (Start is two overloads), so
 // `co_await engine.Start("id", "type", std::move(input))` and
-// `co_await engine.Signal("id", "go", "{}")` are safe as written (worker/natural_forms_test.cc
-// runs them under ASan). Keep it so when adding methods: overload instead of defaulting.
+// `co_await engine.Signal("id", "go", "{}")` are safe as written
+// (tests/engine/natural_forms_test.cc runs them under ASan). Keep it so when adding methods:
+// overload instead of defaulting.
 #pragma once
 
 #include <boost/asio/any_completion_handler.hpp>

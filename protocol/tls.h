@@ -1,5 +1,6 @@
 // TLS for the Reckon protocol: the server's and the client's OpenSSL contexts, built from PEM
-// files, and the words a failed handshake is explained with. docs/SECURITY.md ("Transport")
+// files, and the words a failed handshake is explained with. docs/SECURITY.md
+// ("Transport: TLS and client certificates")
 // says how to deploy it; api/server/server.h and protocol/client.h use it.
 //
 // Both sides speak TLS 1.2 or 1.3 only. The server presents `cert_file` (a PEM chain, its own

@@ -1,6 +1,6 @@
 // The replayer: checks that the current workflow code still replays saved histories
 // (storage/history_file.h), so a code change can be proven safe, in CI, for the runs in flight
-// before it is deployed (README.md, "Replaying histories in CI").
+// before it is deployed (docs/GUIDE.md, "Replaying histories in CI").
 //
 // A replay does what the engine's recovery does with a run it reloads: one activation of a fresh
 // WorkflowInstance (worker/workflow_instance.h) with the whole history, then the commands the

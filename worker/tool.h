@@ -80,7 +80,7 @@ AttemptOutcome ToolFailed(FailureKind kind, std::string code, std::string messag
 // The provider accepted the request and reports its result later (a webhook): only for a
 // contract that declares `completion` (contract/contract.h). The operation then waits for the
 // completion, delivered to the server's HTTP endpoint or through Engine::Complete, keyed by
-// the operation id (docs/TOOLS.md, "Asynchronous completion").
+// the operation id (docs/TOOLS.md, section 4).
 AttemptOutcome ToolAccepted(std::string provider_ref);
 
 // The tools a worker hosts, by name, with their contracts registered in contracts().

@@ -45,7 +45,7 @@
 // is such an aggregate, and so is `CallOptions{.step_id = "pay"}` when it holds a std::string.
 // So Call is two overloads (no default argument), CallOptions is trivially copyable (its step
 // id is held inline, worker/step_id.h), and Engine::Start has no default argument either; the
-// natural forms are then safe, and tested under ASan (worker/natural_forms_test.cc):
+// natural forms are then safe, and tested under ASan (tests/engine/natural_forms_test.cc):
 //
 //     CallResult r = co_await ctx.Call("reserve", std::move(input));
 //     CallResult s = co_await ctx.Call("charge", Input(), CallOptions{.step_id = "pay"});
@@ -208,7 +208,7 @@ class WorkflowContext {
   // run must not forget an effect that may be happening): the result is then a CallFailure
   // "continue_as_new_refused" whose message names each such step; returning it fails the run.
   WorkflowOutcome ContinueAsNew(boost::json::value input);
-  // --- queries and updates (README, "Asking and instructing a running workflow") ---------
+  // --- queries and updates (docs/GUIDE.md, "Asking and instructing a running workflow") ---
   //
   // A query handler answers `reckon query` / Engine::Query from the run's state, which it
   // reads through references it captured; nothing is journaled. It must only read: a handler

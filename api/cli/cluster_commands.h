@@ -1,5 +1,6 @@
 // `reckon cluster`: the shard leases of a cluster's PostgreSQL journal (docs/DEPLOYMENT.md,
-// "Several nodes"), read directly from the database, so it works whichever servers are up.
+// "Several nodes on PostgreSQL"), read directly from the database, so it works whichever servers
+// are up.
 //
 //   reckon cluster --journal postgresql://... [--workflow ID] [--json]
 //     Without --workflow: one line per shard: shard, owner, address, epoch, and the ms until

@@ -44,9 +44,9 @@ std::unique_ptr<capnp::MallocMessageBuilder> CopyOf(capnp::MallocMessageBuilder&
 
 }  // namespace
 
-// A cluster (docs/DEPLOYMENT.md, "Several nodes"): a not_owner reply names the owner, and the
-// same request goes there; an unavailable reply from a cluster ("cluster: ... no owner right
-// now") or an owner that cannot be reached means a failover is under way, so the request is
+// A cluster (docs/DEPLOYMENT.md, "Several nodes on PostgreSQL"): a not_owner reply names the owner,
+// and the same request goes there; an unavailable reply from a cluster ("cluster: ... no owner
+// right now") or an owner that cannot be reached means a failover is under way, so the request is
 // sent again to the server first asked, every 250 ms, for up to 15 s.
 Result<api::Reply> CallServer(const RemoteFlags& flags,
                               std::unique_ptr<capnp::MallocMessageBuilder> request,

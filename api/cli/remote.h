@@ -37,7 +37,7 @@ std::unique_ptr<capnp::MallocMessageBuilder> NewRequest();
 
 // Sends `request` to the server in `flags` and waits for its reply. In a cluster it follows a
 // not_owner redirect to the workflow's owner, and while a shard has no owner (a failover)
-// asks again for up to 15 s (docs/DEPLOYMENT.md, "Several nodes").
+// asks again for up to 15 s (docs/DEPLOYMENT.md, "Several nodes on PostgreSQL").
 Result<api::Reply> CallServer(const RemoteFlags& flags,
                               std::unique_ptr<capnp::MallocMessageBuilder> request,
                               std::chrono::milliseconds timeout = std::chrono::seconds(30));

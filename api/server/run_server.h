@@ -26,7 +26,8 @@ struct ServerConfig {
   // compares the two).
   bool inline_commit = false;
   storage::SqliteJournalOptions journal;
-  // --tls-cert, --tls-key, --client-ca (docs/SECURITY.md, "Transport"): empty serves
+  // --tls-cert, --tls-key, --client-ca (docs/SECURITY.md, "Transport: TLS and client
+  // certificates"): empty serves
   // plaintext, which a non-loopback --listen warns about.
   TlsServerFiles tls;
   // --namespace: part of every operation and message id of the runs this server starts
@@ -62,8 +63,8 @@ struct ServerConfig {
   // --otlp-endpoint URL: export spans to an OTLP/HTTP collector ("http://127.0.0.1:4318"),
   // from a thread of their own (telemetry/otlp_trace_sink.h); empty: none.
   std::string otlp_endpoint;
-  // --cluster (docs/DEPLOYMENT.md, "Several nodes"): one of several servers on one PostgreSQL
-  // journal, owning the shards it holds leases on (api/server/cluster_member.h).
+  // --cluster (docs/DEPLOYMENT.md, "Several nodes on PostgreSQL"): one of several servers on one
+  // PostgreSQL journal, owning the shards it holds leases on (api/server/cluster_member.h).
   struct Cluster {
     bool enabled = false;
     std::string advertise;  // --advertise HOST:PORT; empty: the listen host and bound port

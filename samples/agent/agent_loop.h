@@ -14,7 +14,7 @@
 // "carry": {"round", "messages", "results"}, the conversation so far, and goes on from the
 // next round. A loop that works for weeks keeps a history of a few rounds, not of all of them.
 //
-// Asking and instructing it while it runs (README, "Asking and instructing a running
+// Asking and instructing it while it runs (docs/GUIDE.md, "Asking and instructing a running
 // workflow"):
 //   query "progress"  -> {"round", "max_rounds", "rounds_per_run", "messages", "instructions",
 //                         "closing", "last_reply"}: where the loop is, read from its state.

@@ -1,5 +1,5 @@
 // Replays the saved histories of samples/histories/ against the sample workflows as they are
-// now: the check a user runs in CI before deploying a change (README.md, "Replaying
+// now: the check a user runs in CI before deploying a change (docs/GUIDE.md, "Replaying
 // histories in CI"). A change that would break a run in flight fails here, naming the run and
 // the step. Regenerate the files with reckon-sample-histories (README.md beside them).
 #include <gtest/gtest.h>

@@ -9,9 +9,9 @@
 // run's workflow tasks go only to workers of the build that started it, or to workers that
 // list that build with --compatible-with.
 //
-// A cluster (docs/DEPLOYMENT.md, "Several nodes"): name every server; the worker holds a
-// connection to each (one RemoteWorker per server, same tools), and each server hands it the
-// tasks of the runs it owns. --tool-slots and --workflow-slots apply per server.
+// A cluster (docs/DEPLOYMENT.md, "Several nodes on PostgreSQL"): name every server; the worker
+// holds a connection to each (one RemoteWorker per server, same tools), and each server hands it
+// the tasks of the runs it owns. --tool-slots and --workflow-slots apply per server.
 //
 // Exit codes: 0 stopped by a signal; 1 the server refused the registration (the message says
 // why, e.g. a contract that differs from the one the server journaled); 2 bad usage.

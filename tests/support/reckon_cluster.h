@@ -1,6 +1,7 @@
-// ReckonCluster: N `reckon server --cluster` processes on 127.0.0.1 sharing one PostgreSQL
-// journal (docs/DEPLOYMENT.md, "several nodes"), for the multi-server tests (cluster crash loop,
-// fencing). The caller owns the database (tests/support/postgres_server.h) and passes its URL.
+// ReckonCluster: N `reckon server --cluster` processes on 127.0.0.1 sharing one PostgreSQL journal
+// (docs/DEPLOYMENT.md, "Several nodes on PostgreSQL"), for the multi-server tests (cluster crash
+// loop, fencing). The caller owns the database (tests/support/postgres_server.h) and passes its
+// URL.
 //
 // Server i runs
 //   reckon server --journal URL --listen 127.0.0.1:PORT --port-file <dir>/server-i.port

@@ -21,9 +21,10 @@
 //   response                                                 kUnknown
 //   200 with the response                                    kResult / kError
 //
-// The connection itself is tools/http/http_client.h (one TCP connection per message, to
-// 127.0.0.1 for now). Thread-safety as McpTransport. Two first requests that overlap may each
-// initialize a session; the last one to finish is kept.
+// The connection itself is tools/http/http_client.h: one plain-HTTP TCP connection per message
+// to the URL's host (a name, resolved on every call, or an IP address). Thread-safety as
+// McpTransport. Two first requests that overlap may each initialize a session; the last one to
+// finish is kept.
 #pragma once
 
 #include <cstdint>
