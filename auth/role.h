@@ -1,7 +1,7 @@
 // Roles and permissions of server mode (docs/SECURITY.md has the table and the threat model).
 //
-// Every protocol method needs exactly one Permission (api/server/method_permission.h says
-// which); each of a principal's roles grants a fixed set of them, deny by default:
+// Every protocol method needs exactly one Permission (api/server/methods.h, the method table,
+// says which); each of a principal's roles grants a fixed set of them, deny by default:
 //   admin     manage_principals                 (tokens: create, list, revoke)
 //   operator  start, signal, cancel, read
 //   approver  approve (approve and deny), resolve, read; optionally scoped to tool names

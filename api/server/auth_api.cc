@@ -37,11 +37,6 @@ void ToWire(const storage::PrincipalRow& row, wire::PrincipalInfo::Builder out) 
   out.setRevokedBy(row.revoked_by);
 }
 
-bool AuthApi::Handles(Method::Which method) {
-  return method == Method::CREATE_TOKEN || method == Method::LIST_TOKENS ||
-         method == Method::REVOKE_TOKEN || method == Method::WHO_AM_I;
-}
-
 Result<void> AuthApi::Handle(const auth::Principal& caller, Method::Reader method,
                              wire::Response::Builder out) {
   switch (method.which()) {

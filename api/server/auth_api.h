@@ -19,9 +19,8 @@ class AuthApi {
  public:
   explicit AuthApi(Authorizer& authorizer) : authorizer_(authorizer) {}
 
-  static bool Handles(wire::Request::Method::Which method);
-
-  // Handles one of its methods for `caller`; any other is refused with Errc::kUnimplemented.
+  // Handles one of its methods (the rows of the method table, methods.h, whose API is
+  // kPrincipal) for `caller`; any other is refused with Errc::kUnimplemented.
   Result<void> Handle(const auth::Principal& caller, wire::Request::Method::Reader method,
                       wire::Response::Builder out);
 

@@ -27,7 +27,6 @@ asio::awaitable<Result<void>> ClientApi::Handle(const auth::Principal& caller,
                                                 wire::Request::Method::Reader method,
                                                 milliseconds timeout,
                                                 wire::Response::Builder out) {
-  RECKON_CO_TRY(ValidateRequestFields(method));  // identifiers and texts (base/identifier.h)
   switch (method.which()) {
     case wire::Request::Method::START_WORKFLOW: {
       auto started = Start(caller, method.getStartWorkflow(), out);

@@ -3,7 +3,7 @@
 // getTrace, decideApproval, resolveOperation, listContracts, listWorkers and watchWorkflow. The
 // Service (service.h) hands it every request that is not a worker's.
 //
-// Each method checks its fields, asks the engine or the journal, and fills the response; a
+// Each method reads its fields (checked by then: methods.h), asks the engine or the journal, and fills the response; a
 // refusal is an error value (the Service turns it into an error reply) and changes nothing.
 // Calls that change a run (start, signal, cancel, decide, resolve) complete once the engine
 // made the change durable. An agent plan is validated against the contracts before anything
@@ -40,8 +40,9 @@ class ClientApi {
   ClientApi(storage::Journal& journal, const ContractRegistry& contracts, Engine& engine,
             const TaskQueues& tasks);
 
-  // Handles one client method; `timeout` is the request's deadline, already capped. A method
-  // that is not the client API's is refused with Errc::kUnimplemented.
+  // Handles one client method (a row of the method table, methods.h, whose API is kClient),
+  // whose fields the Service checked; `timeout` is the request's deadline, already capped. A
+  // method that is not the client API's is refused with Errc::kUnimplemented.
   boost::asio::awaitable<Result<void>> Handle(const auth::Principal& caller,
                                               wire::Request::Method::Reader method,
                                               std::chrono::milliseconds timeout,

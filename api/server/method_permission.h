@@ -1,6 +1,7 @@
-// The one permission each protocol method needs (auth/role.h; docs/SECURITY.md holds the
-// same table for people). A method this build does not know needs a permission nobody
-// has, so a newer client's request is refused rather than let through.
+// The one permission each protocol method needs, and its name: two columns of the method
+// table (methods.h), read by the Service's admission and its audit lines. A method this build
+// does not know needs a permission nobody has, so a newer client's request is refused rather
+// than let through.
 //
 // Plain functions.
 #pragma once
@@ -13,10 +14,12 @@
 
 namespace reckon::api {
 
-// nullopt for a method this build does not know (refused).
+// The row's permission; nullopt for whoAmI (any valid credential) and for a method this build
+// does not know (refused: FindMethod in methods.h tells the two apart).
 std::optional<auth::Permission> PermissionOf(wire::Request::Method::Which method);
 
-// The method's name as in reckon.capnp ("startWorkflow"), for logs and refusals.
+// The method's name as in reckon.capnp ("startWorkflow"), for logs and refusals; "an unknown
+// method" for one this build does not know.
 std::string_view MethodName(wire::Request::Method::Which method);
 
 }  // namespace reckon::api

@@ -5,7 +5,7 @@
 //
 // The framing itself (segment table, sizes, limits) is checked before, by FrameStream or
 // ParseFrame (protocol/frame.h). The fields are checked after, by ValidateRequestFields
-// (request_fields.h), which each handler calls first.
+// (request_fields.h), which the Service calls before any handler runs.
 //
 // Pure; thread-safe as long as each thread has its own reader.
 #pragma once

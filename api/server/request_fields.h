@@ -1,5 +1,5 @@
-// Reading and checking the fields of a request: what both API handlers (client_api.h,
-// worker_api.h) share. Pure functions.
+// Reading and checking the fields of a request: what the handlers (client_api.h,
+// worker_api.h, auth_api.h) share. Pure functions.
 #pragma once
 
 #include <string>
@@ -20,13 +20,13 @@ inline Result<std::string> RequiredText(capnp::Text::Reader text, std::string_vi
 }
 
 // Checks every identifier and text the request carries against its rule (base/identifier.h;
-// the table is in docs/PROTOCOL.md, "Identifiers and texts"): the identifiers a method
-// requires (workflowId, workflowType, a signal's name, workerId, a resolution's operationId)
-// even when empty, the optional ones (definitionHash, a decision's ids and hash, decidedBy,
-// resolvedBy, the tool filter) when given, and texts (reasons, notes, providerRef) always.
+// the table is in docs/PROTOCOL.md, "Identifiers and texts"): the checks of the method's row
+// in the method table (methods.h), which says per method which identifiers are required (even
+// when empty), which are checked when given, and which texts are checked always.
 // Errc::kInvalidArgument names the wire field ("workflowId 'a\x0ab' is not valid: ..."). The
-// handlers call it first, so a refused request changes nothing and journals nothing. Payloads
-// (JSON inputs, outputs, commands) are the engine's to check.
+// Service calls it before the handler, so a refused request changes nothing and journals
+// nothing. A method this build does not know has no fields to check (it is refused by the
+// Service). Payloads (JSON inputs, outputs, commands) are the engine's to check.
 Result<void> ValidateRequestFields(wire::Request::Method::Reader method);
 
 }  // namespace reckon::api

@@ -5,7 +5,8 @@
 
 #include "reckon/protocol/client.h"
 #include "reckon/protocol/wire_convert.h"
-#include "reckon/api/server/method_permission.h"
+#include "reckon/api/server/methods.h"
+#include "reckon/api/server/request_fields.h"
 
 namespace reckon::api {
 namespace asio = boost::asio;
@@ -21,8 +22,8 @@ Service::Service(storage::Journal& journal, ContractRegistry& contracts, Engine&
       auth_(authorizer) {}
 
 Result<auth::Principal> Service::Admit(SessionState& session, wire::Request::Reader request) {
-  const auto which = request.getMethod().which();
-  const std::string_view method = MethodName(which);
+  const MethodRow* row = FindMethod(request.getMethod().which());
+  const std::string_view method = row == nullptr ? "an unknown method" : row->name;
   auto refuse = [&](const Error& error) {
     const std::string reason = error.ToString();
     const std::string key =
@@ -38,12 +39,12 @@ Result<auth::Principal> Service::Admit(SessionState& session, wire::Request::Rea
   // The connection ends when this credential is withdrawn (revoked, expired).
   session.Authenticated(authenticated.value().token_hash);
   Result<auth::Principal> principal = std::move(authenticated.value().principal);
-  const auto permission = PermissionOf(which);
-  if (!permission) {
-    if (which == wire::Request::Method::WHO_AM_I) return principal;
+  if (row == nullptr) {
     return refuse(Err(Errc::kUnimplemented,
                       "this server does not know the request's method (a newer client?)"));
   }
+  const auto permission = row->permission;
+  if (!permission) return principal;  // whoAmI: any valid credential
   if (auto allowed = Authorizer::Check(principal.value(), *permission, method); !allowed) {
     return refuse(allowed.error());
   }
@@ -77,41 +78,28 @@ asio::awaitable<Result<void>> Service::Dispatch(SessionState& session,
                                                 wire::Response::Builder response) {
   RECKON_CO_TRY(auth::Principal caller, Admit(session, request));
   auto method = request.getMethod();
-  if (AuthApi::Handles(method.which())) co_return auth_.Handle(caller, method, response);
-  if (WorkerApi::Handles(method.which())) {
-    auto handled = worker_.Handle(session, caller, method, timeout, response);
-    co_return co_await std::move(handled);
+  const MethodRow& row = *FindMethod(method.which());  // Admit refuses a method with no row
+  if (row.api == MethodApi::kClient && Redirected(row, method, response)) co_return Ok();
+  RECKON_CO_TRY(ValidateRequestFields(method));  // identifiers and texts (base/identifier.h)
+  switch (row.api) {
+    case MethodApi::kPrincipal:
+      co_return auth_.Handle(caller, method, response);
+    case MethodApi::kWorker: {
+      auto handled = worker_.Handle(session, caller, method, timeout, response);
+      co_return co_await std::move(handled);
+    }
+    case MethodApi::kClient: {
+      auto handled = client_.Handle(caller, method, timeout, response);
+      co_return co_await std::move(handled);
+    }
   }
-  if (Redirected(method, response)) co_return Ok();
-  auto handled = client_.Handle(caller, method, timeout, response);
-  co_return co_await std::move(handled);
+  co_return Err(Errc::kInternal, "the method table names an API the Service does not have");
 }
 
-namespace {
-// The workflow a client request is about; empty for one about none (lists, contracts).
-std::string WorkflowOf(wire::Request::Method::Reader method) {
-  using M = wire::Request::Method;
-  switch (method.which()) {
-    case M::START_WORKFLOW: return Str(method.getStartWorkflow().getWorkflowId());
-    case M::SIGNAL_WORKFLOW: return Str(method.getSignalWorkflow().getWorkflowId());
-    case M::CANCEL_WORKFLOW: return Str(method.getCancelWorkflow().getWorkflowId());
-    case M::WATCH_WORKFLOW: return Str(method.getWatchWorkflow().getWorkflowId());
-    case M::DESCRIBE_WORKFLOW: return Str(method.getDescribeWorkflow().getWorkflowId());
-    case M::GET_HISTORY: return Str(method.getGetHistory().getWorkflowId());
-    case M::GET_TRACE: return Str(method.getGetTrace().getWorkflowId());
-    case M::DECIDE_APPROVAL: return Str(method.getDecideApproval().getWorkflowId());
-    case M::RESOLVE_OPERATION: return Str(method.getResolveOperation().getWorkflowId());
-    case M::QUERY_WORKFLOW: return Str(method.getQueryWorkflow().getWorkflowId());
-    case M::UPDATE_WORKFLOW: return Str(method.getUpdateWorkflow().getWorkflowId());
-    case M::COMPLETE_OPERATION: return Str(method.getCompleteOperation().getWorkflowId());
-    default: return "";
-  }
-}
-}  // namespace
-
-bool Service::Redirected(wire::Request::Method::Reader method, wire::Response::Builder response) {
-  if (router_ == nullptr) return false;
-  const std::string workflow_id = WorkflowOf(method);
+bool Service::Redirected(const MethodRow& row, wire::Request::Method::Reader method,
+                         wire::Response::Builder response) {
+  if (router_ == nullptr || row.workflow_of == nullptr) return false;
+  const std::string workflow_id = row.workflow_of(method);
   if (workflow_id.empty()) return false;
   const Route route = router_->RouteOf(workflow_id);
   if (route.local) return false;

@@ -1,15 +1,16 @@
 // Service: the server's request handling, behind the connection layer (api/server/server.h),
 // which reads a Request, calls Handle, and sends the Response it filled; Service knows nothing
-// of sockets. Deny by default: it first authenticates the request's credential and checks the
-// method's one permission (authorizer.h, method_permission.h), refusing with an audit log line
-// that names the method, the peer and the reason (never the token; identical lines from one
-// peer are rate-limited, audit_limiter.h). Then it dispatches the
-// method (protocol/reckon.capnp) to the client API (client_api.h: start, signal, cancel,
-// queries, approvals, resolutions, watch), the worker API (worker_api.h: registration, polls,
-// reports, heartbeats) or the principal API (auth_api.h: tokens, whoAmI), with the caller's
-// principal, and turns a refusal or a malformed message into an error reply. In cluster mode
-// a client request about a workflow another server owns is answered with a redirect
-// (shard_router.h) after the caller was admitted.
+// of sockets. Every step reads the method's row in the method table (methods.h). Deny by
+// default: it first authenticates the request's credential and checks the row's one
+// permission (authorizer.h), refusing a method with no row and every refusal with an audit log
+// line that names the method, the peer and the reason (never the token; identical lines from
+// one peer are rate-limited, audit_limiter.h). In cluster mode a client request about a
+// workflow another server owns (the row's workflow) is then answered with a redirect
+// (shard_router.h). Then it checks the row's fields (request_fields.h) and hands the method to
+// the row's API: the client API (client_api.h: start, signal, cancel, queries, approvals,
+// resolutions, watch), the worker API (worker_api.h: registration, polls, reports, heartbeats)
+// or the principal API (auth_api.h: tokens, whoAmI), with the caller's principal, and turns a
+// refusal or a malformed message into an error reply.
 //
 // Ownership: owns the handlers; references the journal, contracts, engine, task queues and
 // authorizer, which outlive it. Threads: one single-threaded executor shared with the engine and the task
@@ -27,6 +28,7 @@
 #include "reckon/api/server/auth_api.h"
 #include "reckon/api/server/authorizer.h"
 #include "reckon/api/server/client_api.h"
+#include "reckon/api/server/methods.h"
 #include "reckon/api/server/shard_router.h"
 #include "reckon/api/server/task_queues.h"
 #include "reckon/api/server/worker_api.h"
@@ -69,9 +71,10 @@ class Service {
   // credential is noted in `session` either way.
   Result<auth::Principal> Admit(SessionState& session, wire::Request::Reader request);
 
-  // Cluster mode: the redirect for a request about a workflow another server owns, written
-  // into `response`; false when this server serves it.
-  bool Redirected(wire::Request::Method::Reader method, wire::Response::Builder response);
+  // Cluster mode: the redirect for a request about a workflow another server owns (the
+  // workflow of `row`), written into `response`; false when this server serves it.
+  bool Redirected(const MethodRow& row, wire::Request::Method::Reader method,
+                  wire::Response::Builder response);
 
   Authorizer& authorizer_;
   const ShardRouter* router_;

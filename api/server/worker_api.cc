@@ -68,27 +68,11 @@ WorkerApi::WorkerApi(storage::Journal& journal, ContractRegistry& contracts, Tas
       page_bytes_(std::max<std::size_t>(
           1, std::min(tasks.options().history_page_bytes, max_reply_bytes / 2))) {}
 
-bool WorkerApi::Handles(wire::Request::Method::Which method) {
-  switch (method) {
-    case wire::Request::Method::REGISTER_WORKER:
-    case wire::Request::Method::POLL_WORKFLOW_TASK:
-    case wire::Request::Method::GET_WORKFLOW_TASK_PAGE:
-    case wire::Request::Method::COMPLETE_WORKFLOW_TASK:
-    case wire::Request::Method::POLL_TOOL_TASK:
-    case wire::Request::Method::COMPLETE_TOOL_TASK:
-    case wire::Request::Method::HEARTBEAT:
-      return true;
-    default:
-      return false;
-  }
-}
-
 asio::awaitable<Result<void>> WorkerApi::Handle(SessionState& session,
                                                 const auth::Principal& caller,
                                                 wire::Request::Method::Reader method,
                                                 milliseconds timeout,
                                                 wire::Response::Builder out) {
-  RECKON_CO_TRY(ValidateRequestFields(method));  // identifiers and texts (base/identifier.h)
   if (session.registered && caller.name != session.principal) {
     co_return Err(Errc::kPermissionDenied,
                   "this connection is registered as worker '" + session.worker_id +
@@ -129,7 +113,7 @@ asio::awaitable<Result<void>> WorkerApi::Handle(SessionState& session,
     }
     default:
       co_return Err(Errc::kInternal, "WorkerApi::Handle called for a client method; "
-                                     "the Service dispatches by WorkerApi::Handles");
+                                     "the Service dispatches by the method table (methods.h)");
   }
 }
 

@@ -76,10 +76,8 @@ class WorkerApi {
   WorkerApi(storage::Journal& journal, ContractRegistry& contracts, TaskQueues& tasks,
             std::size_t max_reply_bytes);
 
-  // Whether `method` is one of the worker API's.
-  static bool Handles(wire::Request::Method::Which method);
-
-  // Handles one worker method for the connection of `session`; `timeout` is the request's
+  // Handles one worker method (a row of the method table, methods.h, whose API is kWorker) for
+  // the connection of `session`, whose fields the Service checked; `timeout` is the request's
   // deadline, already capped, and bounds a poll's wait.
   boost::asio::awaitable<Result<void>> Handle(SessionState& session,
                                               const auth::Principal& caller,

@@ -1,7 +1,8 @@
-// HttpApi: docs/HTTP_API.md as code. Each API call becomes one protocol Request, handled by the
-// Service exactly as one from the Cap'n Proto port: the same authentication (a bearer token, or
-// the token behind a console session), authorization, validation and audit lines. The console's
-// page and assets come from ConsoleAssets().
+// HttpApi: docs/HTTP_API.md as code. Each API call is a row of the route table
+// (http_routes.h) and becomes one protocol Request, handled by the Service exactly as one from
+// the Cap'n Proto port: the same authentication (a bearer token, or the token behind a console
+// session), authorization, validation and audit lines. The console's page and assets come from
+// ConsoleAssets().
 //
 // What it adds to the protocol: console sessions (login, cookie, CSRF), JSON in and out, the
 // inbox (every operation waiting for a person, with its contract card and evidence) and the
@@ -23,6 +24,7 @@
 
 #include "reckon/api/server/http/console_sessions.h"
 #include "reckon/api/server/http/http_parse.h"
+#include "reckon/api/server/http/http_routes.h"
 #include "reckon/api/server/service.h"
 #include "reckon/telemetry/metrics.h"
 
@@ -51,11 +53,15 @@ class HttpApi {
 
  private:
   struct Caller;
-  struct Route;
   using Message = std::unique_ptr<capnp::MallocMessageBuilder>;
 
+  // /api/v1/...: the route of the route table (http_routes.h) the request matches.
   boost::asio::awaitable<HttpReply> Api(HttpRequest& request, const std::string& path,
                                         const std::string& query);
+  Caller CallerOf(const HttpRequest& request);
+  // The routes HttpApi serves itself (HttpOwnRoute), once the caller passed the CSRF check.
+  boost::asio::awaitable<HttpReply> Own(HttpOwnRoute own, const Caller& caller,
+                                        const HttpRequest& request);
   boost::asio::awaitable<HttpReply> Login(const HttpRequest& request);
   boost::asio::awaitable<HttpReply> SessionInfo(const Caller& caller, const HttpRequest& request);
   boost::asio::awaitable<HttpReply> Inbox(const Caller& caller, const HttpRequest& request);
