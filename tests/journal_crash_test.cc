@@ -5,8 +5,12 @@
 //     each append agree);
 //   - PRAGMA integrity_check says ok.
 // The child resumes from the journal each time, so the history grows across kills.
+// Kill points: every other one is timed from the start of the child (so some land while it
+// opens the file), the others from its first acknowledged append (so that, however slow a
+// loaded machine makes the child's start, some land deep in steady appends).
 // RECKON_CRASH_ITERATIONS overrides the number of kill points (the heavy tier raises it).
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,6 +24,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "reckon/storage/sqlite/sqlite_journal.h"
 #include "reckon/storage/sqlite/sqlite.h"
@@ -54,9 +59,25 @@ Child Spawn(const std::string& journal, int appends_per_run) {
   return {pid, fds[0]};
 }
 
-// Reads everything the (dead) child wrote: its acknowledged appends, run -> highest seq.
-void CollectAcks(int fd, std::map<int, std::int64_t>& acked) {
+// Reads from the (running) child until its first acknowledgement line is whole, or the child
+// ends, or 10 s pass; returns what it read, for CollectAcks.
+std::string AwaitFirstAck(int fd) {
   std::string data;
+  char buf[4096];
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (data.find('\n') == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 100) <= 0) continue;
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    data.append(buf, static_cast<std::size_t>(n));
+  }
+  return data;
+}
+
+// Reads everything the (dead) child wrote: its acknowledged appends, run -> highest seq.
+// `data` holds what was read from `fd` before.
+void CollectAcks(int fd, std::map<int, std::int64_t>& acked, std::string data = {}) {
   char buf[4096];
   ssize_t n;
   while ((n = read(fd, buf, sizeof buf)) > 0) data.append(buf, static_cast<std::size_t>(n));
@@ -83,13 +104,15 @@ TEST(JournalCrashTest, AcknowledgedAppendsSurviveSigkillAtManyPoints) {
     Child child = Spawn(path, 200);
     ASSERT_GT(child.pid, 0);
     // Kill points spread from "while opening the file" to "deep in steady appends".
+    std::string read_before;
+    if (i % 2 == 1) read_before = AwaitFirstAck(child.stdout_fd);
     std::uniform_int_distribution<int> delay_us(0, 2 + (i % 10) * 3000);
     std::this_thread::sleep_for(std::chrono::microseconds(delay_us(rng)));
     kill(child.pid, SIGKILL);
     int status = 0;
     waitpid(child.pid, &status, 0);
     if (WIFSIGNALED(status)) ++killed_mid_run;
-    CollectAcks(child.stdout_fd, acked);
+    CollectAcks(child.stdout_fd, acked, std::move(read_before));
 
     auto journal = OpenSqliteJournal(path);
     ASSERT_TRUE(journal) << "iteration " << i << ": " << journal.error().ToString();
