@@ -27,8 +27,8 @@ constexpr std::chrono::seconds kTimeout{10};
 
 struct MetricsListener::Shared {
   explicit Shared(asio::any_io_executor executor, const MetricsRegistry& r)
-      : acceptor(executor), registry(&r) {}
-  tcp::acceptor acceptor;
+      : accept(std::make_shared<AcceptLoop>(executor, "metrics")), registry(&r) {}
+  std::shared_ptr<AcceptLoop> accept;  // owns the acceptor
   const MetricsRegistry* registry;  // null once stopped
   std::set<beast::tcp_stream*> live;  // open connections, for Stop
 };
@@ -58,7 +58,7 @@ Result<void> MetricsListener::Listen(const std::string& address) {
                "metrics address '" + address + "': '" + host + "' is not an IP address");
   }
   const tcp::endpoint endpoint(ip, port);
-  tcp::acceptor& acceptor = shared_->acceptor;
+  tcp::acceptor& acceptor = shared_->accept->acceptor();
   acceptor.open(endpoint.protocol(), ec);
   if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
   if (!ec) acceptor.bind(endpoint, ec);
@@ -74,24 +74,22 @@ Result<void> MetricsListener::Listen(const std::string& address) {
 
 void MetricsListener::Stop() {
   shared_->registry = nullptr;
+  shared_->accept->Stop();
   boost::system::error_code ignored;
-  shared_->acceptor.close(ignored);
   for (beast::tcp_stream* stream : shared_->live) stream->socket().close(ignored);
 }
 
+AcceptCounts MetricsListener::accept_counts() const { return shared_->accept->counts(); }
+
 asio::awaitable<void> MetricsListener::Accept(std::shared_ptr<Shared> shared) {
-  while (shared->registry != nullptr) {
-    boost::system::error_code ec;
-    tcp::socket socket =
-        co_await shared->acceptor.async_accept(asio::redirect_error(asio::use_awaitable, ec));
-    if (ec) {
-      if (!shared->acceptor.is_open()) co_return;
-      continue;  // a connection that failed before it was accepted
-    }
-    if (shared->live.size() >= kMaxConnections) continue;  // dropped: the socket closes
-    asio::co_spawn(shared->acceptor.get_executor(), Serve(shared, std::move(socket)),
+  // Called only while Run runs, inside this frame, which holds `shared`.
+  auto serve = [&shared](tcp::socket socket) {
+    if (shared->registry == nullptr) return;
+    if (shared->live.size() >= kMaxConnections) return;  // dropped: the socket closes
+    asio::co_spawn(shared->accept->acceptor().get_executor(), Serve(shared, std::move(socket)),
                    asio::detached);
-  }
+  };
+  co_await AcceptLoop::Run(shared->accept, std::move(serve));
 }
 
 asio::awaitable<void> MetricsListener::Serve(std::shared_ptr<Shared> shared, tcp::socket socket) {

@@ -8,7 +8,8 @@
 // the network in front of it decides who may scrape.
 //
 // One request per connection (the reply closes it), requests over 8 KiB or slower than 10 s
-// are dropped, at most 16 connections at once; anything but GET /metrics gets 404.
+// are dropped, at most 16 connections at once; anything but GET /metrics gets 404. Accepts
+// back off while they fail for lack of descriptors (base/accept_loop.h).
 //
 // Threads: runs on the executor given (the embedded host's io_context, whose thread also runs
 // the engine, as the registry's callbacks require). The registry must outlive it. Stop(), or
@@ -23,6 +24,7 @@
 #include <memory>
 #include <string>
 
+#include "reckon/base/accept_loop.h"
 #include "reckon/base/error.h"
 #include "reckon/telemetry/metrics.h"
 
@@ -40,6 +42,8 @@ class MetricsListener {
   Result<void> Listen(const std::string& address);
   std::uint16_t port() const { return port_; }
   void Stop();
+  // What the accept loop has done so far (thread-safe).
+  AcceptCounts accept_counts() const;
 
  private:
   struct Shared;  // what the accept loop and connections share; outlives them

@@ -371,7 +371,7 @@ class Epoch {
   // One sweep: list the workflows, approve what awaits approval, note what waits for a person.
   Observation Sweep(Tally& tally) {
     Observation seen;
-    CliRun list = Cli({"list", "--json"});
+    CliRun list = Cli({"list", "--all", "--json"});
     if (!list.status.Succeeded()) return seen;  // that server is down: later
     boost::system::error_code ec;
     json::value listed = json::parse(list.out, ec);

@@ -423,7 +423,7 @@ class Epoch {
   // One sweep: list the workflows, approve what awaits approval, note what is stuck.
   Observation Sweep(Tally& tally) {
     Observation seen;
-    Result<CliResult> list = Cli({"list", "--json"});
+    Result<CliResult> list = Cli({"list", "--all", "--json"});
     if (!list || !list.value().status.Succeeded()) return seen;  // the server is down: later
     boost::system::error_code ec;
     json::value listed = json::parse(list.value().out, ec);

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "tests/support/reckon_server.h"
 
@@ -428,6 +429,71 @@ TEST_F(CliServerTest, ListFiltersIncludeAndExcludeTheRightRuns) {
   const CliRun bogus = Cli({"list", "--status", "sleeping"});
   EXPECT_NE(bogus.code(), 0) << bogus.Describe();
   EXPECT_NE(bogus.err.find("sleeping"), std::string::npos) << bogus.err;
+}
+
+// --- list pages --------------------------------------------------------------------------------
+
+// The cursor in a `more: reckon list ... --cursor C (...)` line; empty if there is none.
+std::string CursorIn(const std::string& text) {
+  const std::size_t at = text.find("--cursor ");
+  if (at == std::string::npos) return "";
+  const std::size_t begin = at + 9;
+  return text.substr(begin, text.find(' ', begin) - begin);
+}
+
+// The workflow ids of a `reckon list --json` reply, in its order.
+std::vector<std::string> IdsOf(const CliRun& run) {
+  std::vector<std::string> ids;
+  if (run.code() != 0) return ids;
+  const json::value listed = json::parse(run.out);
+  for (const json::value& item : listed.as_array()) {
+    ids.emplace_back(item.at("workflow_id").as_string());
+  }
+  return ids;
+}
+
+TEST_F(CliServerTest, ListPagesNewestFirstAndAllFollowsTheCursorsToTheEnd) {
+  for (int i = 1; i <= 5; ++i) {
+    Start("p-" + std::to_string(i), "signal_then_call", SignalInput("go"));
+  }
+  using Ids = std::vector<std::string>;
+  // A page of --limit, and on stderr (stdout stays one JSON array) the command for the next.
+  const CliRun first = Cli({"list", "--limit", "2", "--json"});
+  ASSERT_EQ(first.code(), 0) << first.Describe();
+  EXPECT_EQ(IdsOf(first), (Ids{"p-5", "p-4"}));
+  EXPECT_NE(first.err.find("more: reckon list --json --limit 2 --cursor "), std::string::npos)
+      << first.err;
+  const CliRun second = Cli({"list", "--limit", "2", "--json", "--cursor", CursorIn(first.err)});
+  ASSERT_EQ(second.code(), 0) << second.Describe();
+  EXPECT_EQ(IdsOf(second), (Ids{"p-3", "p-2"}));
+  const CliRun last = Cli({"list", "--limit", "2", "--json", "--cursor", CursorIn(second.err)});
+  ASSERT_EQ(last.code(), 0) << last.Describe();
+  EXPECT_EQ(IdsOf(last), (Ids{"p-1"}));
+  EXPECT_EQ(last.err.find("more:"), std::string::npos) << last.err;
+
+  // --all asks page after page until the last.
+  const CliRun all = Cli({"list", "--all", "--limit", "2", "--json"});
+  ASSERT_EQ(all.code(), 0) << all.Describe();
+  EXPECT_EQ(IdsOf(all), (Ids{"p-5", "p-4", "p-3", "p-2", "p-1"}));
+  EXPECT_EQ(all.err.find("more:"), std::string::npos) << all.err;
+
+  // The table says how to go on, with the filters of the page.
+  const CliRun table = Cli({"list", "--limit", "3", "--status", "running"});
+  ASSERT_EQ(table.code(), 0) << table.Describe();
+  EXPECT_NE(table.out.find("3 workflow(s), newest first\nmore: reckon list --status running "
+                           "--limit 3 --cursor "),
+            std::string::npos)
+      << table.out;
+  EXPECT_EQ(table.out.find("p-2"), std::string::npos) << table.out;
+  const CliRun rest = Cli({"list", "--limit", "3", "--status", "running", "--cursor",
+                           CursorIn(table.out)});
+  ASSERT_EQ(rest.code(), 0) << rest.Describe();
+  EXPECT_NE(rest.out.find("p-2"), std::string::npos) << rest.out;
+  EXPECT_NE(rest.out.find("2 workflow(s), newest first\n"), std::string::npos) << rest.out;
+  EXPECT_EQ(rest.out.find("more:"), std::string::npos) << rest.out;
+
+  const CliRun too_many = Cli({"list", "--limit", "501"});
+  EXPECT_NE(too_many.code(), 0) << too_many.Describe();
 }
 
 }  // namespace

@@ -81,6 +81,9 @@ struct ListArgs {
   std::string status;
   std::string tool;
   bool needs_human = false;
+  std::uint32_t limit = 100;  // runs per page (the server takes at most 500)
+  std::string cursor;         // where the previous page ended; empty: the newest run
+  bool all = false;           // follow the cursors to the oldest run
 };
 
 // What the run waits on, for people: "signal 'approved'", "approval of op_...", "timer until
@@ -111,30 +114,60 @@ std::string StatusText(wire::WorkflowSummary::Reader s) {
   return status;
 }
 
+// The command that prints the page after one that ended at `cursor`, with the same filters.
+std::string NextPageCommand(const ListArgs& args, const std::string& cursor) {
+  std::string command = "reckon list";
+  if (!args.status.empty()) command += " --status " + args.status;
+  if (!args.tool.empty()) command += " --tool " + args.tool;
+  if (args.needs_human) command += " --needs-human";
+  if (args.remote.json) command += " --json";
+  return command + " --limit " + std::to_string(args.limit) + " --cursor " + cursor;
+}
+
+// Pages of at most --limit runs, newest first (the server pages by key, so a page costs the
+// same however deep it is); with --all, every page until the oldest run.
 Result<void> RunList(CommandEnv& env, const ListArgs& args) {
-  auto request = NewRequest();
-  auto list = request->getRoot<wire::Request>().initMethod().initListWorkflows();
-  list.setStatus(args.status);
-  list.setTool(args.tool);
-  list.setNeedsHuman(args.needs_human);
-  RECKON_TRY(api::Reply reply, CallServer(args.remote, std::move(request)));
-  auto runs = reply.get().getResult().getWorkflows();
-  if (args.remote.json) {
-    json::array out;
-    for (auto s : runs) out.push_back(api::SummaryJson(s));
-    return WriteJson(env, out);
-  }
+  json::array out;
   std::vector<std::vector<std::string>> rows = {
       {"WORKFLOW", "TYPE", "STATUS", "OPS", "COMMITTED", "WAITING", "UPDATED (UTC)", "WAITS ON"}};
-  for (auto s : runs) {
-    rows.push_back({Str(s.getWorkflowId()), Str(s.getWorkflowType()), StatusText(s),
-                    std::to_string(s.getOperations()), std::to_string(s.getCommittedOperations()),
-                    std::to_string(s.getWaitingForPerson()), FormatTimeUs(s.getUpdatedAtUs()),
-                    WaitText(s)});
+  std::string cursor = args.cursor;
+  std::size_t listed = 0;
+  do {
+    auto request = NewRequest();
+    auto list = request->getRoot<wire::Request>().initMethod().initListWorkflows();
+    list.setStatus(args.status);
+    list.setTool(args.tool);
+    list.setNeedsHuman(args.needs_human);
+    list.setLimit(args.limit);
+    list.setCursor(cursor);
+    RECKON_TRY(api::Reply reply, CallServer(args.remote, std::move(request)));
+    auto page = reply.get().getResult().getWorkflowPage();
+    for (auto s : page.getWorkflows()) {
+      ++listed;
+      if (args.remote.json) {
+        out.push_back(api::SummaryJson(s));
+        continue;
+      }
+      rows.push_back({Str(s.getWorkflowId()), Str(s.getWorkflowType()), StatusText(s),
+                      std::to_string(s.getOperations()),
+                      std::to_string(s.getCommittedOperations()),
+                      std::to_string(s.getWaitingForPerson()), FormatTimeUs(s.getUpdatedAtUs()),
+                      WaitText(s)});
+    }
+    cursor = Str(page.getNextCursor());
+  } while (args.all && !cursor.empty());
+  // More runs may follow a full page: the command that lists them. On stderr under --json, so
+  // that standard output stays one JSON array.
+  const std::string more =
+      cursor.empty() ? ""
+                     : "more: " + NextPageCommand(args, cursor) + " (or --all for every run)\n";
+  if (args.remote.json) {
+    RECKON_TRY(WriteJson(env, out));
+    env.err << more << std::flush;
+    return Ok();
   }
-  std::string text = RenderTable(rows);
-  text += std::to_string(runs.size()) + " workflow(s)\n";
-  return Write(env, text);
+  return Write(env, RenderTable(rows) + std::to_string(listed) + " workflow(s), newest first\n" +
+                        more);
 }
 
 // --- show -------------------------------------------------------------------------------------
@@ -387,12 +420,18 @@ void AddWorkflowCommands(CLI::App& app, CommandEnv& env) {
   }
   {
     auto args = std::make_shared<ListArgs>();
-    CLI::App* c = app.add_subcommand("list", "List workflows");
+    CLI::App* c = app.add_subcommand("list", "List workflows, newest first, a page at a time");
     c->add_option("--status", args->status, "running | completed | failed | cancelled")
         ->check(CLI::IsMember({"running", "completed", "failed", "cancelled", "continued_as_new"}));
     c->add_option("--tool", args->tool, "Only workflows that called this tool");
     c->add_flag("--needs-human", args->needs_human,
                 "Only workflows waiting for a person (approval or resolution)");
+    c->add_option("--limit", args->limit,
+                  "Workflows per page, newest first (1 to 500; default 100)")
+        ->check(CLI::Range(1, 500));
+    c->add_option("--cursor", args->cursor,
+                  "Start after the page that printed this cursor (its `more:` line)");
+    c->add_flag("--all", args->all, "Every page, to the oldest workflow");
     AddRemoteFlags(c, args->remote);
     BindCommand(c, env, args, "list", RunList);
   }

@@ -33,8 +33,6 @@ namespace {
 constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
 // A reader held back only by the budget (which has no wake-up of its own) looks again this often.
 constexpr std::chrono::milliseconds kBudgetRecheck{20};
-// After a failed accept (out of file descriptors, say), wait this long before the next.
-constexpr std::chrono::milliseconds kAcceptBackoff{100};
 
 }  // namespace
 
@@ -77,33 +75,27 @@ Server::Server(asio::any_io_executor executor, Service& service, MemoryBudget& b
       service_(service),
       buffers_(buffers),
       options_(options),
-      acceptor_(executor),
+      accept_(std::make_shared<AcceptLoop>(executor, "wire")),
       shared_(std::make_shared<Shared>(options_)) {}
 
 Server::~Server() { Stop(); }
 
 Result<void> Server::Listen(const std::string& address) {
   const ListenerSecurity security{options_.tls != nullptr, options_.insecure_dev};
-  RECKON_TRY(ListenerPermit permit, ListenOn(acceptor_, address, Listener::kProtocol, security));
+  RECKON_TRY(ListenerPermit permit,
+             ListenOn(accept_->acceptor(), address, Listener::kProtocol, security));
   (void)permit;
-  port_ = acceptor_.local_endpoint().port();
+  port_ = accept_->acceptor().local_endpoint().port();
   return Ok();
 }
 
 std::size_t Server::connection_count() const { return shared_->slots.size(); }
 
 asio::awaitable<void> Server::Serve() {
-  while (!stopped_) {
-    auto [ec, socket] = co_await acceptor_.async_accept(kNoThrow);
-    if (ec) {
-      if (stopped_ || ec == asio::error::operation_aborted) break;
-      spdlog::warn("accept failed: {}", ec.message());
-      asio::steady_timer backoff(executor_, kAcceptBackoff);
-      co_await backoff.async_wait(kNoThrow);
-      continue;
-    }
+  auto open = [this](asio::ip::tcp::socket socket) {
     asio::co_spawn(executor_, Open(std::move(socket), Clock::now()), asio::detached);
-  }
+  };
+  co_await AcceptLoop::Run(accept_, std::move(open));
 }
 
 void Server::Evict(const ConnectionSlots::Evicted& evicted, const std::string& newcomer) {
@@ -274,8 +266,7 @@ asio::awaitable<void> Server::Open(asio::ip::tcp::socket socket, Clock::time_poi
 void Server::Stop() {
   if (stopped_) return;
   stopped_ = true;
-  boost::system::error_code ignored;
-  acceptor_.close(ignored);
+  accept_->Stop();
   for (auto& [id, weak] : connections_) {
     if (auto connection = weak.lock()) {
       connection->stream->Close();

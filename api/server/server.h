@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "reckon/base/accept_loop.h"
 #include "reckon/protocol/frame_stream.h"
 #include "reckon/protocol/memory_budget.h"
 #include "reckon/api/server/connection_slots.h"
@@ -106,7 +107,8 @@ class Server {
   Result<void> Listen(const std::string& address);
   std::uint16_t port() const { return port_; }
 
-  // Accepts until Stop(). Spawn it on the executor.
+  // Accepts until Stop(), backing off while accepts fail for lack of descriptors
+  // (base/accept_loop.h). Spawn it on the executor.
   boost::asio::awaitable<void> Serve();
   // Stops accepting and closes every connection.
   void Stop();
@@ -153,7 +155,7 @@ class Server {
   Service& service_;
   MemoryBudget& buffers_;
   ServerOptions options_;
-  boost::asio::ip::tcp::acceptor acceptor_;
+  std::shared_ptr<AcceptLoop> accept_;  // owns the acceptor; shared with Serve's coroutine
   std::uint16_t port_ = 0;
   SessionId next_session_ = 1;
   std::map<SessionId, std::weak_ptr<Connection>> connections_;

@@ -3,6 +3,7 @@
 
 #include "reckon/base/enum_names.h"
 #include "reckon/storage/sqlite/journal_statements.h"
+#include "reckon/storage/sqlite/run_page_sql.h"
 #include "reckon/storage/sqlite/sqlite_journal.h"
 
 namespace reckon::storage {
@@ -95,65 +96,9 @@ Result<std::vector<RunRow>> SqliteJournal::ListRuns(std::optional<RunStatus> sta
 }
 
 Result<std::vector<RunRow>> SqliteJournal::QueryRuns(const RunQuery& query) {
-  // Built per query, so that each filter present is a plain predicate the planner can serve
-  // with its index rather than an "?1 = '' OR ..." it cannot. With a tool, the query walks
-  // operations_by_tool (tool, run_pk) backwards and joins each run: a page costs its rows,
-  // however many runs have the tool. Otherwise it walks runs backwards by key, with the
-  // status, type and id-prefix filters on their indexes and the "needs a person" filter on the
-  // small partial index of waiting operations.
-  static const std::string kQualified = [] {
-    std::string out;
-    std::string_view columns = kRunColumns;
-    while (!columns.empty()) {
-      const std::size_t comma = columns.find(',');
-      std::string_view column = columns.substr(0, comma);
-      while (!column.empty() && column.front() == ' ') column.remove_prefix(1);
-      out += (out.empty() ? "r." : ", r.") + std::string(column);
-      if (comma == std::string_view::npos) break;
-      columns.remove_prefix(comma + 1);
-    }
-    return out;
-  }();
-  const bool by_tool = !query.tool.empty();
-  std::string sql = "SELECT " + kQualified +
-                    (by_tool ? " FROM operations o INDEXED BY operations_by_tool "
-                               "JOIN runs r ON r.run_pk = o.run_pk WHERE o.tool = ?1"
-                             : " FROM runs r WHERE 1");
-  const std::string key = by_tool ? "o.run_pk" : "r.run_pk";
-  int n = by_tool ? 1 : 0;
-  std::vector<std::pair<int, std::string>> texts;
-  std::vector<std::pair<int, std::int64_t>> ints;
-  if (by_tool) texts.emplace_back(1, query.tool);
-  if (query.status) {
-    sql += " AND r.status = ?" + std::to_string(++n);
-    texts.emplace_back(n, std::string(RunStatusName(*query.status)));
-  }
-  if (!query.workflow_type.empty()) {
-    sql += " AND r.workflow_type = ?" + std::to_string(++n);
-    texts.emplace_back(n, query.workflow_type);
-  }
-  if (!query.id_prefix.empty()) {
-    // A range on the (workflow_id, run_id) index: ids >= prefix and < prefix + U+10FFFF.
-    sql += " AND r.workflow_id >= ?" + std::to_string(++n);
-    texts.emplace_back(n, query.id_prefix);
-    sql += " AND r.workflow_id < ?" + std::to_string(++n);
-    texts.emplace_back(n, query.id_prefix + "\xf4\x8f\xbf\xbf");
-  }
-  if (query.needs_human) {
-    sql += " AND r.run_pk IN (SELECT run_pk FROM operations WHERE state IN "
-           "('awaiting_approval', 'needs_human'))";
-  }
-  if (query.before_run_pk > 0) {
-    sql += " AND " + key + " < ?" + std::to_string(++n);
-    ints.emplace_back(n, query.before_run_pk);
-  }
-  // A run with several operations of the tool appears once.
-  if (by_tool) sql += " GROUP BY o.run_pk";
-  sql += " ORDER BY " + key + " DESC LIMIT ?" + std::to_string(++n);
-  ints.emplace_back(n, static_cast<std::int64_t>(query.limit));
-  RECKON_TRY(Statement stmt, db_.Prepare(sql));
-  for (const auto& [index, text] : texts) stmt.Bind(index, text);
-  for (const auto& [index, value] : ints) stmt.Bind(index, value);
+  const RunPageSql page = BuildRunPageSql(query);  // run_page_sql.h: keyset, on indexes
+  RECKON_TRY(Statement stmt, db_.Prepare(page.sql));
+  page.BindTo(stmt);
   return Collect<RunRow>(stmt, ReadRun);
 }
 

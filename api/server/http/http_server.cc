@@ -113,36 +113,31 @@ HttpServer::HttpServer(asio::any_io_executor executor, HttpApi& api, HttpServerO
     : executor_(executor),
       api_(api),
       options_(std::move(options)),
-      acceptor_(executor),
+      accept_(std::make_shared<AcceptLoop>(executor, "http")),
       shared_(std::make_shared<Shared>(options_)) {}
 
 HttpServer::~HttpServer() { Stop(); }
 
 Result<void> HttpServer::Listen(const std::string& address) {
   const ListenerSecurity security{options_.tls != nullptr, options_.insecure_dev};
-  RECKON_TRY(ListenerPermit permit, ListenOn(acceptor_, address, Listener::kHttp, security));
+  RECKON_TRY(ListenerPermit permit,
+             ListenOn(accept_->acceptor(), address, Listener::kHttp, security));
   (void)permit;
-  port_ = acceptor_.local_endpoint().port();
+  port_ = accept_->acceptor().local_endpoint().port();
   return Ok();
 }
 
 asio::awaitable<void> HttpServer::Serve() {
-  while (!stopped_) {
-    auto [ec, socket] = co_await acceptor_.async_accept(kNoThrow);
-    if (ec) {
-      if (stopped_ || ec == asio::error::operation_aborted) break;
-      spdlog::warn("http accept failed: {}", ec.message());
-      continue;
-    }
+  auto open = [this](asio::ip::tcp::socket socket) {
     asio::co_spawn(executor_, Open(std::move(socket), next_id_++), asio::detached);
-  }
+  };
+  co_await AcceptLoop::Run(accept_, std::move(open));
 }
 
 void HttpServer::Stop() {
   if (stopped_) return;
   stopped_ = true;
-  boost::system::error_code ignored;
-  acceptor_.close(ignored);
+  accept_->Stop();
   auto live = std::move(shared_->live);
   for (auto& [id, connection] : live) connection.close();
 }

@@ -28,6 +28,7 @@
 #include <memory>
 #include <string>
 
+#include "reckon/base/accept_loop.h"
 #include "reckon/api/server/connection_slots.h"
 #include "reckon/api/server/http/http_api.h"
 #include "reckon/api/server/http/http_server_options.h"
@@ -46,7 +47,8 @@ class HttpServer {
   Result<void> Listen(const std::string& address);
   std::uint16_t port() const { return port_; }
 
-  // Accepts until Stop(). Spawn it on the executor.
+  // Accepts until Stop(), backing off while accepts fail for lack of descriptors
+  // (base/accept_loop.h). Spawn it on the executor.
   boost::asio::awaitable<void> Serve();
   void Stop();
 
@@ -67,7 +69,7 @@ class HttpServer {
   boost::asio::any_io_executor executor_;
   HttpApi& api_;
   HttpServerOptions options_;
-  boost::asio::ip::tcp::acceptor acceptor_;
+  std::shared_ptr<AcceptLoop> accept_;  // owns the acceptor; shared with Serve's coroutine
   std::uint16_t port_ = 0;
   std::uint64_t next_id_ = 1;
   std::shared_ptr<Shared> shared_;
