@@ -161,7 +161,7 @@ TEST(ContractCardTest, ApprovalAnswerNamesTheRuleAndTheIntentFields) {
 
 TEST(ContractCardTest, OperationIdAndDuplicatesDependOnTheClass) {
   EXPECT_THAT(Answer(Payout(), "operation_id"),
-              AllOf(HasSubstr("namespace, workflow id and run id) and the step id"),
+              AllOf(HasSubstr("namespace, workflow_id, run_id and step_id"),
                     HasSubstr("OperationPrepared"), HasSubstr("ctx.operation_id"),
                     HasSubstr("the header its tools file names"), HasSubstr("_meta"),
                     HasSubstr("the reconcile lookup searches")));
