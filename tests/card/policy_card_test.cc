@@ -158,9 +158,11 @@ TEST(PolicyCardTest, IntentFieldsAreWhatTheJournaledIntentHashCovers) {
   for (const json::value& field : facts.at("intent_fields").as_array()) {
     const std::string path(field.as_string());
     covered.insert(path);
+    // card.number is not in `input`: the workflow sets it (a secret value).
     json::value changed = input;
-    Change(changed, path);
-    EXPECT_NE(hash_of(changed), base) << "the card lists " << path << " as an intent field";
+    if (path != "card.number") Change(changed, path);
+    EXPECT_NE(path != "card.number" ? hash_of(changed) : hash_of(input, "5555"), base)
+        << "the card lists " << path << " as an intent field";
   }
   ASSERT_EQ(json::serialize(facts.at("secret_fields")), R"(["card.number"])");
   EXPECT_EQ(hash_of(input, "5555"), base) << "the card lists card.number as a secret field";
