@@ -10,7 +10,10 @@
 //   7 duplicates        how duplicate messages and callbacks are handled
 //   8 evidence          what proves the final state
 // Every answer is derived from the contract's fields (codes, durations, modes, schema), so a
-// changed contract prints a changed card. A contract that ValidateContract refuses still gets
+// changed contract prints a changed card. What an answer states about the behaviour (how the
+// operation id is derived and delivered, how each code is classified, which fields the intent
+// hash covers) is read from the code that does it (contract_card_facts.h), and
+// tests/card checks it against real runs. A contract that ValidateContract refuses still gets
 // a card, headed by its problems. Stateless and thread-safe.
 #pragma once
 

@@ -4,7 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "reckon/contract/field_path.h"
+#include "reckon/contract/contract_card_facts.h"
+#include "reckon/contract/failure_policy.h"
 
 namespace reckon {
 namespace {
@@ -81,17 +82,37 @@ Lines SideEffectAnswer(const ToolContract& c) {
   return out;
 }
 
+// "a, b and c", from a JSON array of strings.
+std::string Prose(const json::array& names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    out += i == 0 ? "" : (i + 1 == names.size() ? " and " : ", ");
+    out += std::string(names[i].as_string());
+  }
+  return out;
+}
+
+std::string Fact(const json::object& facts, std::string_view key) {
+  return std::string(facts.at(key).as_string());
+}
+
 Lines OperationId(const ToolContract& c) {
-  Lines out{"Derived from the run (its namespace, workflow id and run id) and the step id, so "
-            "replaying the workflow makes the same id (runs journaled before release 0.3: from "
-            "the workflow id and the step id); never from the model's output or the clock.",
-            "Journaled in OperationPrepared (with the contract hash and the input's intent "
-            "hash) before the first attempt is started."};
+  const json::object f = OperationIdFacts();
+  Lines out{"Derived from the run and the step: " + Prose(f.at("derived_from").as_array()) +
+                " (runs journaled before release 0.3: " +
+                Prose(f.at("derived_from_before_0_3").as_array()) +
+                "), so replaying the workflow makes the same id; never from the model's output "
+                "or the clock. An id is " + Fact(f, "prefix") + " followed by 32 hex digits.",
+            "Journaled in " + Fact(f, "journaled_in") + " (with the contract hash and the "
+                "input's intent hash) before the first attempt is started."};
   std::string sent = "Given to the tool on every attempt as its idempotency key (a C++ tool "
-                     "reads ctx.operation_id, an HTTP tool sends it in the header its tools "
-                     "file names, an MCP tool gets it in _meta and in the argument its "
-                     "binding names, if any), together with the attempt number and the " +
-                     FormatDuration(c.attempt_timeout) + " deadline";
+                     "reads " + Fact(f, "cpp_tool_reads") + "; an HTTP tool sends it in the "
+                     "header its tools file names in " + Fact(f, "http_header_named_by") +
+                     ", none by default, and wherever a template says " +
+                     Fact(f, "http_template") + "; an MCP tool gets it in _meta as " +
+                     Fact(f, "mcp_meta_key") + ", and in the argument its binding names in " +
+                     Fact(f, "mcp_argument_named_by") + ", if any), together with the "
+                     "attempt number and the " + FormatDuration(c.attempt_timeout) + " deadline";
   switch (c.side_effect) {
     case SideEffect::kReadOnly: sent += "; a read has nothing to deduplicate, the id is for "
                                         "tracing."; break;
@@ -112,28 +133,30 @@ Lines OperationId(const ToolContract& c) {
 
 Lines Errors(const ToolContract& c) {
   const bool strict = c.side_effect == SideEffect::kNonRepeatableWrite;
+  const CodeClasses codes = ClassifyListedCodes(c);
   Lines out;
   out.push_back("Definitive (the step fails; nothing happened): codes " +
-                List(c.definitive_codes, "(none listed)") +
+                List(codes.definitive, "(none listed)") +
                 "; any failure the tool reports as definitive; an input the schema rejects; "
                 "an approval denial.");
   out.push_back("Retryable (provably not processed): codes " +
-                List(c.retry.retryable_codes, "(none listed)") +
+                List(codes.retryable, "(none listed)") +
                 (strict ? "; a \"retryable\" report with any other code is treated as unknown."
                         : "; and any failure the tool reports as retryable."));
   out.push_back("Unknown (may have happened): a timeout at the " +
                 FormatDuration(c.attempt_timeout) +
                 " attempt deadline, a lost reply, a worker or engine crash mid-attempt; codes " +
-                List(c.unknown_codes, "(none listed)") +
+                List(codes.unknown, "(none listed)") +
                 "; any failure reported as unknown, whatever its code.");
   if (c.heartbeat_timeout.count() > 0) {
-    out.push_back("Lost (treated as unknown, code heartbeat_timeout): an attempt whose tool has "
+    out.push_back("Lost (treated as unknown, code " + std::string(kHeartbeatTimeoutCode) +
+                  "): an attempt whose tool has "
                   "not heartbeaten for " + FormatDuration(c.heartbeat_timeout) +
                   "; the tool must call its context's Heartbeat while it works.");
   }
   if (c.schedule_to_start_timeout.count() > 0) {
-    out.push_back("Not started (retryable whatever the class, code schedule_to_start_timeout): "
-                  "an attempt no worker took within " +
+    out.push_back("Not started (retryable whatever the class, code " +
+                  std::string(kScheduleToStartTimeoutCode) + "): an attempt no worker took within " +
                   FormatDuration(c.schedule_to_start_timeout) +
                   "; the server withdrew it from the queue before any worker saw it.");
   }
@@ -191,16 +214,6 @@ Lines Reconciliation(const ToolContract& c) {
   }
   out.push_back("Never retried blindly: " + Unresolved(c));
   out.push_back("The model is never asked what happened.");
-  return out;
-}
-
-std::vector<std::string> IntentFields(const ToolContract& c) {
-  std::vector<std::string> out;
-  for (const std::string& path : DeclaredFieldPaths(c.input_schema)) {
-    bool secret = false;
-    for (const std::string& s : c.secret_fields) secret |= path == s || path.starts_with(s + ".");
-    if (!secret) out.push_back(path);
-  }
   return out;
 }
 
@@ -322,14 +335,17 @@ boost::json::array CardQuestions(const ToolContract& c) {
       std::chrono::milliseconds(*c.dedup_window).count();
   out.push_back(std::move(side));
 
-  out.push_back(Question(3, "operation_id", "Where is the operation id made and stored?",
-                         OperationId(c)));
+  json::object operation_id = Question(3, "operation_id",
+                                       "Where is the operation id made and stored?", OperationId(c));
+  operation_id["facts"] = OperationIdFacts();
+  out.push_back(std::move(operation_id));
 
   json::object errors = Question(4, "errors", "Which errors are definitive, retryable, unknown?",
                                  Errors(c));
-  errors["facts"] = {{"definitive_codes", ToJson(c.definitive_codes)},
-                     {"retryable_codes", ToJson(c.retry.retryable_codes)},
-                     {"unknown_codes", ToJson(c.unknown_codes)},
+  const CodeClasses codes = ClassifyListedCodes(c);
+  errors["facts"] = {{"definitive_codes", ToJson(codes.definitive)},
+                     {"retryable_codes", ToJson(codes.retryable)},
+                     {"unknown_codes", ToJson(codes.unknown)},
                      {"attempt_timeout_ms", c.attempt_timeout.count()}};
   if (c.heartbeat_timeout.count() > 0) {
     errors["facts"].as_object()["heartbeat_timeout_ms"] = c.heartbeat_timeout.count();

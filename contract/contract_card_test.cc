@@ -1,9 +1,11 @@
 #include "reckon/contract/contract_card.h"
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "reckon/contract/operation_id_facts.h"
 #include "reckon/contract/testing/test_contracts.h"
 
 namespace reckon {
@@ -98,6 +100,33 @@ TEST(ContractCardTest, ErrorAnswerListsTheCodesOfEachKind) {
   EXPECT_EQ(facts.at("definitive_codes").as_array().size(), 2u);
 }
 
+// The card's classes come from the classifier the engine acts on (failure_policy.h): a code
+// listed twice is shown once, in the class that wins there.
+TEST(ContractCardTest, ErrorClassesFollowTheFailurePolicy) {
+  ToolContract c = Payout();
+  c.definitive_codes = {"card_declined", "gateway_timeout"};
+  c.unknown_codes = {"gateway_timeout"};
+  boost::json::value facts = Facts(ContractCardJson(c), "errors");
+  EXPECT_EQ(boost::json::serialize(facts.at("definitive_codes")), R"(["card_declined"])");
+  EXPECT_EQ(boost::json::serialize(facts.at("unknown_codes")), R"(["gateway_timeout"])");
+  EXPECT_THAT(Answer(c, "errors"), HasSubstr("codes card_declined;"));
+}
+
+// Answer 3 states the table that the derivation and the tool adapters use
+// (operation_id_facts.h); tests/card checks it against real runs.
+TEST(ContractCardTest, OperationIdAnswerStatesTheDerivationAndTheDelivery) {
+  const std::string answer = Answer(Payout(), "operation_id");
+  EXPECT_THAT(answer, HasSubstr("Derived from the run and the step: namespace, workflow_id, "
+                                "run_id and step_id (runs journaled before release 0.3: "
+                                "workflow_id and step_id)"));
+  EXPECT_THAT(answer, HasSubstr("a C++ tool reads ctx.operation_id"));
+  EXPECT_THAT(answer, HasSubstr("idempotency_key_header, none by default"));
+  EXPECT_THAT(answer, HasSubstr("in _meta as dev.reckon/operation-id"));
+  boost::json::value facts = Facts(ContractCardJson(Payout()), "operation_id");
+  EXPECT_EQ(facts.at("mcp_meta_key").as_string(), kMcpOperationIdMetaKey);
+  EXPECT_EQ(facts.at("derived_from").as_array().size(), kRunScopedIdInputs.size());
+}
+
 TEST(ContractCardTest, ReconciliationAnswerFollowsTheMode) {
   ToolContract c = Payout();
   std::string lookup = Answer(c, "reconciliation");
@@ -132,7 +161,7 @@ TEST(ContractCardTest, ApprovalAnswerNamesTheRuleAndTheIntentFields) {
 
 TEST(ContractCardTest, OperationIdAndDuplicatesDependOnTheClass) {
   EXPECT_THAT(Answer(Payout(), "operation_id"),
-              AllOf(HasSubstr("namespace, workflow id and run id) and the step id"),
+              AllOf(HasSubstr("namespace, workflow_id, run_id and step_id"),
                     HasSubstr("OperationPrepared"), HasSubstr("ctx.operation_id"),
                     HasSubstr("the header its tools file names"), HasSubstr("_meta"),
                     HasSubstr("the reconcile lookup searches")));

@@ -11,6 +11,8 @@
 //   - version 0 (kWorkflowScopedIds): the workflow id and the step id alone. Runs journaled
 //     before version 2 existed keep it for life, so their ids stay stable across replays and
 //     upgrades; nothing in an existing journal is rewritten (docs/JOURNAL_FORMAT.md).
+// The inputs of each version, in hashing order, are the table in contract/operation_id_facts.h,
+// which the contract card states (question 3).
 // Pure functions; thread-safe.
 #pragma once
 

@@ -22,7 +22,8 @@ Tools (each with annotations, input and output schemas):
 The ledger (--ledger FILE) is JSON lines, each written and fsynced before the answer, so it
 survives SIGKILL: {"type": "call", "n", "fault"} for every send_refund call, and {"type":
 "refund", "refund_id", "payment_id", "amount_cents", "reason", "idempotency_key",
-"meta_operation_id"} for every refund. A torn last line is ignored when reading.
+"meta_operation_id", "meta", "arguments"} for every refund ("meta" and "arguments": the call's
+_meta and arguments as received). A torn last line is ignored when reading.
 
 Faults (--faults LIST, comma-separated): the n-th send_refund call of the ledger's whole life
 (counted durably, across restarts) gets the n-th fault; calls past the list get none.
@@ -245,6 +246,7 @@ class RefundServer:
                   "amount_cents": amount, "reason": args.get("reason", ""),
                   "idempotency_key": key,
                   "meta_operation_id": (meta or {}).get("dev.reckon/operation-id", ""),
+                  "meta": meta or {}, "arguments": args,
                   "status": "succeeded"}
         self.ledger.add_refund(refund)
         if fault == "crash":

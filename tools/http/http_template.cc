@@ -3,6 +3,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "reckon/contract/field_path.h"
+#include "reckon/contract/operation_id_facts.h"
 #include "reckon/tools/http/http_url.h"
 
 namespace reckon::tools {
@@ -60,7 +61,7 @@ TextTemplate TextTemplate::Parse(std::string_view text, const TemplateScope& sco
     }
     const std::string ref(text.substr(i + 1, close - i - 1));
     i = close;
-    if (ref == "operation_id") {
+    if (ref == kOperationIdTemplateName) {
       flush();
       parsed.parts_.push_back(Part{Kind::kOperationId, {}});
     } else if (ref.rfind("input.", 0) == 0) {

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "reckon/contract/contract_json.h"
+#include "reckon/contract/operation_id_facts.h"
 
 namespace reckon::tools {
 namespace {
@@ -306,7 +307,7 @@ void CheckKeySent(const HttpToolSpec& spec, ToolProblems& tp) {
     sent = sent || value.RefersToOperationId();
   }
   if (!sent) {
-    tp.Add("idempotency_key_header",
+    tp.Add(std::string(kHttpIdempotencyHeaderMember),
            "a " + std::string(SideEffectName(spec.contract.side_effect)) +
                " must send the operation id as its idempotency key: name the header, or put "
                "{operation_id} in the URL, a header or the body");
@@ -347,7 +348,7 @@ std::optional<HttpToolSpec> ParseHttpTool(const json::value& tool, std::size_t i
   }
   ToolProblems tp{"tool '" + name + "' (" + at + "): ", problems};
   std::vector<std::string> raw;
-  CheckMembers(object, {"description", "contract", "request", "idempotency_key_header",
+  CheckMembers(object, {"description", "contract", "request", kHttpIdempotencyHeaderMember,
                         "outcomes", "reply", "lookup"},
                "(tool)", raw);
   tp.AdoptFrom(raw);
@@ -377,9 +378,10 @@ std::optional<HttpToolSpec> ParseHttpTool(const json::value& tool, std::size_t i
   if (auto request = ParseRequest(object.if_contains("request"), "request", scope, false, tp)) {
     spec.request = std::move(*request);
   }
-  if (const json::value* header = object.if_contains("idempotency_key_header")) {
+  if (const json::value* header = object.if_contains(kHttpIdempotencyHeaderMember)) {
     if (!header->is_string() || header->as_string().empty()) {
-      tp.Add("idempotency_key_header", "must be a header name, such as \"Idempotency-Key\"");
+      tp.Add(std::string(kHttpIdempotencyHeaderMember),
+             "must be a header name, such as \"Idempotency-Key\"");
     } else {
       spec.idempotency_key_header = std::string(header->as_string());
     }

@@ -9,6 +9,7 @@
 #include "reckon/base/jcs.h"
 #include "reckon/contract/contract_json.h"
 #include "reckon/contract/field_path.h"
+#include "reckon/contract/operation_id_facts.h"
 
 namespace reckon::tools {
 namespace json = boost::json;
@@ -87,7 +88,7 @@ std::vector<std::string> StringList(const json::object& object, std::string_view
 McpLookupBinding ParseLookup(const json::object& object, const std::string& tool,
                              const std::string& where, Problems& problems) {
   UnknownMembers(object,
-                 {"tool", "operation_id_argument", "arguments", "input_arguments", "status_field",
+                 {"tool", kMcpOperationIdArgumentMember, "arguments", "input_arguments", "status_field",
                   "committed", "not_found", "not_found_codes", "output_field",
                   "provider_ref_field"},
                  where, problems);
@@ -98,7 +99,8 @@ McpLookupBinding ParseLookup(const json::object& object, const std::string& tool
   } else if (lookup.tool == tool) {
     problems.Add(where + "tool", "the lookup must be another tool than '" + tool + "' itself");
   }
-  lookup.operation_id_argument = OptionalString(object, "operation_id_argument", where, problems);
+  lookup.operation_id_argument =
+      OptionalString(object, kMcpOperationIdArgumentMember, where, problems);
   if (const json::value* arguments = object.if_contains("arguments")) {
     if (arguments->is_object()) {
       lookup.arguments = arguments->as_object();
@@ -148,9 +150,11 @@ McpLookupBinding ParseLookup(const json::object& object, const std::string& tool
 
 McpToolBinding ParseBinding(const json::object& object, const std::string& tool,
                             const std::string& where, Problems& problems) {
-  UnknownMembers(object, {"operation_id_argument", "provider_ref_field", "lookup"}, where, problems);
+  UnknownMembers(object, {kMcpOperationIdArgumentMember, "provider_ref_field", "lookup"}, where,
+                 problems);
   McpToolBinding binding;
-  binding.operation_id_argument = OptionalString(object, "operation_id_argument", where, problems);
+  binding.operation_id_argument =
+      OptionalString(object, kMcpOperationIdArgumentMember, where, problems);
   binding.provider_ref_field = OptionalPath(object, "provider_ref_field", where, problems);
   if (const json::value* lookup = object.if_contains("lookup")) {
     if (lookup->is_object()) {

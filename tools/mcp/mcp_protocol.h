@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "reckon/base/error.h"
+#include "reckon/contract/operation_id_facts.h"
 
 namespace reckon::tools {
 
@@ -28,9 +29,9 @@ namespace reckon::tools {
 // 2025-03-26 and 2025-06-18); the revision it answered is sent back in MCP-Protocol-Version.
 inline constexpr std::string_view kMcpProtocolVersion = "2025-06-18";
 
-// The `_meta` key under which every tools/call carries the operation id (a valid MCP _meta key:
-// a reverse-DNS prefix Reckon owns, a slash, a name).
-inline constexpr std::string_view kOperationIdMetaKey = "dev.reckon/operation-id";
+// The `_meta` key under which every tools/call carries the operation id: the one the contract
+// card names (contract/operation_id_facts.h).
+inline constexpr std::string_view kOperationIdMetaKey = kMcpOperationIdMetaKey;
 
 // What became of one JSON-RPC request. Transports (stdio_transport.h, http_transport.h) never
 // fail in another way.
